@@ -1,0 +1,227 @@
+//! Item types, spaces and item ids.
+
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ItemType {
+    Directive,
+    Tool,
+    Knowledge,
+    System,
+}
+
+impl ItemType {
+    pub const ALL: [ItemType; 4] = [
+        ItemType::Directive,
+        ItemType::Tool,
+        ItemType::Knowledge,
+        ItemType::System,
+    ];
+    /// The types that live in files.
+    pub const FILE_TYPES: [ItemType; 3] =
+        [ItemType::Directive, ItemType::Tool, ItemType::Knowledge];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ItemType::Directive => "directive",
+            ItemType::Tool => "tool",
+            ItemType::Knowledge => "knowledge",
+            ItemType::System => "system",
+        }
+    }
+    pub fn parse(s: &str) -> Option<ItemType> {
+        ItemType::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+    /// The folder of a space that holds items of this type.
+    pub fn folder(self) -> Option<&'static str> {
+        match self {
+            ItemType::Directive => Some("directives"),
+            ItemType::Tool => Some("tools"),
+            ItemType::Knowledge => Some("knowledge"),
+            ItemType::System => None,
+        }
+    }
+}
+
+impl std::fmt::Display for ItemType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where an item lives. The order is the precedence: `Project` wins over `User` over `Builtin`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Space {
+    Project,
+    User,
+    Builtin,
+}
+
+impl Space {
+    pub const ALL: [Space; 3] = [Space::Project, Space::User, Space::Builtin];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Space::Project => "project",
+            Space::User => "user",
+            Space::Builtin => "builtin",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Space> {
+        Space::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for Space {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why an item id was refused (K006).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IdError {
+    Empty,
+    Absolute,
+    ClimbsOut,
+    Backslash,
+    Nul,
+    EmptySegment,
+    ControlCharacter,
+}
+
+impl std::fmt::Display for IdError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = match self {
+            IdError::Empty => "the id is empty",
+            IdError::Absolute => {
+                "an item id is relative to its type folder and cannot start with `/`"
+            }
+            IdError::ClimbsOut => "an item id cannot contain `..` or `.` segments",
+            IdError::Backslash => "an item id uses `/` separators, never `\\`",
+            IdError::Nul => "an item id cannot contain a NUL character",
+            IdError::EmptySegment => {
+                "an item id cannot contain an empty segment (`//` or a trailing `/`)"
+            }
+            IdError::ControlCharacter => "an item id cannot contain control characters",
+        };
+        f.write_str(s)
+    }
+}
+
+/// Check an item id before any file system access: never a path that climbs out,
+/// is absolute, or holds a backslash, a NUL or an empty segment.
+pub fn validate_id(id: &str) -> Result<(), IdError> {
+    if id.is_empty() {
+        return Err(IdError::Empty);
+    }
+    if id.contains('\0') {
+        return Err(IdError::Nul);
+    }
+    if id.contains('\\') {
+        return Err(IdError::Backslash);
+    }
+    if id.starts_with('/')
+        || (id.len() >= 2 && id.as_bytes()[1] == b':' && id.as_bytes()[0].is_ascii_alphabetic())
+    {
+        return Err(IdError::Absolute);
+    }
+    if id.chars().any(|c| c.is_control()) {
+        return Err(IdError::ControlCharacter);
+    }
+    for seg in id.split('/') {
+        if seg.is_empty() {
+            return Err(IdError::EmptySegment);
+        }
+        if seg == ".." || seg == "." {
+            return Err(IdError::ClimbsOut);
+        }
+    }
+    Ok(())
+}
+
+/// The last segment of an id (`runtimes/python_runtime` -> `python_runtime`).
+pub fn bare_name(id: &str) -> &str {
+    id.rsplit('/').next().unwrap_or(id)
+}
+
+/// The item id of a file below its type folder: the relative path without the extension.
+pub fn id_from_relative(rel: &Path) -> Option<String> {
+    let mut parts = Vec::new();
+    let comps: Vec<_> = rel.components().collect();
+    for (i, c) in comps.iter().enumerate() {
+        let std::path::Component::Normal(s) = c else {
+            return None;
+        };
+        let s = s.to_str()?;
+        if i + 1 == comps.len() {
+            let stem = Path::new(s).file_stem()?.to_str()?;
+            parts.push(stem.to_string());
+        } else {
+            parts.push(s.to_string());
+        }
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    Some(parts.join("/"))
+}
+
+/// Check that `path`, after symlinks are resolved, lies inside `root` (also resolved).
+/// Returns the canonical path.
+pub fn confine(root: &Path, path: &Path) -> std::io::Result<PathBuf> {
+    let root = root.canonicalize()?;
+    let real = path.canonicalize()?;
+    if real.starts_with(&root) {
+        Ok(real)
+    } else {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!(
+                "{} resolves outside its space ({})",
+                path.display(),
+                root.display()
+            ),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids() {
+        assert!(validate_id("runtimes/python_runtime").is_ok());
+        assert_eq!(validate_id("../etc/passwd"), Err(IdError::ClimbsOut));
+        assert_eq!(validate_id("a/../../b"), Err(IdError::ClimbsOut));
+        assert_eq!(validate_id("/etc/passwd"), Err(IdError::Absolute));
+        assert_eq!(validate_id("C:/x"), Err(IdError::Absolute));
+        assert_eq!(validate_id("a\\b"), Err(IdError::Backslash));
+        assert_eq!(validate_id("a//b"), Err(IdError::EmptySegment));
+        assert_eq!(validate_id("a/"), Err(IdError::EmptySegment));
+        assert_eq!(validate_id("a\0"), Err(IdError::Nul));
+        assert_eq!(validate_id(""), Err(IdError::Empty));
+        assert_eq!(bare_name("runtimes/python_runtime"), "python_runtime");
+        assert_eq!(
+            id_from_relative(Path::new("runtimes/python_runtime.py")).as_deref(),
+            Some("runtimes/python_runtime")
+        );
+    }
+
+    #[test]
+    fn confine_refuses_symlink_escape() {
+        let dir = tempfile::tempdir().unwrap();
+        let space = dir.path().join("space");
+        std::fs::create_dir_all(&space).unwrap();
+        std::fs::write(dir.path().join("secret.txt"), "x").unwrap();
+        std::fs::write(space.join("ok.txt"), "x").unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(dir.path().join("secret.txt"), space.join("link.txt")).unwrap();
+        assert!(confine(&space, &space.join("ok.txt")).is_ok());
+        #[cfg(unix)]
+        assert!(confine(&space, &space.join("link.txt")).is_err());
+    }
+}

@@ -1,0 +1,15 @@
+//! The kiwi kernel: finds, parses, checks and resolves the items of a Kiwi workspace.
+//! It knows nothing of LSP or MCP: it speaks in items, byte ranges, a line index,
+//! diagnostics with codes and resolution trails.
+
+pub mod context;
+pub mod diag;
+pub mod directive;
+pub mod env;
+pub mod ids;
+pub mod knowledge;
+pub mod system;
+pub mod text;
+pub mod tool;
+pub mod value;
+pub mod yaml;

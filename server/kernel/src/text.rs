@@ -1,0 +1,335 @@
+//! Byte ranges and the line index: conversion between byte offsets and
+//! line/column positions in UTF-8, UTF-16 or characters, with LF, CRLF and CR line ends.
+
+use serde::Serialize;
+
+/// A half-open range of byte offsets into a source text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
+pub struct TextRange {
+    pub start: usize,
+    pub end: usize,
+}
+
+impl TextRange {
+    pub fn new(start: usize, end: usize) -> Self {
+        debug_assert!(start <= end, "range {start}..{end}");
+        TextRange { start, end }
+    }
+    pub fn empty(at: usize) -> Self {
+        TextRange { start: at, end: at }
+    }
+    pub fn len(&self) -> usize {
+        self.end - self.start
+    }
+    pub fn is_empty(&self) -> bool {
+        self.start == self.end
+    }
+    pub fn contains(&self, offset: usize) -> bool {
+        self.start <= offset && offset < self.end
+    }
+    /// Like `contains`, but the end offset counts too (a cursor just after a word).
+    pub fn touches(&self, offset: usize) -> bool {
+        self.start <= offset && offset <= self.end
+    }
+    pub fn shift(self, by: usize) -> Self {
+        TextRange {
+            start: self.start + by,
+            end: self.end + by,
+        }
+    }
+    pub fn cover(self, other: TextRange) -> Self {
+        TextRange {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
+    }
+}
+
+impl From<std::ops::Range<usize>> for TextRange {
+    fn from(r: std::ops::Range<usize>) -> Self {
+        TextRange::new(r.start, r.end)
+    }
+}
+
+/// How columns are counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum Encoding {
+    Utf8,
+    Utf16,
+    /// Unicode scalar values (what `kiwi check` prints, what LSP calls utf-32).
+    Char,
+}
+
+/// A zero-based line and a zero-based column counted in some [`Encoding`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize)]
+pub struct Position {
+    pub line: u32,
+    pub column: u32,
+}
+
+/// Line starts of a text. Line ends are `\n`, `\r\n` and a lone `\r`; the line
+/// terminator belongs to the line it ends, so a column never points inside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineIndex {
+    /// Byte offset of the start of each line; always starts with 0.
+    starts: Vec<usize>,
+    len: usize,
+    /// Whether every byte is ASCII (columns are then equal in every encoding).
+    ascii: bool,
+}
+
+impl LineIndex {
+    pub fn new(text: &str) -> Self {
+        let bytes = text.as_bytes();
+        let mut starts = vec![0];
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'\n' => starts.push(i + 1),
+                b'\r' => {
+                    if bytes.get(i + 1) == Some(&b'\n') {
+                        i += 1;
+                    }
+                    starts.push(i + 1);
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        LineIndex {
+            starts,
+            len: text.len(),
+            ascii: text.is_ascii(),
+        }
+    }
+
+    pub fn line_count(&self) -> usize {
+        self.starts.len()
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The byte range of line `line` including its terminator.
+    pub fn line_range(&self, line: usize) -> Option<TextRange> {
+        let start = *self.starts.get(line)?;
+        let end = self.starts.get(line + 1).copied().unwrap_or(self.len);
+        Some(TextRange::new(start, end))
+    }
+
+    /// The byte range of line `line` without its terminator.
+    pub fn line_content_range(&self, text: &str, line: usize) -> Option<TextRange> {
+        let r = self.line_range(line)?;
+        let s = &text[r.start..r.end];
+        let trimmed = s.trim_end_matches(['\n', '\r']);
+        Some(TextRange::new(r.start, r.start + trimmed.len()))
+    }
+
+    /// The zero-based line that holds `offset` (an offset past the end maps to the last line).
+    pub fn line_of(&self, offset: usize) -> usize {
+        match self.starts.binary_search(&offset) {
+            Ok(line) => line,
+            Err(next) => next - 1,
+        }
+    }
+
+    /// Byte offset to position. An offset inside a multi-byte character or inside a
+    /// CRLF pair is moved back to the start of that character or terminator.
+    pub fn position(&self, text: &str, offset: usize, enc: Encoding) -> Position {
+        let offset = offset.min(self.len);
+        let line = self.line_of(offset);
+        let start = self.starts[line];
+        let content = self
+            .line_content_range(text, line)
+            .map(|r| r.end)
+            .unwrap_or(start);
+        let mut offset = offset.min(content);
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let column = if self.ascii || enc == Encoding::Utf8 {
+            offset - start
+        } else {
+            let s = &text[start..offset];
+            match enc {
+                Encoding::Utf16 => s.encode_utf16().count(),
+                Encoding::Char => s.chars().count(),
+                Encoding::Utf8 => unreachable!(),
+            }
+        };
+        Position {
+            line: line as u32,
+            column: column as u32,
+        }
+    }
+
+    /// Position to byte offset. A line past the end maps to the end of the text, a column
+    /// past the end of its line to the end of that line (before its terminator), and a
+    /// column inside a character (half a surrogate pair) to the start of that character.
+    pub fn offset(&self, text: &str, pos: Position, enc: Encoding) -> usize {
+        let line = pos.line as usize;
+        let Some(content) = self.line_content_range(text, line) else {
+            return self.len;
+        };
+        let want = pos.column as usize;
+        if self.ascii || enc == Encoding::Utf8 {
+            let mut off = (content.start + want).min(content.end);
+            while !text.is_char_boundary(off) {
+                off -= 1;
+            }
+            return off;
+        }
+        let mut col = 0usize;
+        for (i, ch) in text[content.start..content.end].char_indices() {
+            let w = match enc {
+                Encoding::Utf16 => ch.len_utf16(),
+                _ => 1,
+            };
+            if col + w > want {
+                return content.start + i;
+            }
+            col += w;
+        }
+        content.end
+    }
+
+    pub fn range_positions(
+        &self,
+        text: &str,
+        range: TextRange,
+        enc: Encoding,
+    ) -> (Position, Position) {
+        (
+            self.position(text, range.start, enc),
+            self.position(text, range.end, enc),
+        )
+    }
+}
+
+/// A text together with its line index.
+#[derive(Debug, Clone)]
+pub struct SourceText {
+    pub text: std::sync::Arc<str>,
+    pub lines: LineIndex,
+}
+
+impl SourceText {
+    pub fn new(text: impl Into<std::sync::Arc<str>>) -> Self {
+        let text = text.into();
+        let lines = LineIndex::new(&text);
+        SourceText { text, lines }
+    }
+    pub fn position(&self, offset: usize, enc: Encoding) -> Position {
+        self.lines.position(&self.text, offset, enc)
+    }
+    pub fn offset(&self, pos: Position, enc: Encoding) -> usize {
+        self.lines.offset(&self.text, pos, enc)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn crlf_and_multibyte() {
+        let text = "a\r\nü😀x\rz\n";
+        let idx = LineIndex::new(text);
+        assert_eq!(idx.line_count(), 4);
+        let x = text.find('x').unwrap();
+        assert_eq!(
+            idx.position(text, x, Encoding::Utf8),
+            Position { line: 1, column: 6 }
+        );
+        assert_eq!(
+            idx.position(text, x, Encoding::Utf16),
+            Position { line: 1, column: 3 }
+        );
+        assert_eq!(
+            idx.position(text, x, Encoding::Char),
+            Position { line: 1, column: 2 }
+        );
+        // The \r of a CRLF is not a column of its own.
+        assert_eq!(
+            idx.position(text, 2, Encoding::Utf8),
+            Position { line: 0, column: 1 }
+        );
+        let z = text.find('z').unwrap();
+        assert_eq!(
+            idx.position(text, z, Encoding::Utf16),
+            Position { line: 2, column: 0 }
+        );
+        // Half a surrogate pair maps to the start of the emoji.
+        let emoji = text.find('😀').unwrap();
+        assert_eq!(
+            idx.offset(text, Position { line: 1, column: 2 }, Encoding::Utf16),
+            emoji
+        );
+        // Past the end of a line: the end of its content.
+        assert_eq!(
+            idx.offset(
+                text,
+                Position {
+                    line: 0,
+                    column: 99
+                },
+                Encoding::Utf16
+            ),
+            1
+        );
+        assert_eq!(
+            idx.offset(
+                text,
+                Position {
+                    line: 99,
+                    column: 0
+                },
+                Encoding::Utf16
+            ),
+            text.len()
+        );
+    }
+
+    fn text_strategy() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            Just("a".to_string()),
+            Just("xyz".to_string()),
+            Just("\n".to_string()),
+            Just("\r\n".to_string()),
+            Just("\r".to_string()),
+            Just("é".to_string()),
+            Just("中".to_string()),
+            Just("😀".to_string()),
+            Just("𝄞".to_string()),
+            "[a-z ]{0,3}".prop_map(|s| s),
+            any::<char>().prop_map(|c| c.to_string()),
+        ];
+        proptest::collection::vec(piece, 0..60).prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        /// Offset -> position -> offset is the identity on every character boundary that is
+        /// not inside a line terminator, in all three encodings.
+        #[test]
+        fn round_trip(text in text_strategy()) {
+            let idx = LineIndex::new(&text);
+            let bytes = text.as_bytes();
+            for off in 0..=text.len() {
+                if !text.is_char_boundary(off) { continue; }
+                // The \n of a \r\n pair is inside a terminator.
+                if off > 0 && bytes.get(off) == Some(&b'\n') && bytes[off - 1] == b'\r' { continue; }
+                for enc in [Encoding::Utf8, Encoding::Utf16, Encoding::Char] {
+                    let pos = idx.position(&text, off, enc);
+                    prop_assert_eq!(idx.offset(&text, pos, enc), off, "enc {:?} pos {:?}", enc, pos);
+                }
+            }
+        }
+    }
+}

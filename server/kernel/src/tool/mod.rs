@@ -1,0 +1,166 @@
+//! Tools: Python and YAML files that declare metadata, `CONFIG`, `CONFIG_SCHEMA`,
+//! `ENV_CONFIG` and `EXECUTION_ENVIRONMENT` as literal values.
+//! CONTRACT (owned by the tool/knowledge helper; public signatures are fixed).
+
+use crate::diag::Diagnostic;
+use crate::text::TextRange;
+use crate::value::Value;
+
+/// A metadata field of a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Field {
+    Version,
+    ToolType,
+    ExecutorId,
+    Category,
+    Description,
+    ConfigSchema,
+    Config,
+    EnvConfig,
+    ExecutionEnvironment,
+}
+
+/// What kind of literal a field holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect {
+    Str,
+    Map,
+}
+
+/// One row of the extraction table: which Python variable and which YAML key feed a field.
+#[derive(Debug)]
+pub struct FieldSpec {
+    pub field: Field,
+    pub python: &'static str,
+    pub yaml: &'static str,
+    pub expect: Expect,
+}
+
+/// The extraction table.
+pub const FIELDS: &[FieldSpec] = &[
+    FieldSpec {
+        field: Field::Version,
+        python: "__version__",
+        yaml: "version",
+        expect: Expect::Str,
+    },
+    FieldSpec {
+        field: Field::ToolType,
+        python: "__tool_type__",
+        yaml: "tool_type",
+        expect: Expect::Str,
+    },
+    FieldSpec {
+        field: Field::ExecutorId,
+        python: "__executor_id__",
+        yaml: "executor_id",
+        expect: Expect::Str,
+    },
+    FieldSpec {
+        field: Field::Category,
+        python: "__category__",
+        yaml: "category",
+        expect: Expect::Str,
+    },
+    FieldSpec {
+        field: Field::Description,
+        python: "__tool_description__",
+        yaml: "description",
+        expect: Expect::Str,
+    },
+    FieldSpec {
+        field: Field::ConfigSchema,
+        python: "CONFIG_SCHEMA",
+        yaml: "config_schema",
+        expect: Expect::Map,
+    },
+    FieldSpec {
+        field: Field::Config,
+        python: "CONFIG",
+        yaml: "config",
+        expect: Expect::Map,
+    },
+    FieldSpec {
+        field: Field::EnvConfig,
+        python: "ENV_CONFIG",
+        yaml: "env_config",
+        expect: Expect::Map,
+    },
+    FieldSpec {
+        field: Field::ExecutionEnvironment,
+        python: "EXECUTION_ENVIRONMENT",
+        yaml: "execution_environment",
+        expect: Expect::Map,
+    },
+];
+
+/// Known values of `__tool_type__`.
+pub const TOOL_TYPES: &[&str] = &[
+    "python",
+    "runtime",
+    "primitive",
+    "javascript",
+    "node",
+    "bash",
+    "shell",
+    "http",
+    "yaml",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolFormat {
+    Python,
+    Yaml,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldEntry {
+    pub field: Field,
+    /// The variable name (Python) or key (YAML).
+    pub key_range: TextRange,
+    pub value: Value,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolFile {
+    pub format: ToolFormat,
+    pub fields: Vec<FieldEntry>,
+    /// Diagnostics found by reading and by the checks that need only this file:
+    /// T301, T302, T303, T305.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl ToolFile {
+    pub fn get(&self, field: Field) -> Option<&FieldEntry> {
+        self.fields.iter().rev().find(|e| e.field == field)
+    }
+    pub fn value(&self, field: Field) -> Option<&Value> {
+        self.get(field).map(|e| &e.value)
+    }
+    pub fn str(&self, field: Field) -> Option<&str> {
+        self.value(field).and_then(Value::as_str)
+    }
+    /// Whether the file declares any metadata at all (a Python file that declares none is a
+    /// helper module, not a tool).
+    pub fn declares_anything(&self) -> bool {
+        !self.fields.is_empty()
+    }
+}
+
+pub fn parse_python(text: &str) -> ToolFile {
+    let _ = text;
+    ToolFile {
+        format: ToolFormat::Python,
+        fields: Vec::new(),
+        diagnostics: Vec::new(),
+    }
+}
+
+pub fn parse_yaml(text: &str) -> ToolFile {
+    let _ = text;
+    ToolFile {
+        format: ToolFormat::Yaml,
+        fields: Vec::new(),
+        diagnostics: Vec::new(),
+    }
+}
