@@ -2,6 +2,9 @@
 //! It knows nothing of LSP or MCP: it speaks in items, byte ranges, a line index,
 //! diagnostics with codes and resolution trails.
 
+pub mod chain;
+pub mod check;
+pub mod config;
 pub mod context;
 pub mod diag;
 pub mod directive;
@@ -9,7 +12,9 @@ pub mod env;
 pub mod ids;
 pub mod knowledge;
 pub mod system;
+pub mod template;
 pub mod text;
 pub mod tool;
 pub mod value;
+pub mod workspace;
 pub mod yaml;

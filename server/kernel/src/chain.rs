@@ -1,0 +1,224 @@
+//! Static resolution of a tool's executor chain: `tool -> runtime(s) -> primitive`.
+
+use crate::ids::{ItemType, Space};
+use crate::text::TextRange;
+use crate::tool::Field;
+use crate::workspace::{Item, Lookup, Workspace};
+use std::sync::Arc;
+
+/// The deepest chain allowed (links, the tool included).
+pub const MAX_DEPTH: usize = 10;
+
+/// The reserved ids of the primitives.
+pub const PRIMITIVES: &[&str] = &["subprocess", "http_client"];
+
+#[derive(Debug, Clone)]
+pub struct Chain {
+    /// From the tool (index 0) to the primitive (last).
+    pub links: Vec<Arc<Item>>,
+}
+
+impl Chain {
+    pub fn primitive(&self) -> &Arc<Item> {
+        self.links.last().expect("a chain has at least one link")
+    }
+    /// `a -> b -> subprocess`.
+    pub fn describe(&self) -> String {
+        self.links
+            .iter()
+            .map(|l| l.id.as_str())
+            .collect::<Vec<_>>()
+            .join(" -> ")
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum ChainErrorKind {
+    /// A link that is not a primitive declares no executor.
+    NoExecutor,
+    /// `executor_id` names nothing.
+    Missing {
+        reference: String,
+        suggestions: Vec<String>,
+    },
+    Ambiguous {
+        reference: String,
+        candidates: Vec<String>,
+    },
+    Refused {
+        reference: String,
+        reason: String,
+    },
+    /// The chain comes back to a link it already passed.
+    Cycle {
+        reference: String,
+    },
+    TooDeep,
+    /// The executor is not a tool file that can be read.
+    Unreadable {
+        reference: String,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct ChainError {
+    /// The links resolved before the problem (the tool first).
+    pub links: Vec<Arc<Item>>,
+    pub kind: ChainErrorKind,
+    /// The range, in the file of the last link, of the `executor_id` value at fault
+    /// (`None` when it is missing).
+    pub range: Option<TextRange>,
+}
+
+impl ChainError {
+    pub fn message(&self) -> String {
+        let path: Vec<&str> = self.links.iter().map(|l| l.id.as_str()).collect();
+        let at = path.last().copied().unwrap_or("?");
+        let so_far = path.join(" -> ");
+        match &self.kind {
+            ChainErrorKind::NoExecutor => {
+                format!("`{at}` declares no executor_id, so the chain {so_far} never reaches a primitive (subprocess or http_client)")
+            }
+            ChainErrorKind::Missing {
+                reference,
+                suggestions,
+            } => {
+                let mut m = format!("executor `{reference}` of `{at}` exists in no space");
+                if !suggestions.is_empty() {
+                    m.push_str(&format!("; did you mean {}?", quote_list(suggestions)));
+                }
+                m
+            }
+            ChainErrorKind::Ambiguous {
+                reference,
+                candidates,
+            } => {
+                format!("executor `{reference}` of `{at}` is ambiguous: it could be {}; use the full id", quote_list(candidates))
+            }
+            ChainErrorKind::Refused { reference, reason } => {
+                format!("executor `{reference}` of `{at}` is refused: {reason}")
+            }
+            ChainErrorKind::Cycle { reference } => {
+                format!("the chain {so_far} -> {reference} is a cycle")
+            }
+            ChainErrorKind::TooDeep => {
+                format!("the chain {so_far} is deeper than {MAX_DEPTH} links")
+            }
+            ChainErrorKind::Unreadable { reference } => {
+                format!("executor `{reference}` of `{at}` cannot be read")
+            }
+        }
+    }
+}
+
+pub fn quote_list(items: &[String]) -> String {
+    let q: Vec<String> = items.iter().map(|s| format!("`{s}`")).collect();
+    match q.len() {
+        0 => String::new(),
+        1 => q[0].clone(),
+        n => format!("{} or {}", q[..n - 1].join(", "), q[n - 1]),
+    }
+}
+
+/// Whether an item is a primitive: a builtin tool with a reserved id and type `primitive`.
+pub fn is_primitive(item: &Item) -> bool {
+    item.item_type == ItemType::Tool
+        && PRIMITIVES.contains(&item.id.as_str())
+        && item.tool().and_then(|t| t.str(Field::ToolType)) == Some("primitive")
+}
+
+/// Follow `executor_id` from a tool to a primitive. A builtin item's chain uses builtin
+/// items only.
+pub fn resolve(ws: &Workspace, tool: &Arc<Item>) -> Result<Chain, ChainError> {
+    let mut links = vec![tool.clone()];
+    let only = (tool.space == Space::Builtin).then_some(Space::Builtin);
+    loop {
+        let cur = links.last().expect("non-empty").clone();
+        if is_primitive(&cur) {
+            return Ok(Chain { links });
+        }
+        let err = |links: Vec<Arc<Item>>, kind, range| Err(ChainError { links, kind, range });
+        let Some(file) = cur.tool() else {
+            return err(
+                links.clone(),
+                ChainErrorKind::Unreadable {
+                    reference: cur.id.clone(),
+                },
+                None,
+            );
+        };
+        let Some(entry) = file.get(Field::ExecutorId) else {
+            return err(links, ChainErrorKind::NoExecutor, None);
+        };
+        let range = Some(entry.value.range);
+        let Some(reference) = entry.value.as_str() else {
+            // Not a string: the tool module reports the value itself.
+            return err(links, ChainErrorKind::NoExecutor, range);
+        };
+        if links.len() >= MAX_DEPTH {
+            return err(links, ChainErrorKind::TooDeep, range);
+        }
+        // The primitives are reserved ids: they always mean the builtin ones.
+        let space = if PRIMITIVES.contains(&reference) {
+            Some(Space::Builtin)
+        } else {
+            only
+        };
+        match ws.lookup(ItemType::Tool, reference, space) {
+            Lookup::Found(next) => {
+                if links
+                    .iter()
+                    .any(|l| Arc::ptr_eq(l, &next) || l.path == next.path)
+                {
+                    return err(
+                        links,
+                        ChainErrorKind::Cycle {
+                            reference: next.id.clone(),
+                        },
+                        range,
+                    );
+                }
+                if next.tool().is_none() {
+                    return err(
+                        links,
+                        ChainErrorKind::Unreadable {
+                            reference: reference.to_string(),
+                        },
+                        range,
+                    );
+                }
+                links.push(next);
+            }
+            Lookup::Missing { suggestions } => {
+                return err(
+                    links,
+                    ChainErrorKind::Missing {
+                        reference: reference.to_string(),
+                        suggestions,
+                    },
+                    range,
+                )
+            }
+            Lookup::Ambiguous { candidates } => {
+                return err(
+                    links,
+                    ChainErrorKind::Ambiguous {
+                        reference: reference.to_string(),
+                        candidates,
+                    },
+                    range,
+                )
+            }
+            Lookup::Refused(e) => {
+                return err(
+                    links,
+                    ChainErrorKind::Refused {
+                        reference: reference.to_string(),
+                        reason: e.to_string(),
+                    },
+                    range,
+                )
+            }
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! Placeholders in configuration strings: `${VAR}` / `${VAR:-default}` (environment),
+//! `{NAME}` (parameters and kernel-provided names), `{{` / `}}` and `$$` (literals).
+
+use crate::text::TextRange;
+
+/// The names the kernel provides to every tool's configuration.
+pub const KERNEL_NAMES: &[&str] = &[
+    "tool_path",
+    "tool_dir",
+    "project_path",
+    "user_space",
+    "params_json",
+];
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    Text(String),
+    /// `${NAME}` or `${NAME:-default}`.
+    Env {
+        name: String,
+        default: Option<String>,
+        range: TextRange,
+    },
+    /// `{NAME}`.
+    Param {
+        name: String,
+        range: TextRange,
+    },
+}
+
+fn is_name_start(c: u8) -> bool {
+    c.is_ascii_alphabetic() || c == b'_'
+}
+fn is_name(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// Split a string into literal text and placeholders; ranges are byte offsets in `s`.
+/// Anything that does not form a placeholder stays literal text.
+pub fn scan(s: &str) -> Vec<Piece> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut text = String::new();
+    let mut i = 0;
+    let mut lit_start = 0;
+    let flush = |text: &mut String, out: &mut Vec<Piece>| {
+        if !text.is_empty() {
+            out.push(Piece::Text(std::mem::take(text)));
+        }
+    };
+    while i < b.len() {
+        match b[i] {
+            b'$' if b.get(i + 1) == Some(&b'$') => {
+                text.push_str(&s[lit_start..i]);
+                text.push('$');
+                i += 2;
+                lit_start = i;
+            }
+            b'$' if b.get(i + 1) == Some(&b'{') => {
+                let start = i;
+                let name_start = i + 2;
+                let mut j = name_start;
+                if j < b.len() && is_name_start(b[j]) {
+                    while j < b.len() && is_name(b[j]) {
+                        j += 1;
+                    }
+                    let name = &s[name_start..j];
+                    let (default, end) = if s[j..].starts_with(":-") {
+                        match s[j + 2..].find('}') {
+                            Some(k) => (Some(s[j + 2..j + 2 + k].to_string()), j + 2 + k + 1),
+                            None => (None, 0),
+                        }
+                    } else if b.get(j) == Some(&b'}') {
+                        (None, j + 1)
+                    } else {
+                        (None, 0)
+                    };
+                    if end > 0 {
+                        text.push_str(&s[lit_start..start]);
+                        flush(&mut text, &mut out);
+                        out.push(Piece::Env {
+                            name: name.to_string(),
+                            default,
+                            range: TextRange::new(start, end),
+                        });
+                        i = end;
+                        lit_start = i;
+                        continue;
+                    }
+                }
+                i += 1;
+            }
+            b'{' if b.get(i + 1) == Some(&b'{') => {
+                text.push_str(&s[lit_start..i]);
+                text.push('{');
+                i += 2;
+                lit_start = i;
+            }
+            b'}' if b.get(i + 1) == Some(&b'}') => {
+                text.push_str(&s[lit_start..i]);
+                text.push('}');
+                i += 2;
+                lit_start = i;
+            }
+            b'{' => {
+                let start = i;
+                let mut j = i + 1;
+                if j < b.len() && is_name_start(b[j]) {
+                    while j < b.len() && is_name(b[j]) {
+                        j += 1;
+                    }
+                    if b.get(j) == Some(&b'}') {
+                        text.push_str(&s[lit_start..start]);
+                        flush(&mut text, &mut out);
+                        out.push(Piece::Param {
+                            name: s[start + 1..j].to_string(),
+                            range: TextRange::new(start, j + 1),
+                        });
+                        i = j + 1;
+                        lit_start = i;
+                        continue;
+                    }
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    text.push_str(&s[lit_start..]);
+    flush(&mut text, &mut out);
+    out
+}
+
+/// When the whole string is exactly one `{NAME}`, that name (its value keeps its JSON type).
+pub fn single_param(s: &str) -> Option<&str> {
+    let inner = s.strip_prefix('{')?.strip_suffix('}')?;
+    (!inner.is_empty() && is_name_start(inner.as_bytes()[0]) && inner.bytes().all(is_name))
+        .then_some(inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces() {
+        let p = scan("${A} and ${B:-x y} {name} {{lit}} $$HOME {not closed ${1}");
+        assert_eq!(
+            p,
+            vec![
+                Piece::Env {
+                    name: "A".into(),
+                    default: None,
+                    range: TextRange::new(0, 4)
+                },
+                Piece::Text(" and ".into()),
+                Piece::Env {
+                    name: "B".into(),
+                    default: Some("x y".into()),
+                    range: TextRange::new(9, 18)
+                },
+                Piece::Text(" ".into()),
+                Piece::Param {
+                    name: "name".into(),
+                    range: TextRange::new(19, 25)
+                },
+                Piece::Text(" {lit} $HOME {not closed ${1}".into()),
+            ]
+        );
+        assert_eq!(single_param("{params_json}"), Some("params_json"));
+        assert_eq!(single_param("x{a}"), None);
+    }
+}

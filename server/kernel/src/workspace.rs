@@ -1,0 +1,635 @@
+//! The workspace: the items of the three spaces, indexed by id, with precedence,
+//! shadowing and reference lookup. Items can be added, replaced and removed one at a
+//! time (the language server keeps a workspace up to date as files change).
+
+use crate::config::Config;
+use crate::context::Host;
+use crate::diag::{Code, Diagnostic};
+use crate::directive::Directive;
+use crate::ids::{self, IdError, ItemType, Space};
+use crate::knowledge::Knowledge;
+use crate::text::{SourceText, TextRange};
+use crate::tool::ToolFile;
+use rayon::prelude::*;
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+mod builtin {
+    include!(concat!(env!("OUT_DIR"), "/builtin_files.rs"));
+}
+
+/// The prefix of the virtual paths of builtin items.
+pub const BUILTIN_ROOT: &str = "<builtin>";
+
+/// What a file parsed into.
+#[derive(Debug, Clone)]
+pub enum Parsed {
+    Directive(Box<Directive>),
+    Tool(Box<ToolFile>),
+    Knowledge(Box<Knowledge>),
+    /// The file could not be read (not UTF-8, or refused); its diagnostic says why.
+    Unreadable(Diagnostic),
+}
+
+/// One item of one space.
+#[derive(Debug, Clone)]
+pub struct Item {
+    pub item_type: ItemType,
+    pub id: String,
+    pub space: Space,
+    /// The file (for builtin items a virtual path under `<builtin>/`).
+    pub path: PathBuf,
+    /// For a script tool described by a sidecar YAML: the script.
+    pub script: Option<PathBuf>,
+    pub source: SourceText,
+    pub parsed: Parsed,
+}
+
+impl Item {
+    pub fn text(&self) -> &str {
+        &self.source.text
+    }
+    pub fn directive(&self) -> Option<&Directive> {
+        match &self.parsed {
+            Parsed::Directive(d) => Some(d),
+            _ => None,
+        }
+    }
+    pub fn tool(&self) -> Option<&ToolFile> {
+        match &self.parsed {
+            Parsed::Tool(t) => Some(t),
+            _ => None,
+        }
+    }
+    pub fn knowledge(&self) -> Option<&Knowledge> {
+        match &self.parsed {
+            Parsed::Knowledge(k) => Some(k),
+            _ => None,
+        }
+    }
+    /// The diagnostics found while reading and parsing this file alone.
+    pub fn parse_diagnostics(&self) -> &[Diagnostic] {
+        match &self.parsed {
+            Parsed::Directive(d) => &d.diagnostics,
+            Parsed::Tool(t) => &t.diagnostics,
+            Parsed::Knowledge(k) => &k.diagnostics,
+            Parsed::Unreadable(d) => std::slice::from_ref(d),
+        }
+    }
+    /// The file a tool runs: the sidecar's script, else the tool file itself.
+    pub fn tool_path(&self) -> &Path {
+        self.script.as_deref().unwrap_or(&self.path)
+    }
+    pub fn is_builtin(&self) -> bool {
+        self.space == Space::Builtin
+    }
+    /// A one-line description, when the item declares one.
+    pub fn description(&self) -> Option<&str> {
+        match &self.parsed {
+            Parsed::Directive(d) => d.description.as_ref().map(|s| s.value.as_str()),
+            Parsed::Tool(t) => t.str(crate::tool::Field::Description),
+            Parsed::Knowledge(k) => k.title(),
+            Parsed::Unreadable(_) => None,
+        }
+    }
+}
+
+/// Parse a file's bytes into an item of this type. `None` when the file is not an item
+/// (a Python helper module that declares no metadata).
+pub fn parse_item(
+    item_type: ItemType,
+    id: String,
+    space: Space,
+    path: PathBuf,
+    bytes: &[u8],
+) -> Option<Item> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let (text, parsed) = match std::str::from_utf8(bytes) {
+        Ok(text) => {
+            let parsed = match item_type {
+                ItemType::Directive => Parsed::Directive(Box::new(crate::directive::parse(text))),
+                ItemType::Knowledge => Parsed::Knowledge(Box::new(crate::knowledge::parse(text))),
+                ItemType::Tool if ext == "py" => {
+                    let t = crate::tool::parse_python(text);
+                    if !t.declares_anything() {
+                        return None;
+                    }
+                    Parsed::Tool(Box::new(t))
+                }
+                ItemType::Tool => Parsed::Tool(Box::new(crate::tool::parse_yaml(text))),
+                ItemType::System => return None,
+            };
+            (text.to_string(), parsed)
+        }
+        Err(e) => {
+            let at = e.valid_up_to();
+            let lossy = String::from_utf8_lossy(bytes).into_owned();
+            // The lossy text keeps every valid byte before the error at the same offset.
+            let end = lossy[at..]
+                .chars()
+                .next()
+                .map(|c| at + c.len_utf8())
+                .unwrap_or(at);
+            let d = Diagnostic::new(
+                Code::K001,
+                TextRange::new(at, end),
+                format!(
+                    "this file is not valid UTF-8 (invalid byte at offset {at}); save it as UTF-8"
+                ),
+            );
+            (lossy, Parsed::Unreadable(d))
+        }
+    };
+    Some(Item {
+        item_type,
+        id,
+        space,
+        path,
+        script: None,
+        source: SourceText::new(text),
+        parsed,
+    })
+}
+
+/// The result of looking a reference up.
+#[derive(Debug, Clone)]
+pub enum Lookup {
+    Found(Arc<Item>),
+    /// No item has this id; the closest ids, best first.
+    Missing {
+        suggestions: Vec<String>,
+    },
+    /// A bare name that several items end with.
+    Ambiguous {
+        candidates: Vec<String>,
+    },
+    /// The reference is not a valid id.
+    Refused(IdError),
+}
+
+/// The file extensions that can hold items of a type.
+fn is_item_file(item_type: ItemType, path: &Path) -> bool {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    match item_type {
+        ItemType::Directive | ItemType::Knowledge => ext.eq_ignore_ascii_case("md"),
+        ItemType::Tool => matches!(ext, "py" | "yaml" | "yml"),
+        ItemType::System => false,
+    }
+}
+
+/// Folders never searched for items.
+fn skip_dir(name: &str) -> bool {
+    name.starts_with('.') || matches!(name, "__pycache__" | "node_modules" | "venv" | "target")
+}
+
+/// A file found in a space: its type, id, path, and for a sidecar YAML its script.
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub item_type: ItemType,
+    pub id: String,
+    pub path: PathBuf,
+    pub script: Option<PathBuf>,
+}
+
+/// Every item file of a space root (`.../.ai` or the user space).
+pub fn discover(root: &Path) -> Vec<Found> {
+    let mut out = Vec::new();
+    for item_type in ItemType::FILE_TYPES {
+        let Some(folder) = item_type.folder() else {
+            continue;
+        };
+        let dir = root.join(folder);
+        if !dir.is_dir() {
+            continue;
+        }
+        let walker = ignore::WalkBuilder::new(&dir)
+            .standard_filters(false)
+            .follow_links(false)
+            .sort_by_file_name(|a, b| a.cmp(b))
+            .filter_entry(|e| {
+                e.depth() == 0
+                    || !e.file_type().is_some_and(|t| t.is_dir())
+                    || !e.file_name().to_str().is_some_and(skip_dir)
+            })
+            .build();
+        let mut files: Vec<PathBuf> = Vec::new();
+        for entry in walker.flatten() {
+            if entry
+                .file_type()
+                .is_some_and(|t| t.is_file() || t.is_symlink())
+            {
+                files.push(entry.into_path());
+            }
+        }
+        let set: BTreeSet<&PathBuf> = files.iter().collect();
+        for path in &files {
+            if !is_item_file(item_type, path) {
+                continue;
+            }
+            let Ok(rel) = path.strip_prefix(&dir) else {
+                continue;
+            };
+            let Some(id) = ids::id_from_relative(rel) else {
+                continue;
+            };
+            let mut script = None;
+            if item_type == ItemType::Tool {
+                let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+                if ext == "py" {
+                    // A .py beside a same-stem YAML is that YAML's script, not an item of its own.
+                    if set.contains(&path.with_extension("yaml"))
+                        || set.contains(&path.with_extension("yml"))
+                    {
+                        continue;
+                    }
+                } else {
+                    // A YAML tool's script: a same-stem file with another extension.
+                    let stem = path.file_stem().unwrap_or_default();
+                    script = files
+                        .iter()
+                        .find(|p| {
+                            p.parent() == path.parent()
+                                && p.file_stem() == Some(stem)
+                                && !matches!(
+                                    p.extension().and_then(|e| e.to_str()),
+                                    Some("yaml" | "yml")
+                                )
+                        })
+                        .cloned();
+                }
+            }
+            out.push(Found {
+                item_type,
+                id,
+                path: path.clone(),
+                script,
+            });
+        }
+    }
+    out
+}
+
+/// The builtin space, parsed once per process.
+pub fn builtin_items() -> &'static [Arc<Item>] {
+    static ITEMS: std::sync::OnceLock<Vec<Arc<Item>>> = std::sync::OnceLock::new();
+    ITEMS.get_or_init(|| {
+        let mut items = Vec::new();
+        for (rel, text) in builtin::FILES {
+            let rel_path = Path::new(rel);
+            let mut comps = rel_path.components();
+            let Some(folder) = comps.next().and_then(|c| c.as_os_str().to_str()) else {
+                continue;
+            };
+            let Some(item_type) = ItemType::FILE_TYPES
+                .into_iter()
+                .find(|t| t.folder() == Some(folder))
+            else {
+                continue;
+            };
+            let path = Path::new(BUILTIN_ROOT).join(rel_path);
+            if !is_item_file(item_type, &path) {
+                continue;
+            }
+            let Some(id) = ids::id_from_relative(comps.as_path()) else {
+                continue;
+            };
+            if let Some(item) = parse_item(item_type, id, Space::Builtin, path, text.as_bytes()) {
+                items.push(Arc::new(item));
+            }
+        }
+        items
+    })
+}
+
+/// The contents of a builtin file by its path relative to the builtin root.
+pub fn builtin_file(rel: &str) -> Option<&'static str> {
+    builtin::FILES
+        .iter()
+        .find(|(p, _)| *p == rel)
+        .map(|(_, t)| *t)
+}
+
+/// Read and parse one file of a space, refusing a file that resolves outside the space.
+pub fn load_file(found: &Found, space: Space, space_root: &Path) -> Option<Item> {
+    let mut item = match ids::confine(space_root, &found.path) {
+        Ok(real) => match std::fs::read(&real) {
+            Ok(bytes) => parse_item(
+                found.item_type,
+                found.id.clone(),
+                space,
+                found.path.clone(),
+                &bytes,
+            )?,
+            Err(e) => unreadable(found, space, format!("cannot read this file: {e}")),
+        },
+        Err(e) => unreadable(
+            found,
+            space,
+            format!("refused: {e}; an item file must lie inside its space"),
+        ),
+    };
+    item.script = found.script.clone();
+    Some(item)
+}
+
+fn unreadable(found: &Found, space: Space, msg: String) -> Item {
+    Item {
+        item_type: found.item_type,
+        id: found.id.clone(),
+        space,
+        path: found.path.clone(),
+        script: None,
+        source: SourceText::new(""),
+        parsed: Parsed::Unreadable(Diagnostic::new(Code::K006, TextRange::empty(0), msg)),
+    }
+}
+
+/// All items of the three spaces, indexed.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    pub project: Option<PathBuf>,
+    pub user: PathBuf,
+    pub host: Host,
+    pub config: Config,
+    items: HashMap<PathBuf, Arc<Item>>,
+    /// (type, id) -> paths, highest precedence first.
+    by_id: HashMap<(ItemType, String), Vec<PathBuf>>,
+    /// (type, bare name) -> ids that end with it.
+    by_bare: HashMap<(ItemType, String), BTreeSet<String>>,
+}
+
+impl Workspace {
+    /// An empty workspace holding only the builtin space.
+    pub fn new(project: Option<PathBuf>, host: Host) -> Self {
+        let user = host.user_space();
+        let config = Config::load(&user, project.as_deref());
+        let mut ws = Workspace {
+            project,
+            user,
+            host,
+            config,
+            items: HashMap::new(),
+            by_id: HashMap::new(),
+            by_bare: HashMap::new(),
+        };
+        for item in builtin_items() {
+            ws.insert(item.clone());
+        }
+        ws
+    }
+
+    /// Load the project (if any), the user space and the builtin space.
+    pub fn load(project: Option<PathBuf>, host: Host) -> Self {
+        let mut ws = Workspace::new(project, host);
+        let mut roots = vec![(Space::User, ws.user.clone())];
+        if let Some(p) = &ws.project {
+            roots.push((Space::Project, p.join(".ai")));
+        }
+        for (space, root) in roots {
+            let found = discover(&root);
+            let items: Vec<Item> = found
+                .par_iter()
+                .filter_map(|f| load_file(f, space, &root))
+                .collect();
+            for item in items {
+                ws.insert(Arc::new(item));
+            }
+        }
+        ws
+    }
+
+    /// The root of a space on disk (`None` for builtin, or no project).
+    pub fn space_root(&self, space: Space) -> Option<PathBuf> {
+        match space {
+            Space::Project => self.project.as_ref().map(|p| p.join(".ai")),
+            Space::User => Some(self.user.clone()),
+            Space::Builtin => None,
+        }
+    }
+
+    /// Which space, type and id a path would have, if it lies in a type folder of a space.
+    pub fn classify(&self, path: &Path) -> Option<(Space, ItemType, String)> {
+        for space in [Space::Project, Space::User] {
+            let Some(root) = self.space_root(space) else {
+                continue;
+            };
+            for item_type in ItemType::FILE_TYPES {
+                let dir = root.join(item_type.folder()?);
+                if let Ok(rel) = path.strip_prefix(&dir) {
+                    if !is_item_file(item_type, path) {
+                        return None;
+                    }
+                    return Some((space, item_type, ids::id_from_relative(rel)?));
+                }
+            }
+        }
+        None
+    }
+
+    /// Add or replace an item (keyed by its path).
+    pub fn insert(&mut self, item: Arc<Item>) {
+        self.remove(&item.path.clone());
+        let key = (item.item_type, item.id.clone());
+        let paths = self.by_id.entry(key).or_default();
+        paths.push(item.path.clone());
+        let items = &self.items;
+        let rank = |p: &PathBuf| items.get(p).map(|i| i.space).unwrap_or(item.space);
+        paths.sort_by(|a, b| rank(a).cmp(&rank(b)).then(a.cmp(b)));
+        self.by_bare
+            .entry((item.item_type, ids::bare_name(&item.id).to_string()))
+            .or_default()
+            .insert(item.id.clone());
+        self.items.insert(item.path.clone(), item);
+    }
+
+    /// Remove the item of a path; returns it.
+    pub fn remove(&mut self, path: &Path) -> Option<Arc<Item>> {
+        let old = self.items.remove(path)?;
+        let key = (old.item_type, old.id.clone());
+        if let Some(paths) = self.by_id.get_mut(&key) {
+            paths.retain(|p| p != path);
+            if paths.is_empty() {
+                self.by_id.remove(&key);
+                let bare = (old.item_type, ids::bare_name(&old.id).to_string());
+                if let Some(set) = self.by_bare.get_mut(&bare) {
+                    set.remove(&old.id);
+                    if set.is_empty() {
+                        self.by_bare.remove(&bare);
+                    }
+                }
+            }
+        }
+        Some(old)
+    }
+
+    /// Read a file from disk and insert it (or remove it when it is gone or not an item).
+    pub fn refresh_path(&mut self, path: &Path) {
+        let Some((space, item_type, id)) = self.classify(path) else {
+            return;
+        };
+        let root = self
+            .space_root(space)
+            .expect("classified paths have a root");
+        if !path.exists() {
+            self.remove(path);
+            return;
+        }
+        let mut found = Found {
+            item_type,
+            id,
+            path: path.to_path_buf(),
+            script: None,
+        };
+        if item_type == ItemType::Tool {
+            found.script = discover_script(path);
+        }
+        match load_file(&found, space, &root) {
+            Some(item) => self.insert(Arc::new(item)),
+            None => {
+                self.remove(path);
+            }
+        }
+    }
+
+    pub fn item(&self, path: &Path) -> Option<&Arc<Item>> {
+        self.items.get(path)
+    }
+
+    pub fn items(&self) -> impl Iterator<Item = &Arc<Item>> {
+        self.items.values()
+    }
+
+    /// Items of a space, sorted by path.
+    pub fn items_in(&self, space: Space) -> Vec<&Arc<Item>> {
+        let mut v: Vec<_> = self.items.values().filter(|i| i.space == space).collect();
+        v.sort_by(|a, b| a.path.cmp(&b.path));
+        v
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Every item with this exact id, highest precedence first.
+    pub fn all_with_id(&self, item_type: ItemType, id: &str) -> Vec<&Arc<Item>> {
+        self.by_id
+            .get(&(item_type, id.to_string()))
+            .map(|paths| paths.iter().filter_map(|p| self.items.get(p)).collect())
+            .unwrap_or_default()
+    }
+
+    /// The item with this exact id that wins by precedence.
+    pub fn get(&self, item_type: ItemType, id: &str) -> Option<&Arc<Item>> {
+        self.all_with_id(item_type, id).into_iter().next()
+    }
+
+    /// Every id of a type (for suggestions and completion), sorted.
+    pub fn ids(&self, item_type: ItemType) -> Vec<&str> {
+        let mut v: Vec<&str> = self
+            .by_id
+            .keys()
+            .filter(|(t, _)| *t == item_type)
+            .map(|(_, id)| id.as_str())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Look a reference up: an exact id first, then a bare last segment when exactly one
+    /// item has it. `only` restricts the search to one space (a builtin chain).
+    pub fn lookup(&self, item_type: ItemType, reference: &str, only: Option<Space>) -> Lookup {
+        if let Err(e) = ids::validate_id(reference) {
+            return Lookup::Refused(e);
+        }
+        let allowed = |i: &&Arc<Item>| only.is_none_or(|s| i.space == s);
+        if let Some(item) = self
+            .all_with_id(item_type, reference)
+            .into_iter()
+            .find(allowed)
+        {
+            return Lookup::Found(item.clone());
+        }
+        if !reference.contains('/') {
+            let ids: Vec<&String> = self
+                .by_bare
+                .get(&(item_type, reference.to_string()))
+                .map(|s| {
+                    s.iter()
+                        .filter(|id| self.all_with_id(item_type, id).iter().any(allowed))
+                        .collect()
+                })
+                .unwrap_or_default();
+            match ids.as_slice() {
+                [one] => {
+                    if let Some(item) = self.all_with_id(item_type, one).into_iter().find(allowed) {
+                        return Lookup::Found(item.clone());
+                    }
+                }
+                [] => {}
+                many => {
+                    return Lookup::Ambiguous {
+                        candidates: many.iter().map(|s| s.to_string()).collect(),
+                    }
+                }
+            }
+        }
+        let ids: Vec<&str> = self
+            .by_id
+            .iter()
+            .filter(|((t, _), paths)| {
+                *t == item_type
+                    && paths
+                        .iter()
+                        .filter_map(|p| self.items.get(p))
+                        .any(|i| allowed(&i))
+            })
+            .map(|((_, id), _)| id.as_str())
+            .collect();
+        let mut suggestions: Vec<String> =
+            crate::diag::closest_n(reference, ids.iter().copied(), 3)
+                .into_iter()
+                .map(str::to_string)
+                .collect();
+        // A reference whose last segment matches an id's last segment is a likely suggestion too.
+        if suggestions.is_empty() {
+            let bare = ids::bare_name(reference);
+            let bares: Vec<&str> = ids.iter().map(|id| ids::bare_name(id)).collect();
+            for b in crate::diag::closest_n(bare, bares, 3) {
+                if let Some(id) = ids.iter().find(|id| ids::bare_name(id) == b) {
+                    suggestions.push(id.to_string());
+                }
+            }
+        }
+        Lookup::Missing { suggestions }
+    }
+}
+
+/// The script of a sidecar YAML tool: a same-stem file with another extension.
+fn discover_script(yaml: &Path) -> Option<PathBuf> {
+    let ext = yaml.extension()?.to_str()?;
+    if !matches!(ext, "yaml" | "yml") {
+        return None;
+    }
+    let stem = yaml.file_stem()?;
+    let dir = yaml.parent()?;
+    let mut candidates: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_stem() == Some(stem)
+                && !matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"))
+        })
+        .collect();
+    candidates.sort();
+    candidates.into_iter().next()
+}

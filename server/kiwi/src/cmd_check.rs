@@ -1,0 +1,143 @@
+//! `kiwi check`: the editor's diagnostics, for CI.
+
+use crate::report::{self, FileReport, Format};
+use anyhow::{bail, Context, Result};
+use kiwi_kernel::check;
+use kiwi_kernel::context::{find_project_root, Host};
+use kiwi_kernel::ids::Space;
+use kiwi_kernel::workspace::{Item, Workspace};
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// Folders never searched for nested projects.
+fn skip_walk(name: &str) -> bool {
+    matches!(
+        name,
+        ".git" | "node_modules" | "target" | ".venv" | "venv" | "__pycache__" | ".ai"
+    )
+}
+
+/// Every project a path belongs to or holds: the project around it (a path inside `.ai/`
+/// belongs to that project), and every `.ai/` folder found below it.
+fn projects_of(path: &Path, out: &mut BTreeMap<PathBuf, Vec<PathBuf>>) {
+    if let Some(root) = find_project_root(path) {
+        // A path inside `.ai/` narrows the check to it; any other path means the whole project.
+        let filter = if path.starts_with(root.join(".ai")) {
+            path.to_path_buf()
+        } else {
+            root.clone()
+        };
+        out.entry(root).or_default().push(filter);
+    }
+    if path.is_dir() {
+        let walker = ignore::WalkBuilder::new(path)
+            .standard_filters(false)
+            .filter_entry(|e| e.depth() == 0 || !e.file_name().to_str().is_some_and(skip_walk))
+            .build();
+        for entry in walker.flatten() {
+            if entry.file_type().is_some_and(|t| t.is_dir()) && entry.path().join(".ai").is_dir() {
+                let root = entry.path().to_path_buf();
+                out.entry(root.clone()).or_default().push(root);
+            }
+        }
+    }
+}
+
+fn relative(path: &Path, cwd: &Path) -> PathBuf {
+    path.strip_prefix(cwd)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|_| path.to_path_buf())
+}
+
+pub fn run(paths: &[PathBuf], format: Format) -> Result<ExitCode> {
+    let host = Host::from_process();
+    let cwd = std::env::current_dir().context("cannot read the working directory")?;
+    let paths: Vec<PathBuf> = if paths.is_empty() {
+        vec![cwd.clone()]
+    } else {
+        paths.to_vec()
+    };
+    let mut projects: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
+    for p in &paths {
+        let abs = if p.is_absolute() {
+            p.clone()
+        } else {
+            cwd.join(p)
+        };
+        if !abs.exists() {
+            bail!(
+                "{} does not exist; give a file or folder of a Kiwi project",
+                p.display()
+            );
+        }
+        let abs = abs
+            .canonicalize()
+            .with_context(|| format!("cannot resolve {}", p.display()))?;
+        projects_of(&abs, &mut projects);
+    }
+    if projects.is_empty() {
+        bail!(
+            "no .ai/ folder found in or above {}; run kiwi check inside a Kiwi project or name one",
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let user_root = host.user_space().canonicalize().ok();
+    let mut checked: Vec<(Arc<Item>, Vec<kiwi_kernel::diag::Diagnostic>)> = Vec::new();
+    for (root, filters) in projects {
+        // A `.ai/` that is the user space itself is checked as the user space.
+        let is_user = user_root.as_deref() == root.join(".ai").canonicalize().ok().as_deref();
+        let (ws, space) = if is_user {
+            (Workspace::load(None, host.clone()), Space::User)
+        } else {
+            (
+                Workspace::load(Some(root.clone()), host.clone()),
+                Space::Project,
+            )
+        };
+        let items: Vec<Arc<Item>> = ws
+            .items_in(space)
+            .into_iter()
+            .filter(|i| filters.iter().any(|f| i.path.starts_with(f)))
+            .cloned()
+            .collect();
+        let results = check::check_items(&ws, &items);
+        checked.extend(items.into_iter().zip(results));
+    }
+    checked.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+    checked.dedup_by(|a, b| a.0.path == b.0.path);
+    let display: Vec<PathBuf> = checked
+        .iter()
+        .map(|(i, _)| relative(&i.path, &cwd))
+        .collect();
+    let files: Vec<FileReport> = checked
+        .iter()
+        .zip(&display)
+        .map(|((item, diags), path)| FileReport {
+            path,
+            text: item.text(),
+            lines: &item.source.lines,
+            diagnostics: diags,
+        })
+        .collect();
+    let color = matches!(format, Format::Human)
+        && std::io::stdout().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none();
+    let out = report::render(format, &files, color);
+    let mut stdout = std::io::stdout().lock();
+    // A closed pipe (`kiwi check | head`) is not an error worth a panic.
+    let _ = stdout.write_all(out.as_bytes());
+    let _ = stdout.flush();
+    let summary = report::summarize(&files);
+    Ok(if summary.errors > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

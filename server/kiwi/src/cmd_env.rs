@@ -1,0 +1,197 @@
+//! `kiwi env`: how a tool or runtime resolves — its chain, each link's interpreter trail,
+//! and the environment it would get (names; values only for what the chain defines).
+
+use anyhow::{bail, Context, Result};
+use kiwi_kernel::chain;
+use kiwi_kernel::check::build_env;
+use kiwi_kernel::context::{find_project_root, Host};
+use kiwi_kernel::env::{Origin, Outcome, Resolution};
+use kiwi_kernel::ids::ItemType;
+use kiwi_kernel::workspace::{Item, Lookup, Workspace};
+use serde_json::json;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+pub fn project_for(project: Option<&Path>) -> Result<Option<std::path::PathBuf>> {
+    match project {
+        Some(p) => {
+            let p = p
+                .canonicalize()
+                .with_context(|| format!("project {} does not exist", p.display()))?;
+            if !p.join(".ai").is_dir() {
+                bail!(
+                    "{} holds no .ai/ folder; give the folder that contains .ai/",
+                    p.display()
+                );
+            }
+            Ok(Some(p))
+        }
+        None => Ok(std::env::current_dir()
+            .ok()
+            .and_then(|d| find_project_root(&d))),
+    }
+}
+
+pub fn find_tool(ws: &Workspace, reference: &str) -> Result<Arc<Item>> {
+    match ws.lookup(ItemType::Tool, reference, None) {
+        Lookup::Found(i) => Ok(i),
+        Lookup::Missing { suggestions } if suggestions.is_empty() => {
+            bail!("no tool `{reference}` in the project, user or builtin space; `kiwi search {reference} --type tool` lists what exists")
+        }
+        Lookup::Missing { suggestions } => {
+            bail!(
+                "no tool `{reference}`; did you mean {}?",
+                chain::quote_list(&suggestions)
+            )
+        }
+        Lookup::Ambiguous { candidates } => {
+            bail!(
+                "`{reference}` is ambiguous: {}; give the full id",
+                chain::quote_list(&candidates)
+            )
+        }
+        Lookup::Refused(e) => bail!("`{reference}` is not a valid tool id: {e}"),
+    }
+}
+
+fn trail_json(r: &Resolution) -> serde_json::Value {
+    serde_json::to_value(r).unwrap_or(serde_json::Value::Null)
+}
+
+pub fn run(reference: &str, project: Option<&Path>, as_json: bool) -> Result<ExitCode> {
+    let project = project_for(project)?;
+    let ws = Workspace::load(project, Host::from_process());
+    let tool = find_tool(&ws, reference)?;
+    let (links, broken) = match chain::resolve(&ws, &tool) {
+        Ok(c) => (c.links, None),
+        Err(e) => (e.links.clone(), Some(e.message())),
+    };
+    let built = build_env(&ws, &links);
+    let n = links.len();
+    // build() numbers links from the primitive up; links are listed from the tool down.
+    let resolution_of = |i: usize| {
+        built
+            .resolutions
+            .iter()
+            .find(|(l, _)| *l == n - 1 - i)
+            .map(|(_, r)| r)
+    };
+    let chain_defined = |name: &str| {
+        matches!(
+            built.origins.get(name),
+            Some(Origin::Interpreter { .. } | Origin::EnvConfig { .. } | Origin::ConfigEnv { .. })
+        )
+    };
+    if as_json {
+        let links_json: Vec<_> = links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                json!({
+                    "id": l.id, "space": l.space, "path": l.path,
+                    "resolution": resolution_of(i).map(trail_json),
+                })
+            })
+            .collect();
+        let vars: serde_json::Map<String, serde_json::Value> = built
+            .vars
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    if chain_defined(k) {
+                        json!(v)
+                    } else {
+                        serde_json::Value::Null
+                    },
+                )
+            })
+            .collect();
+        let out = json!({
+            "tool": tool.id,
+            "chain": links_json,
+            "broken": broken,
+            "environment": vars,
+            "origins": built.origins,
+            "passed_blocked": built.passed_blocked,
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        println!("{} ({} space)", tool.id, tool.space);
+        println!("  {}", tool.path.display());
+        println!(
+            "\nchain: {}",
+            links
+                .iter()
+                .map(|l| l.id.as_str())
+                .collect::<Vec<_>>()
+                .join(" -> ")
+        );
+        if let Some(b) = &broken {
+            println!("  broken: {b}");
+        }
+        for (i, l) in links.iter().enumerate() {
+            println!(
+                "\n[{}] {} ({} space) {}",
+                i + 1,
+                l.id,
+                l.space,
+                l.path.display()
+            );
+            if let Some(r) = resolution_of(i) {
+                println!("    interpreter {} ({}):", r.var, r.resolver);
+                for (k, c) in r.trail.iter().enumerate() {
+                    let mark = match (&r.outcome, c.found) {
+                        (Outcome::Found { index }, _) if *index == k => "✓ used",
+                        (_, true) => "✓ found",
+                        _ => "✗ not found",
+                    };
+                    let note = c
+                        .note
+                        .as_deref()
+                        .map(|n| format!(" ({n})"))
+                        .unwrap_or_default();
+                    println!("      {:<8} {}  {mark}{note}", c.location, c.path.display());
+                }
+                match &r.outcome {
+                    Outcome::Found { .. } => println!("    → {}", r.value.as_deref().unwrap_or("")),
+                    Outcome::Fallback => {
+                        println!("    → fallback {}", r.value.as_deref().unwrap_or(""))
+                    }
+                    Outcome::Unresolved => println!("    → unresolved: {} stays unset", r.var),
+                }
+            }
+        }
+        println!("\nenvironment ({} variables):", built.vars.len());
+        for (k, v) in &built.vars {
+            let origin = match built.origins.get(k) {
+                Some(Origin::Base) => "from the filtered environment".to_string(),
+                Some(Origin::Dotenv { path }) => format!("from {}", path.display()),
+                Some(Origin::Interpreter { link }) => {
+                    format!("interpreter of {}", links[n - 1 - link].id)
+                }
+                Some(Origin::EnvConfig { link }) => {
+                    format!("ENV_CONFIG.env of {}", links[n - 1 - link].id)
+                }
+                Some(Origin::ConfigEnv { link }) => {
+                    format!("CONFIG.env of {}", links[n - 1 - link].id)
+                }
+                None => String::new(),
+            };
+            if chain_defined(k) {
+                println!("  {k}={v}  ({origin})");
+            } else {
+                println!("  {k}  ({origin})");
+            }
+        }
+        for name in &built.passed_blocked {
+            println!("  note: this tool receives {name}, which the filter blocks by default");
+        }
+    }
+    Ok(if broken.is_some() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
