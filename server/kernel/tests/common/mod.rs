@@ -1,0 +1,172 @@
+//! Fixture workspaces written as one string (rust-analyzer style):
+//!
+//! ```text
+//! //- project/.ai/tools/a.py
+//! __version__ = "1.0.0"
+//! //- user/tools/b.yaml
+//! ...
+//! ```
+//! Paths are relative to a temp dir that holds `project/`, `user/` (the user space),
+//! `home/` and `bin/` (the only PATH entry).
+
+#![allow(dead_code)]
+
+use kiwi_kernel::check;
+use kiwi_kernel::context::Host;
+use kiwi_kernel::diag::Diagnostic;
+use kiwi_kernel::ids::Space;
+use kiwi_kernel::text::Encoding;
+use kiwi_kernel::workspace::{Item, Workspace};
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+pub struct Fixture {
+    pub dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    pub fn new(spec: &str) -> Fixture {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for sub in ["project/.ai", "user", "home", "bin"] {
+            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        }
+        let mut current: Option<(PathBuf, String)> = None;
+        let flush = |cur: &mut Option<(PathBuf, String)>| {
+            if let Some((path, text)) = cur.take() {
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(&path, text).unwrap();
+            }
+        };
+        for line in spec.split_inclusive('\n') {
+            if let Some(rest) = line.strip_prefix("//- ") {
+                flush(&mut current);
+                current = Some((dir.path().join(rest.trim()), String::new()));
+            } else if let Some((_, text)) = current.as_mut() {
+                text.push_str(line);
+            }
+        }
+        flush(&mut current);
+        Fixture { dir }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn project(&self) -> PathBuf {
+        self.dir.path().join("project")
+    }
+
+    /// A host whose HOME, user space and PATH are inside the fixture, plus extra variables.
+    pub fn host(&self, extra: &[(&str, &str)]) -> Host {
+        let home = self.root().join("home").display().to_string();
+        let user = self.root().join("user").display().to_string();
+        let bin = self.root().join("bin").display().to_string();
+        let mut vars = vec![
+            ("HOME", home.as_str()),
+            ("KIWI_USERSPACE_DIR", user.as_str()),
+            ("PATH", bin.as_str()),
+        ];
+        vars.extend_from_slice(extra);
+        Host::for_tests(&vars)
+    }
+
+    pub fn workspace(&self, extra: &[(&str, &str)]) -> Workspace {
+        Workspace::load(Some(self.project()), self.host(extra))
+    }
+
+    /// Make an executable file (a fake interpreter).
+    pub fn executable(&self, rel: &str) -> PathBuf {
+        let p = self.root().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, "#!/bin/sh\n").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        p
+    }
+
+    /// Check every project and user item and render the diagnostics for a snapshot.
+    pub fn check(&self, extra: &[(&str, &str)]) -> String {
+        let ws = self.workspace(extra);
+        let mut items: Vec<_> = ws.items_in(Space::Project);
+        items.extend(ws.items_in(Space::User));
+        let mut out = String::new();
+        for item in items {
+            let diags = check::check_item(&ws, item);
+            out.push_str(&render(item, &diags, self.root()));
+        }
+        out
+    }
+}
+
+fn pos(item: &Item, offset: usize) -> String {
+    let p = item.source.position(offset, Encoding::Char);
+    format!("{}:{}", p.line + 1, p.column + 1)
+}
+
+/// `path L:C-L:C CODE severity "covered" message`, then fixes and related lines.
+pub fn render(item: &Item, diags: &[Diagnostic], root: &Path) -> String {
+    let mut out = String::new();
+    let rel = item
+        .path
+        .strip_prefix(root)
+        .unwrap_or(&item.path)
+        .display()
+        .to_string();
+    let root_s = root.display().to_string();
+    for d in diags {
+        let covered = item
+            .text()
+            .get(d.range.start..d.range.end)
+            .unwrap_or("<bad range>");
+        let covered: String = covered.chars().take(60).collect();
+        writeln!(
+            out,
+            "{rel} {}-{} {} {} {:?} {}",
+            pos(item, d.range.start),
+            pos(item, d.range.end),
+            d.code,
+            d.severity.as_str(),
+            covered,
+            d.message.replace(&root_s, "$TMP")
+        )
+        .unwrap();
+        for f in &d.fixes {
+            let edits: Vec<String> = f
+                .edits
+                .iter()
+                .map(|e| {
+                    format!(
+                        "{}-{} {:?}",
+                        pos(item, e.range.start),
+                        pos(item, e.range.end),
+                        e.new_text
+                    )
+                })
+                .collect();
+            let rename = f
+                .rename_to
+                .as_ref()
+                .map(|p| format!(" rename to {}", p.strip_prefix(root).unwrap_or(p).display()))
+                .unwrap_or_default();
+            writeln!(out, "    fix: {}: {}{rename}", f.title, edits.join(", ")).unwrap();
+        }
+        for r in &d.related {
+            let p = r
+                .path
+                .as_ref()
+                .map(|p| p.strip_prefix(root).unwrap_or(p).display().to_string())
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "    related: {p} {}",
+                r.message.replace(&root_s, "$TMP")
+            )
+            .unwrap();
+        }
+    }
+    out
+}
