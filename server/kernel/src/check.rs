@@ -513,8 +513,9 @@ fn check_config_types(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic
                 }
             }
             K::Required { .. } => {
-                // A missing required key is reported on the link that talks to the primitive.
-                if ch.links.len() == 2 {
+                // A runtime only provides defaults: a missing required key (an http_runtime
+                // has no `url`) is the problem of the tool that runs, reported there.
+                if tool.str(Field::ToolType) != Some("runtime") {
                     let range = tool
                         .get(Field::Config)
                         .map(|e| e.key_range)
