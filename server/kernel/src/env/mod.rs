@@ -78,6 +78,47 @@ pub struct Resolution {
     pub trail: Vec<Candidate>,
 }
 
+impl Resolution {
+    /// The candidate that won, when one did.
+    pub fn winner(&self) -> Option<&Candidate> {
+        match self.outcome {
+            Outcome::Found { index } => self.trail.get(index),
+            _ => None,
+        }
+    }
+
+    /// The resolution as plain text lines (names and paths only), for hover, `kiwi env` and
+    /// MCP: a headline, then each candidate in order.
+    pub fn explain(&self) -> String {
+        let head = match (&self.outcome, &self.value) {
+            (Outcome::Found { .. }, Some(v)) => format!("{} = {v} ({})", self.var, self.resolver),
+            (Outcome::Fallback, Some(v)) => format!(
+                "{} = {v} ({}: nothing found, the fallback)",
+                self.var, self.resolver
+            ),
+            _ => format!(
+                "{} is not set ({}: nothing found and no fallback)",
+                self.var, self.resolver
+            ),
+        };
+        let mut out = head;
+        for (i, c) in self.trail.iter().enumerate() {
+            let state = if c.found { "found" } else { "not found" };
+            out.push_str(&format!(
+                "\n  {}. {}: {} ({state}{})",
+                i + 1,
+                c.location,
+                c.path.display(),
+                c.note
+                    .as_deref()
+                    .map(|n| format!("; {n}"))
+                    .unwrap_or_default()
+            ));
+        }
+        out
+    }
+}
+
 /// Filtering configuration (`env.allow` / `env.block` of the user's and project's config.yaml).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FilterConfig {

@@ -36,7 +36,7 @@ pub fn resolve_interpreter(interp: &Interpreter, ctx: &ResolveContext) -> Resolu
             path: PathBuf::from(fb),
             found: on_path.is_some(),
             note: Some(match &on_path {
-                Some(p) => format!("found at {}", p.display()),
+                Some(p) => format!("on PATH at {}", p.display()),
                 None => "not on PATH either".into(),
             }),
         });
@@ -397,6 +397,18 @@ fn probe_manager_dir(
         .filter(|_| !m.version_prefix.is_empty())
         .unwrap_or(&version)
         .to_string();
+    if wanted.contains(['/', '\\']) || wanted.split('.').any(|part| part.is_empty()) {
+        trail.push(Candidate {
+            location: m.name.to_string(),
+            path: versions,
+            found: false,
+            note: Some(format!(
+                "`{wanted}` from {source} is not a version {} can resolve here",
+                m.name
+            )),
+        });
+        return false;
+    }
     if wanted == "system" {
         trail.push(Candidate {
             location: m.name.to_string(),

@@ -108,7 +108,7 @@ fn dotenv_files_apply_in_order_and_pass_the_filter() {
     write_file(&w.project.join(".ai/.env"), "B=ai\nC=ai\nD=ai\n", 0o644);
     write_file(
         &w.project.join(".env"),
-        "# comment\nC=\"proj\"\nD=proj\nthis line is broken\n",
+        "# comment\nC=\"proj\"\nD=proj\nbroken canary-in-a-broken-line\n",
         0o644,
     );
     write_file(
@@ -153,6 +153,8 @@ fn dotenv_files_apply_in_order_and_pass_the_filter() {
             (w.project.join(".env.local"), 2, 0),
         ]
     );
+    // A line that cannot be parsed is counted, never quoted.
+    assert!(!format!("{b:?}").contains("canary-in-a-broken-line"));
     // Only the user's file without a project.
     let b = build(
         &w.host(),
@@ -354,4 +356,31 @@ fn a_user_block_pattern_is_named_in_e410() {
         f.render(&b),
         "[link 0] E410 warning \"${EDITOR}\" this tool receives EDITOR, which the filter blocks by `env.block`; deliberate, made visible\n"
     );
+}
+
+#[test]
+fn e408_is_information_when_the_fallback_is_on_path() {
+    let w = world();
+    exe(&w.bin.join("python3"));
+    let text = r#"ENV_CONFIG = {"interpreter": {"type": "venv_python", "search": ["user"], "var": "KIWI_PYTHON", "fallback": "python3"}}"#;
+    let v = super::lit::parse(text);
+    let host = w.host();
+    let ctx = crate::env::ResolveContext {
+        project: Some(&w.project),
+        user: &w.user,
+        home: Some(&w.home),
+        vars: &host,
+    };
+    let (res, diag) = crate::env::resolve_with_diagnostic(&v, &ctx).unwrap();
+    assert_eq!(res.outcome, Outcome::Fallback);
+    let shown = render(text, &[diag.unwrap()])
+        .replace(w.project.parent().unwrap().to_str().unwrap(), "<tmp>");
+    assert_eq!(
+        shown,
+        "E408 info \"\\\"venv_python\\\"\" `KIWI_PYTHON` resolves to the fallback `python3` only; tried: user <tmp>/home/.ai/.venv/bin/python\n  related \"{\\\"type\\\": \\\"venv_python\\\", \\\"search\\\": [\\\"user\\\"], \\\"var\\\": \\\"KIWI_PYTHON\\\", \\\"fallback\\\": \\\"python3\\\"}\": user: <tmp>/home/.ai/.venv/bin/python: not found\n  related \"{\\\"type\\\": \\\"venv_python\\\", \\\"search\\\": [\\\"user\\\"], \\\"var\\\": \\\"KIWI_PYTHON\\\", \\\"fallback\\\": \\\"python3\\\"}\": fallback: python3: found (on PATH at <tmp>/bin/python3)\n"
+    );
+    // Found: no diagnostic.
+    exe(&w.user.join(".venv/bin/python"));
+    let (_, diag) = crate::env::resolve_with_diagnostic(&v, &ctx).unwrap();
+    assert_eq!(diag, None);
 }

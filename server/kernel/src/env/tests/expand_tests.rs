@@ -74,3 +74,20 @@ fn references_in_source_order() {
         vec![("A", 0..10, true), ("B", 5..9, false), ("C", 14..18, false)]
     );
 }
+
+proptest::proptest! {
+    /// Any text: no panic, every reference range is a `${...}` slice of the text, and a text
+    /// without `$` is unchanged.
+    #[test]
+    fn never_panics(s in "[a-zA-Z_${}:\\-é😀 ]{0,40}") {
+        let v = vars(&[("a", "x"), ("A", "$${A}")]);
+        let e = expand_with(&s, &v);
+        for r in references(&s) {
+            let piece = &s[r.range.clone()];
+            proptest::prop_assert!(piece.starts_with("${") && piece.ends_with('}'), "{piece}");
+        }
+        if !s.contains('$') {
+            proptest::prop_assert_eq!(e.text, s);
+        }
+    }
+}

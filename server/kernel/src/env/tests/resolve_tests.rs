@@ -290,7 +290,7 @@ fn fallback_and_unresolved() {
     assert_eq!(w.trail(&r)[1], t("fallback", "python3", true));
     assert_eq!(
         w.notes(&r)[1].as_deref(),
-        Some("found at <tmp>/bin/python3")
+        Some("on PATH at <tmp>/bin/python3")
     );
 
     let r = w.resolve(
@@ -519,6 +519,56 @@ fn pyenv() {
     assert_eq!(
         w.notes(&r)[0].as_deref(),
         Some("version `system` from .python-version: the plain binary on PATH")
+    );
+}
+
+#[test]
+fn a_version_that_is_a_path_is_refused() {
+    let w = world();
+    let root = w.root.join("pyenv");
+    install(&root, &["versions/3.11.7/bin/python"]);
+    exe(&w.root.join("evil/bin/python"));
+    let mut v = w.path_vars();
+    v.insert("PYENV_ROOT".into(), root.to_string_lossy().into_owned());
+    write_file(&w.project.join(".python-version"), "../../evil\n", 0o644);
+    let r = w.resolve_with(
+        r#"{"interpreter": {"type": "version_manager", "manager": "pyenv", "var": "KIWI_PYTHON"}}"#,
+        &v,
+        true,
+    );
+    assert_eq!(
+        w.trail(&r),
+        vec![
+            t("pyenv", "<tmp>/pyenv/versions", false),
+            t("system", "python3", false),
+            t("system", "python", false),
+        ]
+    );
+    assert_eq!(
+        w.notes(&r)[0].as_deref(),
+        Some("`../../evil` from .python-version is not a version pyenv can resolve here")
+    );
+}
+
+#[test]
+fn explain_shows_names_and_paths() {
+    let w = world();
+    exe(&w.project.join(".venv/bin/python"));
+    let r = w.resolve(
+        r#"{"interpreter": {"type": "venv_python", "search": ["kiwi", "project"], "var": "KIWI_PYTHON"}}"#,
+    );
+    assert_eq!(r.winner().map(|c| c.location.as_str()), Some("project"));
+    assert_eq!(
+        w.short(std::path::Path::new(&r.explain())),
+        "KIWI_PYTHON = <tmp>/proj/.venv/bin/python (venv_python)\n  1. kiwi: <tmp>/proj/.ai/scripts/.venv/bin/python (not found)\n  2. project: <tmp>/proj/.venv/bin/python (found)"
+    );
+    let r = w.resolve(
+        r#"{"interpreter": {"type": "venv_python", "search": ["user"], "var": "KIWI_PYTHON", "fallback": "python3"}}"#,
+    );
+    assert_eq!(r.winner(), None);
+    assert_eq!(
+        w.short(std::path::Path::new(&r.explain())),
+        "KIWI_PYTHON = python3 (venv_python: nothing found, the fallback)\n  1. user: <tmp>/home/.ai/.venv/bin/python (not found)\n  2. fallback: python3 (not found; not on PATH either)"
     );
 }
 
