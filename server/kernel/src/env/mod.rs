@@ -1,7 +1,6 @@
 //! Environment resolution: `ENV_CONFIG`, the resolver-type registry, trails, and building a
 //! tool's environment (filtered base, dotenv files, link by link expansion).
 //! CONTRACT (owned by the environment helper; the public items below are fixed, more may be added).
-
 //!
 //! Layout: [`registry`] (the resolver types and version managers, as data), [`check`] (E401-E406),
 //! [`spec`] (reading an interpreter), [`resolve`] (candidates and trails), [`filter`],
