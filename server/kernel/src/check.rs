@@ -605,7 +605,7 @@ pub fn build_env(ws: &Workspace, links_tool_first: &[Arc<Item>]) -> env::BuiltEn
 fn check_environment(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>) {
     let Some(tool) = item.tool() else { return };
     if let Some(ec) = tool.value(Field::EnvConfig) {
-        out.extend(env::check_env_config(ec));
+        out.extend(env::check_env_config_in(ec, item.text()));
     }
     if chain::is_primitive(item) {
         return;
@@ -660,12 +660,17 @@ fn check_environment(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>
         .and_then(|p| p.as_map())
         .map(|m| m.iter().map(|e| e.key.clone()).collect())
         .unwrap_or_default();
+    // `CONFIG.env` values are environment entries: E409 reports their undefined references.
+    let env_range = config.get("env").map(|v| v.range);
     let mut strings: Vec<&Value> = Vec::new();
     config.walk(&mut |v| {
-        if v.as_str().is_some() {
+        if v.as_str().is_some()
+            && !env_range.is_some_and(|r| r.start <= v.range.start && v.range.end <= r.end)
+        {
             strings.push(v);
         }
     });
+    let filter = env::Filter::new(&ws.config.filter);
     for v in strings {
         let Some(s) = v.as_string() else { continue };
         for piece in template::scan(&s.value) {
@@ -716,9 +721,7 @@ fn check_environment(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>
                         continue;
                     }
                     let r = range_of(range);
-                    if ws.host.vars.contains_key(&name)
-                        && env::passes_filter(&name, &ws.config.filter)
-                    {
+                    if ws.host.vars.contains_key(&name) && filter.passes(&name) {
                         out.push(
                             Diagnostic::new(
                                 Code::T308,

@@ -4,7 +4,6 @@
 use super::FilterConfig;
 use crate::value::Value;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use std::path::Path;
 use std::sync::LazyLock;
 
 /// Names that pass the filter (unless blocked). `LC_*` passes too.
@@ -173,21 +172,5 @@ impl FilterConfig {
                 out.extend(list.iter().filter_map(Value::as_str).map(str::to_string));
             }
         }
-    }
-
-    /// The filter configuration of `<user>/config.yaml` and `<project>/.ai/config.yaml`
-    /// (missing or unreadable files contribute nothing).
-    pub fn load(user: &Path, project: Option<&Path>) -> Self {
-        let mut out = FilterConfig::default();
-        let files = std::iter::once(user.join("config.yaml"))
-            .chain(project.map(|p| p.join(".ai").join("config.yaml")));
-        for file in files {
-            if let Ok(text) = std::fs::read_to_string(&file) {
-                if let Some(v) = crate::yaml::parse(&text, 0).value {
-                    out.extend_from_config(&v);
-                }
-            }
-        }
-        out
     }
 }
