@@ -34,7 +34,21 @@ pub struct Element {
     /// Character data and CDATA directly inside, unescaped and concatenated.
     pub text: String,
     /// The range of the direct text content (first to last text piece), if any.
+    /// Whitespace at either end is left out; `None` when the direct text is only whitespace.
     pub text_range: Option<TextRange>,
+    /// The raw source ranges of each piece of direct text (character data, and the inside of
+    /// each CDATA section), in order; entity references are not decoded in these ranges.
+    pub text_pieces: Vec<TextRange>,
+    /// The start tag, `<` to `>` (or as far as recovery got).
+    pub start_tag: TextRange,
+    /// Between the start tag and the end tag; `None` for a self-closing element.
+    pub content: Option<TextRange>,
+    /// The name in the end tag, when the element has one.
+    pub end_name_range: Option<TextRange>,
+    /// `<name .../>`.
+    pub self_closing: bool,
+    /// Whether the element ends properly (self-closing, or with its own end tag).
+    pub closed: bool,
 }
 
 impl Element {
@@ -43,6 +57,37 @@ impl Element {
     }
     pub fn child(&self, name: &str) -> Option<&Element> {
         self.children.iter().find(|c| c.name == name)
+    }
+    /// The children with this name.
+    pub fn children_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Element> + 'a {
+        self.children.iter().filter(move |c| c.name == name)
+    }
+    /// The direct text without surrounding whitespace.
+    pub fn trimmed_text(&self) -> &str {
+        self.text.trim()
+    }
+    /// The trimmed direct text with its range, when there is some.
+    pub fn spanned_text(&self) -> Option<Spanned<String>> {
+        let range = self.text_range?;
+        let value = self.text.trim();
+        (!value.is_empty()).then(|| Spanned {
+            value: value.to_string(),
+            range,
+        })
+    }
+    /// The chain of elements (outermost first) whose range holds `offset`, starting here.
+    pub fn path_at(&self, offset: usize) -> Vec<&Element> {
+        let mut out = Vec::new();
+        if !self.range.touches(offset) {
+            return out;
+        }
+        let mut cur = self;
+        out.push(cur);
+        while let Some(next) = cur.children.iter().find(|c| c.range.touches(offset)) {
+            out.push(next);
+            cur = next;
+        }
+        out
     }
 }
 
@@ -53,7 +98,21 @@ pub struct Header {
     /// `kiwi:validated`, `kiwi-mcp:validated`, `rye:signed`, `rye:validated`, ...
     pub kind: String,
     pub timestamp: Option<String>,
+    /// The field in the hash position, as written (`placeholder` in `rye:validated` files).
     pub hash: Option<Spanned<String>>,
+    /// `rye:signed`: the Ed25519 signature (base64url) after the hash.
+    pub signature: Option<String>,
+    /// `rye:signed`: the public key fingerprint after the signature.
+    pub fingerprint: Option<String>,
+}
+
+impl Header {
+    /// Whether the hash field is a real SHA-256 (64 hex digits), not a placeholder.
+    pub fn has_real_hash(&self) -> bool {
+        self.hash
+            .as_ref()
+            .is_some_and(|h| h.value.len() == 64 && h.value.bytes().all(|c| c.is_ascii_hexdigit()))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,8 +142,12 @@ pub struct Call {
     pub item_type: Option<Spanned<String>>,
     pub item_id: Option<Spanned<String>>,
     pub query: Option<Spanned<String>>,
-    /// `<param name value>` children: (name, value).
+    /// `<param name value>` children: (name, value). For the kiwi-mcp `tool_call` form
+    /// (`<params><query>x</query></params>`), each child of `<params>`: (element name, text).
     pub params: Vec<(Spanned<String>, Spanned<String>)>,
+    /// The action the call performs when the element says it: an `action` attribute, or the
+    /// `<tool>` child of a kiwi-mcp `tool_call` (`search`, `run`, `load`, ...).
+    pub action: Option<Spanned<String>>,
     /// The whole call element.
     pub range: TextRange,
     /// Index into `Directive::steps`.
@@ -124,6 +187,9 @@ pub struct Capability {
     pub deny: bool,
     /// The element (or `<cap>` text) it was read from.
     pub range: TextRange,
+    /// `false` when a part of the spelling is unknown (reported as P201) or not allowed
+    /// (P202, P203): such a capability is kept in the model but grants (and denies) nothing.
+    pub valid: bool,
 }
 
 /// A reference to another item (a call's `item_id`, a relationship).
@@ -181,7 +247,59 @@ pub struct Directive {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+mod checks;
+mod markdown;
+mod model;
+mod permissions;
+mod placeholders;
+mod schema;
+mod xml;
+
+#[cfg(test)]
+mod tests;
+
+pub use checks::content_hash;
+pub use permissions::{
+    grants, Need, ACTIONS, ITEM_TYPE_NAMES, PERMISSION_ATTRS, PERMISSION_ELEMENTS, RESOURCES,
+    SYSTEM_ACTIONS,
+};
+pub use schema::{spec, spec_any, Content, ElementSpec, SCHEMA};
+pub use xml::{MAX_DEPTH, OPAQUE};
+
+/// Parse a directive file and run every check that needs only this file.
+/// Never panics, whatever the input; every part that can be analysed is.
 pub fn parse(text: &str) -> Directive {
-    let _ = text;
-    Directive::default()
+    let mut d = Directive {
+        header: markdown::header(text),
+        ..Default::default()
+    };
+    let fences = markdown::xml_fences(text);
+    let mut directive_fences = fences
+        .iter()
+        .filter(|f| markdown::root_is_directive(text, f.content));
+    let Some(fence) = directive_fences.next() else {
+        d.diagnostics.push(checks::no_directive(text, &fences));
+        return d;
+    };
+    for other in directive_fences {
+        d.diagnostics.push(crate::diag::Diagnostic::new(
+            crate::diag::Code::D103,
+            other.open_line,
+            "a second directive fence: only the first ```xml fence with a <directive> root is read",
+        ));
+    }
+    d.fence = Some(fence.content);
+    let out = xml::parse(text, fence.content, fence.after_close);
+    d.diagnostics.extend(out.diags);
+    d.root = out.root;
+    if let Some(root) = d.root.take() {
+        model::extract(text, &root, &mut d);
+        schema::check(text, &root, &mut d.diagnostics);
+        checks::run(text, &root, &mut d);
+        placeholders::run(text, &root, fence, &mut d);
+        permissions::run(text, &root, &mut d);
+        d.root = Some(root);
+    }
+    crate::diag::normalize(&mut d.diagnostics);
+    d
 }
