@@ -122,6 +122,8 @@ pub struct Input {
     pub required: bool,
     pub default: Option<Spanned<String>>,
     pub enum_values: Option<Vec<String>>,
+    /// The value of the `enum` attribute.
+    pub enum_range: Option<TextRange>,
     pub description: String,
     /// The whole `<input>` element.
     pub range: TextRange,

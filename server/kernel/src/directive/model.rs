@@ -87,6 +87,7 @@ fn input_of(el: &Element) -> Input {
             .is_some_and(|a| a.value.trim().eq_ignore_ascii_case("true")),
         default: attr_spanned(el, "default"),
         enum_values,
+        enum_range: el.attr("enum").map(|a| a.value_range),
         description,
         range: el.range,
     }

@@ -86,10 +86,10 @@ impl Need {
     }
 
     fn describe(&self) -> String {
-        let t = self.item_type.map(ItemType::as_str).unwrap_or("item");
+        let t = self.item_type.map(ItemType::as_str).unwrap_or("any");
         match &self.id {
             Some(id) => format!("`{}` on {t} `{id}`", self.verb),
-            None => format!("`{}` on {t}s", self.verb),
+            None => format!("`{}` on {t} items", self.verb),
         }
     }
 }
@@ -364,7 +364,7 @@ impl<'a> Reader<'a> {
                     Code::P201,
                     el.name_range,
                     format!(
-                        "unknown permission element `<{}>` (one of {}){}; it grants nothing",
+                        "unknown permission element `<{}>`, which grants nothing (one of {}){}",
                         el.name,
                         PERMISSION_ELEMENTS.join(", "),
                         did_you_mean(sug)
@@ -638,7 +638,7 @@ impl<'a> Reader<'a> {
                         Code::P201,
                         c.name_range,
                         format!(
-                            "unknown item type `<{}>` in `<{}>` (one of directive, tool, knowledge, system){}; it grants nothing",
+                            "unknown item type `<{}>` in `<{}>`, which grants nothing (one of directive, tool, knowledge, system){}",
                             c.name, el.name, did_you_mean(sug)
                         ),
                     );
@@ -812,7 +812,7 @@ impl<'a> Reader<'a> {
             self.id_checks(&pattern, target);
         }
         self.push(
-            &verb, resource, pattern, deny, el.range, valid, style, remove, target,
+            &verb, resource, pattern, deny, el.range, valid, style, remove, t.range,
         );
     }
 
@@ -1163,8 +1163,10 @@ fn unused(d: &mut Directive, r: &mut Reader, needs: &[(usize, Need)]) {
             continue;
         }
         let what = match &c.resource {
+            Resource::Items(Some(t)) if c.pattern == "*" => format!("`{}` on any {t}", c.verb),
             Resource::Items(Some(t)) => format!("`{}` on {t} `{}`", c.verb, c.pattern),
-            _ => format!("`{}` on `{}`", c.verb, c.pattern),
+            _ if c.pattern == "*" => format!("`{}` on any item", c.verb),
+            _ => format!("`{}` on items `{}`", c.verb, c.pattern),
         };
         d.diagnostics.push(
             Diagnostic::new(

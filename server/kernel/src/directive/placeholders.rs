@@ -93,7 +93,12 @@ pub(crate) fn run(text: &str, root: &Element, fence: &Fence, d: &mut Directive) 
         .map(|i| i.name.value.as_str())
         .filter(|n| !n.is_empty())
         .collect();
-    let input_names: Vec<&str> = d.inputs.iter().map(|i| i.name.value.as_str()).collect();
+    let mut input_names: Vec<&str> = Vec::new();
+    for i in &d.inputs {
+        if !input_names.contains(&i.name.value.as_str()) {
+            input_names.push(&i.name.value);
+        }
+    }
     let mut used: HashSet<String> = HashSet::new();
     let mut diags = Vec::new();
     let mut placeholders = Vec::new();
@@ -177,9 +182,11 @@ pub(crate) fn run(text: &str, root: &Element, fence: &Fence, d: &mut Directive) 
         };
         used.insert(name.to_string());
     }
+    let mut reported: HashSet<&str> = HashSet::new();
     for input in &d.inputs {
         let n = &input.name.value;
-        if n.is_empty() || used.contains(n.as_str()) {
+        // A duplicate is D107's; the first declaration carries D111.
+        if n.is_empty() || used.contains(n.as_str()) || !reported.insert(n.as_str()) {
             continue;
         }
         let mut diag = Diagnostic::new(

@@ -229,9 +229,8 @@ fn unknown_element(child: &Element, parent: &str) -> Diagnostic {
                 .join(", ")
         };
         format!(
-            "`<{}>` is not expected inside `<{parent}>` (it belongs in {places}){}",
-            child.name,
-            did_you_mean(suggestion.map(|s| format!("<{s}>")).as_deref())
+            "`<{}>` is not expected inside `<{parent}>` (it belongs in {places})",
+            child.name
         )
     } else if child.name == "sign" && parent == "step" {
         "unknown element `<sign>`: kiwi has no sign call (signing is the `validate` action of `execute`)".to_string()
@@ -243,7 +242,8 @@ fn unknown_element(child: &Element, parent: &str) -> Diagnostic {
         )
     };
     let mut d = Diagnostic::new(Code::D105, child.name_range, msg);
-    if let Some(s) = suggestion {
+    // Renaming a known element to another is a change of meaning, not a typo fix.
+    if let (Some(s), None) = (suggestion, spec_any(&child.name)) {
         d = d.fix(rename_element(child, s));
     }
     d

@@ -775,3 +775,96 @@ fn large_file_is_fast_and_linear() {
     let _ = parse(&junk);
     assert!(t.elapsed().as_secs() < 20);
 }
+
+/// Apply a fix's edits to a text.
+fn apply(text: &str, fix: &crate::diag::Fix) -> String {
+    let mut edits = fix.edits.clone();
+    edits.sort_by_key(|e| std::cmp::Reverse(e.range.start));
+    let mut out = text.to_string();
+    for e in edits {
+        out.replace_range(e.range.start..e.range.end, &e.new_text);
+    }
+    out
+}
+
+/// Every fix of every fixture and corpus file, applied, removes (at least) its diagnostic
+/// and brings no new error.
+#[test]
+fn fixes_fix() {
+    let mut texts: Vec<(String, String)> = vec![("spec".into(), GOOD.to_string())];
+    if let Some(dir) = corpus_dir() {
+        for p in md_files(&dir) {
+            if p.to_string_lossy().contains("/directives/") || p.ends_with("AGENTS.md") {
+                texts.push((
+                    p.display().to_string(),
+                    std::fs::read_to_string(&p).unwrap(),
+                ));
+            }
+        }
+    }
+    texts.extend(
+        FIX_CASES
+            .iter()
+            .map(|(n, t)| (n.to_string(), t.to_string())),
+    );
+    for (name, text) in &texts {
+        let d = parse(text);
+        for diag in &d.diagnostics {
+            for fix in &diag.fixes {
+                let fixed = apply(text, fix);
+                let after = parse(&fixed);
+                // Where the diagnostic's start moved to.
+                let shift: isize = fix
+                    .edits
+                    .iter()
+                    .filter(|e| {
+                        e.range.end <= diag.range.start
+                            && !(e.range.is_empty() && e.range.start == diag.range.start)
+                    })
+                    .map(|e| e.new_text.len() as isize - e.range.len() as isize)
+                    .sum();
+                let at = (diag.range.start as isize + shift) as usize;
+                let still = after.diagnostics.iter().find(|y| {
+                    y.code == diag.code && y.range.start == at && y.message == diag.message
+                });
+                assert!(
+                    still.is_none(),
+                    "{name}: fix `{}` of {} `{}` did not remove it:\n{}\n---\n{}",
+                    fix.title,
+                    diag.code,
+                    diag.message,
+                    fixed,
+                    render(&fixed, &after)
+                );
+                let errors = |x: &Directive| {
+                    x.diagnostics
+                        .iter()
+                        .filter(|y| {
+                            y.severity == crate::diag::Severity::Error && y.code != diag.code
+                        })
+                        .count()
+                };
+                assert!(
+                    errors(&after) <= errors(&d),
+                    "{name}: fix `{}` of {} brought new errors:\n{}\n---\n{}",
+                    fix.title,
+                    diag.code,
+                    fixed,
+                    render(&fixed, &after)
+                );
+            }
+        }
+    }
+}
+
+const FIX_CASES: &[(&str, &str)] = &[
+    ("d101", "# X\n\n<directive name=\"x\" version=\"1.0.0\">\n  <metadata><description>d</description></metadata>\n</directive>\n"),
+    ("d102", "```xml\n<directive name=\"x\" version=\"1.0.0\">\n  <metadata><description>Fish & chips <b>x</description></metadata>\n  <process><step name=\"a\"><action>a < b &foo;</action><execute item_type=\"tool\" item_id=\"t\"><param name=\"q\" value=\"1<2 & 3\"/></execute></stpe></process>\n</directive>\n```\n"),
+    ("d103", "```xml\n<directive name=\"x\" version=\"1.0.0\">\n  <metadata><description>d</description></metadata>\n</directive>\n<extra/> and text\n```\n"),
+    ("d104", "```xml\n<directive name=\"x\" version=\"1.2\">\n  <metadata><description>d</description></metadata>\n</directive>\n```\n"),
+    ("d104b", "```xml\n<directive name=\"x\">\n  <metadata><description>d</description></metadata>\n</directive>\n```\n"),
+    ("d105", "```xml\n<directive name=\"x\" version=\"1.0.0\">\n  <metadata>\n    <description>d</description>\n    <limits max_turns=\"6\"/>\n    <modle tier=\"fast\"/>\n  </metadata>\n  <proces>\n    <step name=\"a\"/>\n  </proces>\n</directive>\n```\n"),
+    ("d107", "```xml\n<directive name=\"x\" version=\"1.0.0\">\n  <metadata><description>d</description></metadata>\n  <inputs>\n    <input name=\"b\" type=\"bool\" default=\"True\"/>\n    <input name=\"s\" type=\"string\" enum=\"red|green\" default=\"gren\"/>\n  </inputs>\n  <process><step name=\"s\"><action>{input:b} {input:s}</action></step></process>\n</directive>\n```\n"),
+    ("d108", "```xml\n<directive name=\"x\" version=\"1.0.0\">\n  <metadata><description>d</description></metadata>\n  <inputs><input name=\"topic\" type=\"string\"/></inputs>\n  <process><step name=\"s\"><action>{input:topc} {system.paths.home}</action></step></process>\n</directive>\n```\n"),
+    ("recovery_inputs", "```xml\n<directive name=\"x\" version=\"1.0.0\">\n  <metadata><description>d</description></metadata>\n  <inputs>\n    <input name=\"a\" type=\"string\">The a\n    <input name=\"b\" type=\"string\"/>\n  </inputs>\n  <process>\n    <step name=\"one\"><action>{input:a} {input:b}</action>\n    <step name=\"two\"/>\n  </process>\n</directive>\n```\n"),
+];

@@ -169,6 +169,8 @@ struct Open {
     el: Element,
     /// First and last non-whitespace byte of the direct text, for `text_range`.
     text_span: Option<(usize, usize)>,
+    /// The length of `el.text` after each piece of `el.text_pieces`.
+    piece_ends: Vec<usize>,
 }
 
 struct Reader<'a> {
@@ -383,6 +385,7 @@ impl<'a> Reader<'a> {
         }
         open.el.text.push_str(&text);
         open.el.text_pieces.push(range);
+        open.piece_ends.push(open.el.text.len());
     }
 
     /// Character data up to the next markup; stray `<` and bad `&` are reported per run.
@@ -454,8 +457,9 @@ impl<'a> Reader<'a> {
         let mut msg = what;
         if offenders.len() > 1 {
             msg.push_str(&format!(
-                " ({} more unescaped characters in this text)",
-                offenders.len() - 1
+                " ({} more unescaped character{} in this text)",
+                offenders.len() - 1,
+                if offenders.len() == 2 { "" } else { "s" }
             ));
         }
         let mut d = Diagnostic::new(Code::D102, first.range, msg);
@@ -693,8 +697,6 @@ impl<'a> Reader<'a> {
         let start = q + 1;
         let mut p = start;
         let mut offenders: Vec<Offender> = Vec::new();
-        let mut out = String::new();
-        let mut last = start;
         let mut closed = None;
         while p < self.end {
             let c = self.b[p];
@@ -704,12 +706,7 @@ impl<'a> Reader<'a> {
             }
             if c == b'&' {
                 match entity(self.b, self.s, p, self.end) {
-                    Ok((dec, next)) => {
-                        out.push_str(&self.s[last..p]);
-                        out.push_str(&dec);
-                        p = next;
-                        last = next;
-                    }
+                    Ok((_, next)) => p = next,
                     Err((kind, next)) => {
                         offenders.push(Offender {
                             kind,
@@ -757,7 +754,8 @@ impl<'a> Reader<'a> {
             );
             return (unescape_lenient(&self.s[start..e]), r, e);
         };
-        out.push_str(&self.s[last..close]);
+        // Decode from the raw value: entities inside embedded markup were skipped above.
+        let out = unescape_lenient(&self.s[start..close]);
         let range = TextRange::new(start, close);
         if !offenders.is_empty() {
             self.report_attr_offenders(&offenders);
@@ -860,8 +858,9 @@ impl<'a> Reader<'a> {
             ));
         } else if offenders.len() > 1 {
             msg.push_str(&format!(
-                " ({} more characters to escape in this value)",
-                offenders.len() - 1
+                " ({} more character{} to escape in this value)",
+                offenders.len() - 1,
+                if offenders.len() == 2 { "" } else { "s" }
             ));
         }
         let title = if offenders.len() == 1 {
@@ -894,6 +893,7 @@ impl<'a> Reader<'a> {
         self.stack.push(Open {
             el,
             text_span: None,
+            piece_ends: Vec::new(),
         });
     }
 
@@ -925,6 +925,112 @@ impl<'a> Reader<'a> {
         el.end_name_range = end_name;
         el.closed = end_name.is_some();
         self.attach(el);
+    }
+
+    /// Close the innermost open element, which has no end tag, at `at` (where the end tag of
+    /// an outer element, or the end of the fence, was met), and report it.
+    ///
+    /// An element that holds an element of its own name was almost surely meant to end before
+    /// it (`<input name="a">text` followed by `<input name="b"/>`, a `<step>` left open before
+    /// the next `<step>`): no directive element contains itself. So it ends there, and that
+    /// child and the ones after it go to its parent.
+    fn close_unclosed(
+        &mut self,
+        at: usize,
+        outer: Option<(&str, TextRange)>,
+        eof_insert: &mut String,
+    ) {
+        let Some(open) = self.stack.pop() else {
+            return;
+        };
+        let Open {
+            mut el,
+            text_span,
+            piece_ends,
+        } = open;
+        let name = el.name.clone();
+        let split = el.children.iter().position(|c| c.name == name);
+        let mut moved = Vec::new();
+        let (end, diag) = match split {
+            Some(i) => {
+                let next = el.children[i].range.start;
+                let mut e = next;
+                while e > el.start_tag.end && is_ws(self.b[e - 1]) {
+                    e -= 1;
+                }
+                moved = el.children.split_off(i);
+                // Direct text after the split belongs to the parent now.
+                let keep = el.text_pieces.iter().take_while(|p| p.start < next).count();
+                el.text_pieces.truncate(keep);
+                el.text
+                    .truncate(if keep == 0 { 0 } else { piece_ends[keep - 1] });
+                let d = Diagnostic::new(
+                    Code::D102,
+                    el.name_range,
+                    format!("`<{name}>` is not closed before the next `<{name}>`"),
+                )
+                .related(None, moved[0].name_range, format!("the next `<{name}>`"))
+                .fix(Fix::insert(
+                    format!("Insert `</{name}>`"),
+                    e,
+                    format!("</{name}>"),
+                ));
+                (e, d)
+            }
+            None => {
+                let d = match outer {
+                    Some((outer_name, outer_range)) => Diagnostic::new(
+                        Code::D102,
+                        el.name_range,
+                        format!("`<{name}>` is not closed: `</{outer_name}>` ends `<{outer_name}>` before it"),
+                    )
+                    .related(None, outer_range, format!("`</{outer_name}>` is here"))
+                    .fix(Fix::insert(format!("Insert `</{name}>`"), at, format!("</{name}>"))),
+                    None => {
+                        eof_insert.push_str(&format!("</{name}>"));
+                        Diagnostic::new(
+                            Code::D102,
+                            el.name_range,
+                            format!("`<{name}>` is never closed"),
+                        )
+                        .fix(Fix::insert(
+                            format!("Insert `</{name}>`"),
+                            at,
+                            format!("\n{eof_insert}"),
+                        ))
+                    }
+                };
+                (at, d)
+            }
+        };
+        self.error(diag);
+        let text_span = match split {
+            None => text_span,
+            Some(_) => {
+                let mut span: Option<(usize, usize)> = None;
+                for p in &el.text_pieces {
+                    let raw = &self.s[p.start..p.end];
+                    if let Some(off) = raw.find(|c: char| !c.is_whitespace()) {
+                        let first = p.start + off;
+                        let last = p.start + raw.trim_end().len();
+                        span = Some(span.map_or((first, last), |(a, _)| (a, last)));
+                    }
+                }
+                span
+            }
+        };
+        el.range = TextRange::new(el.range.start, end.max(el.start_tag.end));
+        el.content = Some(TextRange::new(el.start_tag.end, end.max(el.start_tag.end)));
+        el.text_range = text_span.map(|(a, b)| TextRange::new(a, b));
+        el.end_name_range = None;
+        el.closed = false;
+        self.attach(el);
+        if let Some(parent) = self.stack.last_mut() {
+            parent.el.children.extend(moved);
+        } else if !moved.is_empty() {
+            // The root split: what follows is outside it (reported as trailing by the caller's
+            // next round only if text follows; here the elements are simply left out).
+        }
     }
 
     /// Opaque content: everything up to `</name>`.
@@ -990,9 +1096,12 @@ impl<'a> Reader<'a> {
         let tag = TextRange::new(lt, self.pos);
         let Some(idx) = self.stack.iter().rposition(|o| o.el.name == name) else {
             let mut d;
+            let mut closes_top = false;
             match self.stack.last() {
                 Some(open) => {
                     let open_name = open.el.name.clone();
+                    // A misspelled end tag (`</stpe>`) still ends the element it was meant for.
+                    closes_top = crate::diag::closest(&name, [open_name.as_str()]).is_some();
                     d = Diagnostic::new(
                         Code::D102,
                         name_range,
@@ -1017,29 +1126,19 @@ impl<'a> Reader<'a> {
                     );
                 }
             }
-            d = d.fix(Fix::replace(format!("Remove `</{name}>`"), tag, ""));
+            if !closes_top {
+                d = d.fix(Fix::replace(format!("Remove `</{name}>`"), tag, ""));
+            }
             self.error(d);
+            if closes_top {
+                self.pop_finish(self.pos, lt, Some(name_range));
+            }
             return;
         };
         // Elements opened after the matching one were never closed: close them here.
+        let mut unused = String::new();
         while self.stack.len() > idx + 1 {
-            let Some(open) = self.stack.last() else { break };
-            let inner = open.el.name.clone();
-            let inner_range = open.el.name_range;
-            self.error(
-                Diagnostic::new(
-                    Code::D102,
-                    inner_range,
-                    format!("`<{inner}>` is not closed: `</{name}>` ends `<{name}>` before it"),
-                )
-                .related(None, name_range, format!("`</{name}>` is here"))
-                .fix(Fix::insert(
-                    format!("Insert `</{inner}>`"),
-                    lt,
-                    format!("</{inner}>"),
-                )),
-            );
-            self.pop_finish(lt, lt, None);
+            self.close_unclosed(lt, Some((&name, name_range)), &mut unused);
         }
         self.pop_finish(self.pos, lt, Some(name_range));
     }
@@ -1051,22 +1150,8 @@ impl<'a> Reader<'a> {
             end -= 1;
         }
         let mut insert = String::new();
-        while let Some(open) = self.stack.last() {
-            let name = open.el.name.clone();
-            insert.push_str(&format!("</{name}>"));
-            self.error(
-                Diagnostic::new(
-                    Code::D102,
-                    open.el.name_range,
-                    format!("`<{name}>` is never closed"),
-                )
-                .fix(Fix::insert(
-                    format!("Insert `</{name}>`"),
-                    end,
-                    format!("\n{insert}"),
-                )),
-            );
-            self.pop_finish(end, end, None);
+        while !self.stack.is_empty() {
+            self.close_unclosed(end, None, &mut insert);
         }
     }
 
