@@ -260,12 +260,13 @@ mod xml;
 #[cfg(test)]
 mod tests;
 
-pub use checks::content_hash;
+pub use checks::{content_hash, INPUT_TYPES};
+pub use model::RELATIONS;
 pub use permissions::{
     grants, Need, ACTIONS, ITEM_TYPE_NAMES, PERMISSION_ATTRS, PERMISSION_ELEMENTS, RESOURCES,
     SYSTEM_ACTIONS,
 };
-pub use schema::{spec, spec_any, Content, ElementSpec, SCHEMA};
+pub use schema::{children_of, spec, spec_any, Content, ElementSpec, SCHEMA};
 pub use xml::{MAX_DEPTH, OPAQUE};
 
 /// Parse a directive file and run every check that needs only this file.
@@ -302,6 +303,22 @@ pub fn parse(text: &str) -> Directive {
         permissions::run(text, &root, &mut d);
         d.root = Some(root);
     }
+    if text.contains("\r\n") {
+        crlf_fixes(&mut d.diagnostics);
+    }
     crate::diag::normalize(&mut d.diagnostics);
     d
+}
+
+/// In a CRLF file, the lines a fix inserts end with CRLF too.
+fn crlf_fixes(diags: &mut [crate::diag::Diagnostic]) {
+    for d in diags {
+        for f in &mut d.fixes {
+            for e in &mut f.edits {
+                if e.new_text.contains('\n') {
+                    e.new_text = e.new_text.replace("\r\n", "\n").replace('\n', "\r\n");
+                }
+            }
+        }
+    }
 }

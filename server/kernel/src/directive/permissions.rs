@@ -199,6 +199,68 @@ pub fn grants<'a>(
         .find(|c| !c.deny && cap_matches(c, action, Some(item_type), Some(id)))
 }
 
+impl Capability {
+    /// What it grants (or denies), in words, for hovers: "run tools `docs/*`".
+    pub fn describe(&self) -> String {
+        let what = match &self.resource {
+            Resource::Any => {
+                return if self.deny {
+                    "denies everything".into()
+                } else {
+                    "grants everything".into()
+                }
+            }
+            Resource::Filesystem => format!("{} files `{}`", self.verb, self.pattern),
+            Resource::Registry => format!("{} registry entries `{}`", self.verb, self.pattern),
+            Resource::Shell => format!("run shell commands `{}`", self.pattern),
+            Resource::Items(t) => {
+                let verb = if self.verb == "*" {
+                    "any action on"
+                } else {
+                    self.verb.as_str()
+                };
+                let t = t.map(|t| format!("{t}s")).unwrap_or_else(|| "items".into());
+                if self.pattern == "*" {
+                    format!("{verb} all {t}")
+                } else {
+                    format!("{verb} {t} `{}`", self.pattern)
+                }
+            }
+        };
+        let mut s = if self.deny {
+            format!("denies: {what}")
+        } else {
+            format!("grants: {what}")
+        };
+        if !self.valid {
+            s.push_str(" (not understood: it grants nothing)");
+        }
+        s
+    }
+}
+
+impl Directive {
+    /// The calls (indices into `calls`) that the capability `cap` grants, for hovers
+    /// ("which steps rely on it").
+    pub fn calls_granted_by(&self, cap: usize) -> Vec<usize> {
+        let Some(c) = self.capabilities.get(cap) else {
+            return Vec::new();
+        };
+        if c.deny {
+            return Vec::new();
+        }
+        self.calls
+            .iter()
+            .enumerate()
+            .filter(|(_, call)| {
+                Need::of_call(call)
+                    .is_some_and(|n| cap_matches(c, &n.verb, n.item_type, n.id.as_deref()))
+            })
+            .map(|(i, _)| i)
+            .collect()
+    }
+}
+
 /// How the directive writes its permissions, so that a fix writes a grant the same way.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Style {

@@ -128,20 +128,32 @@ pub static SCHEMA: &[ElementSpec] = &[
     el!("raw", ["*"], [], Opaque, "Opaque text (never checked)."),
 ];
 
+fn by_name(name: &str) -> &'static [&'static ElementSpec] {
+    static INDEX: std::sync::OnceLock<
+        std::collections::HashMap<&'static str, Vec<&'static ElementSpec>>,
+    > = std::sync::OnceLock::new();
+    let index = INDEX.get_or_init(|| {
+        let mut m: std::collections::HashMap<&'static str, Vec<&'static ElementSpec>> =
+            std::collections::HashMap::new();
+        for s in SCHEMA {
+            m.entry(s.name).or_default().push(s);
+        }
+        m
+    });
+    index.get(name).map(Vec::as_slice).unwrap_or(&[])
+}
+
 /// The spec of `name` inside `parent` (`None` for the root).
 pub fn spec(name: &str, parent: Option<&str>) -> Option<&'static ElementSpec> {
-    SCHEMA.iter().find(|s| {
-        s.name == name
-            && match parent {
-                None => s.parents.is_empty(),
-                Some(p) => s.parents.iter().any(|x| *x == p || *x == "*"),
-            }
+    by_name(name).iter().copied().find(|s| match parent {
+        None => s.parents.is_empty(),
+        Some(p) => s.parents.iter().any(|x| *x == p || *x == "*"),
     })
 }
 
 /// Any spec with this name, wherever it appears.
 pub fn spec_any(name: &str) -> Option<&'static ElementSpec> {
-    SCHEMA.iter().find(|s| s.name == name)
+    by_name(name).first().copied()
 }
 
 /// The names allowed inside `parent`.

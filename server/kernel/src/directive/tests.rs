@@ -183,6 +183,12 @@ fn check_ranges(text: &str, d: &Directive) {
             for e in &f.edits {
                 assert!(ok(e.range), "{f:?}");
             }
+            // The edits of one fix never overlap (LSP requires it).
+            let mut rs: Vec<TextRange> = f.edits.iter().map(|e| e.range).collect();
+            rs.sort();
+            for w in rs.windows(2) {
+                assert!(w[0].end <= w[1].start && w[0] != w[1], "{f:?}");
+            }
         }
         for r in &diag.related {
             assert!(ok(r.range));
@@ -752,6 +758,65 @@ fn never_panics_on_odd_inputs() {
 }
 
 #[test]
+fn crlf_fixes_insert_crlf() {
+    let text = "```xml\r\n<directive name=\"x\" version=\"1.0.0\">\r\n  <metadata>\r\n    <description>d</description>\r\n  </metadata>\r\n  <process>\r\n    <step name=\"s\"><execute item_type=\"tool\" item_id=\"t\"/></step>\r\n  </process>\r\n</directive>\r\n```\r\n";
+    let d = parse(text);
+    let p205 = d
+        .diagnostics
+        .iter()
+        .find(|x| x.code == crate::diag::Code::P205)
+        .unwrap();
+    let fixed = apply(text, &p205.fixes[0]);
+    assert!(!fixed.replace("\r\n", "").contains('\n'), "{fixed:?}");
+    assert!(parse(&fixed)
+        .diagnostics
+        .iter()
+        .all(|x| x.code != crate::diag::Code::P205));
+}
+
+#[test]
+fn capability_words_and_users() {
+    let text = "```xml\n<directive name=\"x\" version=\"1.0.0\"><metadata><description>d</description><permissions>\n<execute><tool>docs.*</tool></execute>\n<cap>kiwi.search.*</cap>\n</permissions></metadata>\n<process><step name=\"a\"><execute item_type=\"tool\" item_id=\"docs/build\"/><search item_type=\"tool\" query=\"q\"/></step></process></directive>\n```\n";
+    let d = parse(text);
+    assert_eq!(d.capabilities[0].describe(), "grants: run tools `docs/*`");
+    assert_eq!(d.capabilities[1].describe(), "grants: search all items");
+    assert_eq!(d.calls_granted_by(0), vec![0]);
+    assert_eq!(d.calls_granted_by(1), vec![1]);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(600))]
+    /// Random soup of XML and markdown pieces: never a panic, ranges always valid.
+    #[test]
+    fn random_input_never_panics(pieces in proptest::collection::vec(proptest::prop_oneof![
+        proptest::strategy::Just("```xml\n"), proptest::strategy::Just("```\n"), proptest::strategy::Just("<directive"),
+        proptest::strategy::Just("</directive>"), proptest::strategy::Just("<"), proptest::strategy::Just(">"),
+        proptest::strategy::Just("</"), proptest::strategy::Just("/>"), proptest::strategy::Just("\""), proptest::strategy::Just("'"),
+        proptest::strategy::Just("="), proptest::strategy::Just("&"), proptest::strategy::Just(";"), proptest::strategy::Just("&amp;"),
+        proptest::strategy::Just("<!--"), proptest::strategy::Just("-->"), proptest::strategy::Just("<![CDATA["), proptest::strategy::Just("]]>"),
+        proptest::strategy::Just(" "), proptest::strategy::Just("\n"), proptest::strategy::Just("\r\n"), proptest::strategy::Just("é"),
+        proptest::strategy::Just("😀"), proptest::strategy::Just("{input:a}"), proptest::strategy::Just("{system.paths.x}"),
+        proptest::strategy::Just("name"), proptest::strategy::Just("step"), proptest::strategy::Just("input"),
+        proptest::strategy::Just("permissions"), proptest::strategy::Just("execute"), proptest::strategy::Just("item_id"),
+        proptest::strategy::Just("cap"), proptest::strategy::Just("rye.execute.tool.*"), proptest::strategy::Just("template"),
+        proptest::strategy::Just("<!-- kiwi:validated:2026-01-01T00:00:00Z:"),
+    ], 0..80)) {
+        let text: String = pieces.concat();
+        let d = parse(&text);
+        check_ranges(&text, &d);
+        let with_fence = format!("```xml\n<directive name=\"x\">{text}\n```\n");
+        let d = parse(&with_fence);
+        check_ranges(&with_fence, &d);
+        for diag in d.diagnostics.iter().take(5) {
+            if let Some(f) = diag.fixes.first() {
+                let fixed = apply(&with_fence, f);
+                check_ranges(&fixed, &parse(&fixed));
+            }
+        }
+    }
+}
+
+#[test]
 fn large_file_is_fast_and_linear() {
     let step = "    <step name=\"s{i}\">\n      <description>Do {input:topic} & more</description>\n      <execute item_type=\"tool\" item_id=\"docs/build\"><param name=\"a\" value=\"x<y {input:topic}\"/></execute>\n    </step>\n";
     let mut body = String::new();
@@ -868,3 +933,25 @@ const FIX_CASES: &[(&str, &str)] = &[
     ("d108", "```xml\n<directive name=\"x\" version=\"1.0.0\">\n  <metadata><description>d</description></metadata>\n  <inputs><input name=\"topic\" type=\"string\"/></inputs>\n  <process><step name=\"s\"><action>{input:topc} {system.paths.home}</action></step></process>\n</directive>\n```\n"),
     ("recovery_inputs", "```xml\n<directive name=\"x\" version=\"1.0.0\">\n  <metadata><description>d</description></metadata>\n  <inputs>\n    <input name=\"a\" type=\"string\">The a\n    <input name=\"b\" type=\"string\"/>\n  </inputs>\n  <process>\n    <step name=\"one\"><action>{input:a} {input:b}</action>\n    <step name=\"two\"/>\n  </process>\n</directive>\n```\n"),
 ];
+
+/// `cargo test --release -p kiwi-kernel directive_speed -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn directive_speed() {
+    let Some(dir) = corpus_dir() else { return };
+    let files: Vec<String> = md_files(&dir)
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    let bytes: usize = files.iter().map(String::len).sum();
+    for _ in 0..3 {
+        let t = std::time::Instant::now();
+        for _ in 0..50 {
+            for f in &files {
+                std::hint::black_box(parse(f));
+            }
+        }
+        let per = t.elapsed() / (50 * files.len() as u32);
+        eprintln!("{} files, {bytes} bytes: {per:?} per file", files.len());
+    }
+}

@@ -353,12 +353,12 @@ impl<'a> Reader<'a> {
             }
         };
         let raw = &self.s[start..content_end];
-        self.push_text(TextRange::new(start, content_end), raw.to_string());
+        self.push_text(TextRange::new(start, content_end), raw);
         self.pos = next;
     }
 
     /// Add a piece of direct text to the innermost open element.
-    fn push_text(&mut self, range: TextRange, text: String) {
+    fn push_text(&mut self, range: TextRange, text: &str) {
         let raw = &self.s[range.start..range.end];
         let Some(open) = self.stack.last_mut() else {
             if !raw.trim().is_empty() {
@@ -383,7 +383,7 @@ impl<'a> Reader<'a> {
                 None => (first, last),
             });
         }
-        open.el.text.push_str(&text);
+        open.el.text.push_str(text);
         open.el.text_pieces.push(range);
         open.piece_ends.push(open.el.text.len());
     }
@@ -392,12 +392,20 @@ impl<'a> Reader<'a> {
     fn text(&mut self) {
         let start = self.pos;
         let mut p = start;
-        let mut out = String::new();
+        // Only built when an entity is decoded; plain text is borrowed.
+        let mut out: Option<String> = None;
         let mut last = start;
         let mut offenders = Vec::new();
         while p < self.end {
-            let c = self.b[p];
-            if c == b'<' {
+            let Some(i) = self.b[p..self.end]
+                .iter()
+                .position(|&c| c == b'<' || c == b'&')
+            else {
+                p = self.end;
+                break;
+            };
+            p += i;
+            if self.b[p] == b'<' {
                 if self.markup_at(p) {
                     break;
                 }
@@ -406,11 +414,12 @@ impl<'a> Reader<'a> {
                     range: TextRange::new(p, p + 1),
                 });
                 p += 1;
-            } else if c == b'&' {
+            } else {
                 match entity(self.b, self.s, p, self.end) {
                     Ok((dec, next)) => {
-                        out.push_str(&self.s[last..p]);
-                        out.push_str(&dec);
+                        let o = out.get_or_insert_with(String::new);
+                        o.push_str(&self.s[last..p]);
+                        o.push_str(&dec);
                         p = next;
                         last = next;
                     }
@@ -422,17 +431,20 @@ impl<'a> Reader<'a> {
                         p = next;
                     }
                 }
-            } else {
-                p += 1;
             }
         }
-        out.push_str(&self.s[last..p]);
         self.pos = p;
         let range = TextRange::new(start, p);
         if !offenders.is_empty() {
             self.report_text_offenders(range, &offenders);
         }
-        self.push_text(range, out);
+        match out {
+            Some(mut o) => {
+                o.push_str(&self.s[last..p]);
+                self.push_text(range, &o);
+            }
+            None => self.push_text(range, &self.s[start..p]),
+        }
     }
 
     fn report_text_offenders(&mut self, run: TextRange, offenders: &[Offender]) {
@@ -699,6 +711,13 @@ impl<'a> Reader<'a> {
         let mut offenders: Vec<Offender> = Vec::new();
         let mut closed = None;
         while p < self.end {
+            let Some(i) = self.b[p..self.end]
+                .iter()
+                .position(|&c| c == quote || c == b'&' || c == b'<')
+            else {
+                break;
+            };
+            p += i;
             let c = self.b[p];
             if c == quote {
                 closed = Some(p);
@@ -1068,7 +1087,7 @@ impl<'a> Reader<'a> {
                 unescape_lenient(raw)
             };
         let range = TextRange::new(self.pos, content_end);
-        self.push_text(range, text);
+        self.push_text(range, &text);
         self.pos = content_end;
     }
 
