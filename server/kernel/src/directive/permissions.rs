@@ -943,8 +943,14 @@ pub(crate) fn run(text: &str, root: &Element, d: &mut Directive) {
         info: Vec::new(),
         diags: Vec::new(),
     };
-    if let Some(p) = perms {
-        d.permissions_range = Some(p.range);
+    d.permissions_range = perms.map(|p| p.range);
+    // Both places are read: one in `<metadata>` and one misplaced in the root.
+    let all = root
+        .child("metadata")
+        .and_then(|m| m.child("permissions"))
+        .into_iter()
+        .chain(root.child("permissions"));
+    for p in all {
         let text_in = p.trimmed_text();
         if text_in == "*" {
             let target = p.text_range.unwrap_or(p.name_range);

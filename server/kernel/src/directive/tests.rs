@@ -981,3 +981,11 @@ fn corpus_rye_signed_hashes() {
     }
     assert_eq!((fresh, stale), (14, 8));
 }
+
+#[test]
+fn fixture_permissions_in_both_places() {
+    fixture(
+        "permissions_in_both_places",
+        "```xml\n<directive name=\"x\" version=\"1.0.0\">\n  <metadata>\n    <description>d</description>\n    <permissions>\n      <execute><tool>a/*</tool></execute>\n    </permissions>\n  </metadata>\n  <permissions>\n    <execute><tool>b/*</tool></execute>\n  </permissions>\n  <process>\n    <step name=\"s\">\n      <execute item_type=\"tool\" item_id=\"a/x\"/>\n      <execute item_type=\"tool\" item_id=\"b/y\"/>\n    </step>\n  </process>\n</directive>\n```\n",
+    );
+}
