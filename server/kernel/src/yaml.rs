@@ -314,7 +314,10 @@ fn is_trivia(n: &Node) -> bool {
 
 impl Cx<'_> {
     fn range(&self, n: Node) -> TextRange {
-        TextRange::new(n.start_byte() + self.base, n.end_byte() + self.base)
+        // Block nodes run to the next line: keep the range to the text.
+        let text = self.text(n);
+        let end = n.start_byte() + text.trim_end().len();
+        TextRange::new(n.start_byte() + self.base, end + self.base)
     }
     fn text(&self, n: Node) -> &str {
         self.src.get(n.byte_range()).unwrap_or("")
