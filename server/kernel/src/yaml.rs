@@ -57,33 +57,35 @@ thread_local! {
 
 /// Parse `text` with the thread's parser for a language (created on first use), skipping a
 /// leading byte order mark (offsets stay those of `text`).
+/// Parse `text` with the thread's parser for a language (created on first use). `ranges`
+/// limits the parse to those parts of the text (none: all of it, after a byte order mark);
+/// offsets are always those of `text`.
 pub(crate) fn parse_tree(
     key: &'static LocalKey<RefCell<Option<Parser>>>,
     language: fn() -> Language,
     text: &str,
+    ranges: &[tree_sitter::Range],
 ) -> Option<Tree> {
-    fn run(parser: &mut Parser, text: &str) -> Option<Tree> {
-        let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };
-        if bom > 0 {
-            let range = tree_sitter::Range {
-                start_byte: bom,
-                end_byte: text.len(),
-                start_point: tree_sitter::Point {
-                    row: 0,
-                    column: bom,
-                },
-                // The end point only needs to lie past the text.
-                end_point: tree_sitter::Point {
-                    row: usize::MAX,
-                    column: 0,
-                },
-            };
-            parser.set_included_ranges(&[range]).ok()?;
-        } else {
-            parser.set_included_ranges(&[]).ok()?;
-        }
+    let bom;
+    let ranges = if ranges.is_empty() && text.starts_with('\u{feff}') {
+        bom = [tree_sitter::Range {
+            start_byte: 3,
+            end_byte: text.len(),
+            start_point: tree_sitter::Point { row: 0, column: 3 },
+            // The end point only needs to lie past the text.
+            end_point: tree_sitter::Point {
+                row: usize::MAX,
+                column: 0,
+            },
+        }];
+        &bom[..]
+    } else {
+        ranges
+    };
+    let run = |parser: &mut Parser| -> Option<Tree> {
+        parser.set_included_ranges(ranges).ok()?;
         parser.parse(text, None)
-    }
+    };
     let shared = key.with(|cell| {
         let mut slot = cell.try_borrow_mut().ok()?;
         if slot.is_none() {
@@ -91,7 +93,7 @@ pub(crate) fn parse_tree(
             p.set_language(&language()).ok()?;
             *slot = Some(p);
         }
-        Some(run(slot.as_mut()?, text))
+        Some(run(slot.as_mut()?))
     });
     match shared {
         Some(tree) => tree,
@@ -99,7 +101,7 @@ pub(crate) fn parse_tree(
         None => {
             let mut p = Parser::new();
             p.set_language(&language()).ok()?;
-            run(&mut p, text)
+            run(&mut p)
         }
     }
 }
@@ -109,17 +111,15 @@ fn yaml_language() -> Language {
 }
 
 /// How many levels of indentation a YAML text may nest before the lines beyond are blanked
-/// out. The grammars' scanners keep their indentation stacks in a fixed buffer of 1 KiB and
-/// abort the process past it: about 250 entries for YAML (where one counted level may take
-/// two entries), about 380 for Python (a limit far past CPython's own 100 levels).
+/// out. The grammar's scanner keeps its indentation stack in a fixed buffer of 1 KiB and
+/// aborts the process past about 250 entries (one level counted here may take two).
 pub(crate) const MAX_INDENT_LEVELS: usize = 100;
-pub(crate) const MAX_PYTHON_INDENT_LEVELS: usize = 380;
 
-/// When `text` nests its indentation deeper than `max` levels (counted generously: every
-/// deeper line opens a level, and so does each `- `/`? ` at the start of a YAML line), the
+/// When `text` nests its indentation deeper than [`MAX_INDENT_LEVELS`] (counted generously:
+/// every deeper line opens a level, and so does each `- `/`? ` at the start of a line), the
 /// text with every line from the first too-deep one that is indented at least as deep
 /// replaced by spaces (offsets unchanged), and the range of that first line.
-pub(crate) fn limit_indentation(text: &str, yaml: bool, max: usize) -> Option<(String, TextRange)> {
+fn limit_indentation(text: &str) -> Option<(String, TextRange)> {
     let b = text.as_bytes();
     let mut stack: Vec<usize> = Vec::new();
     let mut first: Option<(usize, usize)> = None; // (line start, indentation)
@@ -151,7 +151,7 @@ pub(crate) fn limit_indentation(text: &str, yaml: bool, max: usize) -> Option<(S
                     stack.pop();
                 }
                 let mut levels = vec![col];
-                if yaml {
+                {
                     let mut j = i;
                     let mut c = col;
                     while j + 1 < end
@@ -172,7 +172,7 @@ pub(crate) fn limit_indentation(text: &str, yaml: bool, max: usize) -> Option<(S
                         stack.push(l);
                     }
                 }
-                if stack.len() > max {
+                if stack.len() > MAX_INDENT_LEVELS {
                     first = Some((start, col));
                     let o = out.get_or_insert_with(|| b.to_vec());
                     o[start..end].fill(b' ');
@@ -200,7 +200,7 @@ pub(crate) fn limit_indentation(text: &str, yaml: bool, max: usize) -> Option<(S
 /// inside the file it comes from, e.g. a frontmatter block).
 pub fn parse(text: &str, base: usize) -> YamlDoc {
     let mut notes = Vec::new();
-    let limited = limit_indentation(text, true, MAX_INDENT_LEVELS);
+    let limited = limit_indentation(text);
     let mut text = match &limited {
         Some((blanked, line)) => {
             notes.push((
@@ -260,7 +260,7 @@ fn nth_line(text: &str, n: usize) -> Option<(usize, usize)> {
 }
 
 fn parse_limited(text: &str, base: usize) -> YamlDoc {
-    let Some(tree) = parse_tree(&PARSER, yaml_language, text) else {
+    let Some(tree) = parse_tree(&PARSER, yaml_language, text, &[]) else {
         return YamlDoc {
             value: None,
             errors: vec![(

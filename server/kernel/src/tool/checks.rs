@@ -40,7 +40,7 @@ pub(crate) fn render_path(format: ToolFormat, root: &str, segs: &[Seg]) -> Strin
         }
     }
     if segs.len() > shown {
-        s.push_str("…");
+        s.push('…');
     }
     s.push('`');
     s

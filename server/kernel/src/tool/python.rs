@@ -13,10 +13,10 @@ use super::{FieldEntry, ToolFormat, FIELDS};
 use crate::diag::{Code, Diagnostic};
 use crate::text::TextRange;
 use crate::value::{Entry, Str, Value, ValueKind};
-use crate::yaml::{limit_indentation, parse_tree, snippet, MAX_DEPTH, MAX_PYTHON_INDENT_LEVELS};
+use crate::yaml::{parse_tree, snippet, MAX_DEPTH};
 use std::cell::RefCell;
 use std::sync::LazyLock;
-use tree_sitter::{Language, Node, Parser, Query, QueryCursor, StreamingIterator};
+use tree_sitter::{Language, Node, Parser, Point, Query, QueryCursor, Range, StreamingIterator};
 
 /// The extraction query (kept with the other grammar files at the repository root).
 pub const EXTRACT_QUERY: &str = include_str!("../../../../grammars/python/extract.scm");
@@ -52,11 +52,13 @@ pub(crate) fn extract(text: &str) -> (Vec<FieldEntry>, Vec<Diagnostic>) {
     let Some(compiled) = QUERY.as_ref() else {
         return (Vec::new(), Vec::new());
     };
-    // Lines nested far deeper than Python allows are blanked out before parsing (the scanner
-    // cannot hold them).
-    let limited = limit_indentation(text, false, MAX_PYTHON_INDENT_LEVELS);
-    let text = limited.as_ref().map_or(text, |(t, _)| t.as_str());
-    let Some(tree) = parse_tree(&PARSER, python_language, text) else {
+    // Parse only the module-level statements that may assign a field: tree-sitter reads a
+    // few hundred bytes instead of the whole script.
+    let ranges = candidate_ranges(text);
+    if ranges.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    let Some(tree) = parse_tree(&PARSER, python_language, text, &ranges) else {
         return (Vec::new(), Vec::new());
     };
     let mut cursor = QueryCursor::new();
@@ -403,6 +405,145 @@ fn describe(src: &str, n: Node) -> String {
         "ERROR" => "invalid Python syntax".to_string(),
         _ => format!("an expression (`{short}`)"),
     }
+}
+
+/// The byte ranges (with their points) of the logical lines that start at column 0 with
+/// `name =` or `name:` and mention one of the [`FIELDS`] names: the only module-level
+/// statements that can assign a field. A light scan that knows strings (all quotes),
+/// comments, brackets and backslash continuations, so that text inside a docstring or a
+/// bracket is never taken for a statement.
+fn candidate_ranges(text: &str) -> Vec<Range> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = if text.starts_with('\u{feff}') { 3 } else { 0 };
+    let mut row = 0usize;
+    let mut line_start = 0usize;
+    while i < b.len() {
+        let start = i;
+        let start_point = Point {
+            row,
+            column: start - line_start,
+        };
+        let mut depth = 0usize;
+        while i < b.len() {
+            match b[i] {
+                b'#' => {
+                    while i < b.len() && b[i] != b'\n' && b[i] != b'\r' {
+                        i += 1;
+                    }
+                }
+                b'\'' | b'"' => i = skip_string(b, i, &mut row, &mut line_start),
+                b'(' | b'[' | b'{' => {
+                    depth += 1;
+                    i += 1;
+                }
+                b')' | b']' | b'}' => {
+                    depth = depth.saturating_sub(1);
+                    i += 1;
+                }
+                b'\\' => {
+                    i += 1;
+                    if i < b.len() && matches!(b[i], b'\n' | b'\r') {
+                        i = line_break(b, i, &mut row, &mut line_start);
+                    } else {
+                        i += 1;
+                    }
+                }
+                b'\n' | b'\r' => {
+                    i = line_break(b, i, &mut row, &mut line_start);
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                _ => i += 1,
+            }
+        }
+        let end = i.min(b.len());
+        if is_candidate(&text[start..end]) {
+            out.push(Range {
+                start_byte: start,
+                end_byte: end,
+                start_point,
+                end_point: Point {
+                    row,
+                    column: end - line_start.min(end),
+                },
+            });
+        }
+    }
+    out
+}
+
+/// Past the line break at `i`, counting it.
+fn line_break(b: &[u8], mut i: usize, row: &mut usize, line_start: &mut usize) -> usize {
+    if b[i] == b'\r' && b.get(i + 1) == Some(&b'\n') {
+        i += 1;
+    }
+    i += 1;
+    *row += 1;
+    *line_start = i;
+    i
+}
+
+/// Past the string literal whose opening quote is at `i` (an unterminated one-line string
+/// ends before its line break).
+fn skip_string(b: &[u8], mut i: usize, row: &mut usize, line_start: &mut usize) -> usize {
+    let q = b[i];
+    let triple = b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q);
+    i += if triple { 3 } else { 1 };
+    while i < b.len() {
+        match b[i] {
+            b'\\' => {
+                i += 1;
+                if i < b.len() && matches!(b[i], b'\n' | b'\r') {
+                    i = line_break(b, i, row, line_start);
+                } else {
+                    i += 1;
+                }
+            }
+            b'\n' | b'\r' => {
+                if !triple {
+                    return i;
+                }
+                i = line_break(b, i, row, line_start);
+            }
+            c if c == q => {
+                if !triple {
+                    return i + 1;
+                }
+                if b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q) {
+                    return i + 3;
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    i
+}
+
+/// `name =`/`name:` at column 0, mentioning a field name.
+fn is_candidate(line: &str) -> bool {
+    let b = line.as_bytes();
+    if !b
+        .first()
+        .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+    {
+        return false;
+    }
+    let mut j = b
+        .iter()
+        .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+        .unwrap_or(b.len());
+    while j < b.len() && matches!(b[j], b' ' | b'\t') {
+        j += 1;
+    }
+    let assigns = match b.get(j) {
+        Some(b'=') => b.get(j + 1) != Some(&b'='),
+        Some(b':') => true,
+        _ => false,
+    };
+    assigns && FIELDS.iter().any(|f| line.contains(f.python))
 }
 
 fn int_kind(text: &str, negative: bool) -> ValueKind {

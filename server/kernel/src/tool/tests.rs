@@ -399,3 +399,73 @@ fn bench_python_extraction() {
     }
     eprintln!("yaml tool: {:?} per file", start.elapsed() / n);
 }
+
+#[test]
+#[ignore]
+fn bench_pieces() {
+    let n = 2_000u32;
+    let time = |name: &str, f: &dyn Fn()| {
+        let start = std::time::Instant::now();
+        for _ in 0..n {
+            f();
+        }
+        eprintln!("{name}: {:?}", start.elapsed() / n);
+    };
+    let small = "version: \"1.0.0\"\ntool_type: http\n";
+    time("yaml parse 2 lines", &|| {
+        let _ = crate::yaml::parse(small, 0);
+    });
+    time("yaml parse GOOD_YAML", &|| {
+        let _ = crate::yaml::parse(GOOD_YAML, 0);
+    });
+    let big: String = (0..200).map(|i| format!("key{i}: value {i}\n")).collect();
+    time("yaml parse 200 lines", &|| {
+        let _ = crate::yaml::parse(&big, 0);
+    });
+    let schema = serde_json::json!({"type": "object", "properties": {"url": {"type": "string"}}});
+    time("meta validate", &|| {
+        let v = jsonschema::meta::validator_for(&schema).unwrap();
+        let _ = v.iter_errors(&schema).count();
+    });
+    time("build validator", &|| {
+        let _ = jsonschema::options().offline().build(&schema);
+    });
+    let py = "__version__ = '1.0.0'\n__tool_type__ = 'python'\n";
+    time("python 2 lines", &|| {
+        let _ = parse_python(py);
+    });
+}
+
+#[test]
+fn only_module_level_statements_are_read() {
+    let text = r#""""Docs.
+__version__ = "9.9.9"
+"""
+x = ("(", '[', """
+__tool_type__ = "bash"
+""")  # a comment with a quote ' and a bracket (
+__version__ = \
+    "1.2.3"
+CONFIG = {
+    "a": "]",
+# __category__ = "no"
+    "b": [1,
+2],
+}
+class C:
+    __tool_type__ = "bash"
+__tool_type__: str = 'python'  # the real one
+s = 'unterminated
+__category__ = "cat"
+"#;
+    let t = parse_python(text);
+    assert_eq!(render_diagnostics(text, &t.diagnostics), "");
+    assert_eq!(t.str(Field::Version), Some("1.2.3"));
+    assert_eq!(t.str(Field::ToolType), Some("python"));
+    assert_eq!(t.str(Field::Category), Some("cat"));
+    let config = t
+        .value(Field::Config)
+        .and_then(|c| c.as_map())
+        .map(|m| m.len());
+    assert_eq!(config, Some(2));
+}
