@@ -712,7 +712,7 @@ fn resolve_plain(s: &str) -> ValueKind {
             Err(_) => s
                 .parse::<f64>()
                 .map(ValueKind::Float)
-                .unwrap_or_else(|_| str_kind(s)),
+                .unwrap_or_else(|_| plain_string()),
         };
     }
     if is_core_float(unsigned) {
@@ -720,11 +720,11 @@ fn resolve_plain(s: &str) -> ValueKind {
             return ValueKind::Float(f);
         }
     }
-    str_kind(s)
+    plain_string()
 }
 
 /// A plain scalar that is a string (the caller fills in the value and range).
-fn str_kind(_s: &str) -> ValueKind {
+fn plain_string() -> ValueKind {
     ValueKind::Str(Str {
         value: String::new(),
         content: TextRange::default(),
@@ -1439,6 +1439,11 @@ mod tests {
         assert_eq!(parse("", 0).value, None);
         assert_eq!(parse("# only a comment\n", 0).value, None);
         assert_eq!(parse("", 0).errors, vec![]);
+        let cr = parse("a: 1\rb: |\r  x\r  y\rc: 3\r", 0);
+        assert!(cr.errors.is_empty(), "{:?}", cr.errors);
+        let cr = cr.value.expect("value");
+        assert_eq!(cr.as_map().map(|m| m.len()), Some(3));
+        assert_eq!(cr.get("b").and_then(|b| b.as_str()), Some("x\ny\n"));
         let bom = parse("\u{feff}a: 1\n", 0);
         assert!(bom.errors.is_empty(), "{:?}", bom.errors);
         assert_eq!(

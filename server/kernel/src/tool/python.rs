@@ -58,6 +58,28 @@ pub(crate) fn extract(text: &str) -> (Vec<FieldEntry>, Vec<Diagnostic>) {
     if ranges.is_empty() {
         return (Vec::new(), Vec::new());
     }
+    // Python reads a lone CR as a line end; the grammar does not: give it LF (same length).
+    let lone_cr = text
+        .as_bytes()
+        .windows(2)
+        .any(|w| w[0] == b'\r' && w[1] != b'\n')
+        || text.ends_with('\r');
+    let normalized;
+    let text = if lone_cr {
+        normalized = text
+            .char_indices()
+            .map(|(i, c)| {
+                if c == '\r' && text.as_bytes().get(i + 1) != Some(&b'\n') {
+                    '\n'
+                } else {
+                    c
+                }
+            })
+            .collect::<String>();
+        normalized.as_str()
+    } else {
+        text
+    };
     let Some(tree) = parse_tree(&PARSER, python_language, text, &ranges) else {
         return (Vec::new(), Vec::new());
     };

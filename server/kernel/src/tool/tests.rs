@@ -59,6 +59,18 @@ fn python_good_tool_has_no_diagnostics() {
         Some(&crate::value::ValueKind::Int(120))
     );
     assert_eq!(t.fields.len(), 8);
+    // The same file with CRLF line ends, and with old Mac CR line ends.
+    for eol in ["\r\n", "\r"] {
+        let text = GOOD_PY.replace('\n', eol);
+        let t = parse_python(&text);
+        assert_eq!(render_diagnostics(&text, &t.diagnostics), "");
+        assert_eq!(t.fields.len(), 8);
+        let d = t.get(Field::Description).expect("a description");
+        assert_eq!(
+            &text[d.key_range.start..d.key_range.end],
+            "__tool_description__"
+        );
+    }
 }
 
 #[test]
@@ -468,4 +480,124 @@ __category__ = "cat"
         .and_then(|c| c.as_map())
         .map(|m| m.len());
     assert_eq!(config, Some(2));
+}
+
+mod fuzz {
+    use super::*;
+    use crate::value::Value;
+    use proptest::prelude::*;
+
+    fn pieces() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            Just("__version__ = ".to_string()),
+            Just("__tool_type__: str = ".to_string()),
+            Just("CONFIG = ".to_string()),
+            Just("CONFIG_SCHEMA = ".to_string()),
+            Just("version: ".to_string()),
+            Just("config:".to_string()),
+            Just("---".to_string()),
+            Just("'".to_string()),
+            Just("\"".to_string()),
+            Just("'''".to_string()),
+            Just("\"\"\"".to_string()),
+            Just("f\"{x}\"".to_string()),
+            Just("{".to_string()),
+            Just("}".to_string()),
+            Just("[".to_string()),
+            Just("]".to_string()),
+            Just("(".to_string()),
+            Just(")".to_string()),
+            Just(": ".to_string()),
+            Just(", ".to_string()),
+            Just("- ".to_string()),
+            Just("|".to_string()),
+            Just(">-".to_string()),
+            Just("&a ".to_string()),
+            Just("*a".to_string()),
+            Just("<<: ".to_string()),
+            Just("\\".to_string()),
+            Just("\\x4".to_string()),
+            Just("#".to_string()),
+            Just("\n".to_string()),
+            Just("\r\n".to_string()),
+            Just("\r".to_string()),
+            Just("\t".to_string()),
+            Just("  ".to_string()),
+            Just("1.0.0".to_string()),
+            Just("0x1F".to_string()),
+            Just("-".to_string()),
+            Just("é".to_string()),
+            Just("😀".to_string()),
+            Just("\u{feff}".to_string()),
+            "[a-z_]{1,6}".prop_map(|s| s),
+            any::<char>().prop_map(|c| c.to_string()),
+        ];
+        proptest::collection::vec(piece, 0..40).prop_map(|v| v.concat())
+    }
+
+    fn check_range(text: &str, r: crate::text::TextRange, what: &str) {
+        assert!(
+            r.start <= r.end && r.end <= text.len(),
+            "{what} {r:?} in {text:?}"
+        );
+        assert!(
+            text.is_char_boundary(r.start) && text.is_char_boundary(r.end),
+            "{what} {r:?} not on char boundaries in {text:?}"
+        );
+    }
+
+    fn check_value(text: &str, v: &Value) {
+        v.walk(&mut |x| {
+            check_range(text, x.range, "value");
+            if let Some(s) = x.as_string() {
+                check_range(text, s.content, "content");
+                if s.verbatim {
+                    assert_eq!(&text[s.content.start..s.content.end], s.value);
+                }
+            }
+            if let Some(m) = x.as_map() {
+                for e in m {
+                    check_range(text, e.key_range, "key");
+                }
+            }
+        });
+    }
+
+    fn check_tool(text: &str, t: &ToolFile) {
+        for d in &t.diagnostics {
+            check_range(text, d.range, "diagnostic");
+            for f in &d.fixes {
+                for e in &f.edits {
+                    check_range(text, e.range, "edit");
+                }
+            }
+        }
+        for f in &t.fields {
+            check_range(text, f.key_range, "field key");
+            check_value(text, &f.value);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1500))]
+        #[test]
+        fn readers_never_panic_and_ranges_hold(text in pieces()) {
+            check_tool(&text, &parse_python(&text));
+            check_tool(&text, &parse_yaml(&text));
+            let k = crate::knowledge::parse(&text);
+            for d in &k.diagnostics {
+                check_range(&text, d.range, "knowledge diagnostic");
+            }
+            if let Some(v) = &k.frontmatter {
+                check_value(&text, v);
+            }
+            let doc = crate::yaml::parse(&text, 0);
+            for (r, _) in &doc.errors {
+                check_range(&text, *r, "yaml error");
+            }
+            if let Some(v) = &doc.value {
+                check_value(&text, v);
+            }
+        }
+    }
 }
