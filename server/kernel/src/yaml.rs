@@ -316,7 +316,7 @@ impl Cx<'_> {
     fn range(&self, n: Node) -> TextRange {
         // Block nodes run to the next line: keep the range to the text.
         let text = self.text(n);
-        let end = n.start_byte() + text.trim_end().len();
+        let end = n.start_byte() + text.trim_end_matches([' ', '\t', '\r', '\n']).len();
         TextRange::new(n.start_byte() + self.base, end + self.base)
     }
     fn text(&self, n: Node) -> &str {

@@ -65,7 +65,7 @@ pub(crate) fn extract(text: &str) -> (Vec<FieldEntry>, Vec<Diagnostic>) {
         .any(|w| w[0] == b'\r' && w[1] != b'\n')
         || text.ends_with('\r');
     let normalized;
-    let text = if lone_cr {
+    let parse_text = if lone_cr {
         normalized = text
             .char_indices()
             .map(|(i, c)| {
@@ -80,7 +80,7 @@ pub(crate) fn extract(text: &str) -> (Vec<FieldEntry>, Vec<Diagnostic>) {
     } else {
         text
     };
-    let Some(tree) = parse_tree(&PARSER, python_language, text, &ranges) else {
+    let Some(tree) = parse_tree(&PARSER, python_language, parse_text, &ranges) else {
         return (Vec::new(), Vec::new());
     };
     let mut cursor = QueryCursor::new();
