@@ -374,7 +374,7 @@ impl Cx<'_> {
             }
         }
         let mut value = match content {
-            Some(ch) => self.value(ch, depth + 1),
+            Some(ch) => self.value(ch, depth),
             None => Value::new(ValueKind::Null, TextRange::empty(n.end_byte() + self.base)),
         };
         if tag.as_deref() == Some("!!str") {
@@ -1477,6 +1477,10 @@ mod tests {
 
     #[test]
     fn deep_nesting() {
+        // Up to the cap, nesting is read whole.
+        let text = format!("a: {}{}\n", "[".repeat(95), "]".repeat(95));
+        let v = parse(&text, 0).value.expect("value");
+        assert_eq!(v.non_literals().len(), 0);
         let text = format!("a: {}{}\n", "[".repeat(10_000), "]".repeat(10_000));
         let doc = parse(&text, 0);
         let v = doc.value.expect("value");
