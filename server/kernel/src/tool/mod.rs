@@ -206,7 +206,7 @@ pub fn parse_yaml(text: &str) -> ToolFile {
                     "a YAML tool is a mapping of `key: value` lines (`version`, `tool_type`, `executor_id`, ...), not {}",
                     match &v.kind {
                         ValueKind::List(_) => "a list",
-                        ValueKind::NonLiteral(_) => "something kiwi can read",
+                        ValueKind::NonLiteral(what) => what.as_str(),
                         _ => "a single value",
                     }
                 ),
