@@ -216,10 +216,9 @@ fn reference_diagnostic(
         Some(t) => vec![t],
         None => ItemType::FILE_TYPES.to_vec(),
     };
-    let mut suggestions = Vec::new();
     let mut ambiguous = None;
     for t in &types {
-        match ws.lookup(*t, id, None) {
+        match ws.find(*t, id, None) {
             Lookup::Found(_) => return None,
             Lookup::Refused(e) => {
                 return Some(Diagnostic::new(
@@ -229,7 +228,7 @@ fn reference_diagnostic(
                 ));
             }
             Lookup::Ambiguous { candidates } => ambiguous = Some((*t, candidates)),
-            Lookup::Missing { suggestions: s } => suggestions.extend(s),
+            Lookup::Missing { .. } => {}
         }
     }
     if let Some((t, candidates)) = ambiguous {
@@ -247,6 +246,8 @@ fn reference_diagnostic(
         }
         return Some(d);
     }
+    // Only now, with nothing found anywhere, is it worth scanning every id for suggestions.
+    let suggestions: Vec<String> = types.iter().flat_map(|t| ws.suggest(*t, id, None)).collect();
     let what = match item_type {
         Some(t) => format!("{t} `{id}`"),
         None => format!("item `{id}`"),

@@ -545,8 +545,19 @@ impl Workspace {
     }
 
     /// Look a reference up: an exact id first, then a bare last segment when exactly one
-    /// item has it. `only` restricts the search to one space (a builtin chain).
+    /// item has it. `only` restricts the search to one space (a builtin chain). When nothing
+    /// matches, the closest ids are suggested.
     pub fn lookup(&self, item_type: ItemType, reference: &str, only: Option<Space>) -> Lookup {
+        match self.find(item_type, reference, only) {
+            Lookup::Missing { .. } => Lookup::Missing {
+                suggestions: self.suggest(item_type, reference, only),
+            },
+            other => other,
+        }
+    }
+
+    /// Like [`Workspace::lookup`], without computing suggestions (cheap: no scan of all ids).
+    pub fn find(&self, item_type: ItemType, reference: &str, only: Option<Space>) -> Lookup {
         if let Err(e) = ids::validate_id(reference) {
             return Lookup::Refused(e);
         }
@@ -582,6 +593,19 @@ impl Workspace {
                 }
             }
         }
+        Lookup::Missing {
+            suggestions: Vec::new(),
+        }
+    }
+
+    /// The ids closest to a reference that names nothing, best first.
+    pub fn suggest(
+        &self,
+        item_type: ItemType,
+        reference: &str,
+        only: Option<Space>,
+    ) -> Vec<String> {
+        let allowed = |i: &&Arc<Item>| only.is_none_or(|s| i.space == s);
         let ids: Vec<&str> = self
             .by_id
             .iter()
@@ -609,7 +633,7 @@ impl Workspace {
                 }
             }
         }
-        Lookup::Missing { suggestions }
+        suggestions
     }
 }
 
