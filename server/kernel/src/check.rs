@@ -518,8 +518,9 @@ fn check_config_types(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic
                 }
             }
             K::Required { .. } => {
-                // A missing required key is reported on the link that talks to the primitive.
-                if ch.links.len() == 2 {
+                // A runtime only provides defaults: a missing required key (an http_runtime
+                // has no `url`) is the problem of the tool that runs, reported there.
+                if tool.str(Field::ToolType) != Some("runtime") {
                     let range = tool
                         .get(Field::Config)
                         .map(|e| e.key_range)
@@ -609,7 +610,7 @@ pub fn build_env(ws: &Workspace, links_tool_first: &[Arc<Item>]) -> env::BuiltEn
 fn check_environment(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>) {
     let Some(tool) = item.tool() else { return };
     if let Some(ec) = tool.value(Field::EnvConfig) {
-        out.extend(env::check_env_config(ec));
+        out.extend(env::check_env_config_in(ec, item.text()));
     }
     if chain::is_primitive(item) {
         return;
@@ -664,12 +665,17 @@ fn check_environment(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>
         .and_then(|p| p.as_map())
         .map(|m| m.iter().map(|e| e.key.clone()).collect())
         .unwrap_or_default();
+    // `CONFIG.env` values are environment entries: E409 reports their undefined references.
+    let env_range = config.get("env").map(|v| v.range);
     let mut strings: Vec<&Value> = Vec::new();
     config.walk(&mut |v| {
-        if v.as_str().is_some() {
+        if v.as_str().is_some()
+            && !env_range.is_some_and(|r| r.start <= v.range.start && v.range.end <= r.end)
+        {
             strings.push(v);
         }
     });
+    let filter = env::Filter::new(&ws.config.filter);
     for v in strings {
         let Some(s) = v.as_string() else { continue };
         for piece in template::scan(&s.value) {
@@ -720,9 +726,7 @@ fn check_environment(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>
                         continue;
                     }
                     let r = range_of(range);
-                    if ws.host.vars.contains_key(&name)
-                        && env::passes_filter(&name, &ws.config.filter)
-                    {
+                    if ws.host.vars.contains_key(&name) && filter.passes(&name) {
                         out.push(
                             Diagnostic::new(
                                 Code::T308,

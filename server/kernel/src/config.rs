@@ -16,17 +16,6 @@ pub struct Config {
     pub problems: Vec<(PathBuf, String)>,
 }
 
-fn strings(v: Option<&serde_json::Value>) -> Vec<String> {
-    match v {
-        Some(serde_json::Value::Array(a)) => a
-            .iter()
-            .filter_map(|x| x.as_str().map(str::to_string))
-            .collect(),
-        Some(serde_json::Value::String(s)) => vec![s.clone()],
-        _ => Vec::new(),
-    }
-}
-
 impl Config {
     /// Read `<user>/config.yaml` then `<project>/.ai/config.yaml`; the project's scalars win,
     /// lists are joined.
@@ -51,17 +40,11 @@ impl Config {
         if let Some((_, msg)) = doc.errors.first() {
             self.problems.push((file.to_path_buf(), msg.clone()));
         }
-        let Some(json) = doc.value.as_ref().and_then(|v| v.to_json()) else {
+        let Some(value) = doc.value.as_ref() else {
             return;
         };
-        let env = json.get("env");
-        self.filter
-            .allow
-            .extend(strings(env.and_then(|e| e.get("allow"))));
-        self.filter
-            .block
-            .extend(strings(env.and_then(|e| e.get("block"))));
-        let exec = json.get("execution");
+        self.filter.extend_from_config(value);
+        let exec = value.get("execution");
         if let Some(d) = exec.and_then(|e| e.get("default")).and_then(|v| v.as_str()) {
             self.execution_default = Some(d.to_string());
         }

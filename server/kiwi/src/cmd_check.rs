@@ -135,7 +135,7 @@ pub fn run(paths: &[PathBuf], format: Format) -> Result<ExitCode> {
     let _ = stdout.write_all(out.as_bytes());
     let _ = stdout.flush();
     let summary = report::summarize(&files);
-    Ok(if summary.errors > 0 {
+    Ok(if summary.has_errors() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

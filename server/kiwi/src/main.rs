@@ -4,7 +4,7 @@ mod cmd_check;
 mod cmd_env;
 mod report;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -19,14 +19,6 @@ struct Cli {
     command: Command,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum FormatArg {
-    Human,
-    Json,
-    Github,
-    Sarif,
-}
-
 #[derive(Subcommand)]
 enum Command {
     /// Check the items of one or more projects and report every diagnostic (exit 1 on errors).
@@ -34,7 +26,7 @@ enum Command {
         /// Files or folders; every `.ai/` folder found below a path is a project. Default: the current project.
         paths: Vec<PathBuf>,
         #[arg(long, value_enum, default_value = "human")]
-        format: FormatArg,
+        format: report::Format,
     },
     /// Show how a tool or runtime resolves: its chain, each link's interpreter trail, the environment.
     Env {
@@ -51,15 +43,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Check { paths, format } => {
-            let format = match format {
-                FormatArg::Human => report::Format::Human,
-                FormatArg::Json => report::Format::Json,
-                FormatArg::Github => report::Format::Github,
-                FormatArg::Sarif => report::Format::Sarif,
-            };
-            cmd_check::run(&paths, format)
-        }
+        Command::Check { paths, format } => cmd_check::run(&paths, format),
         Command::Env {
             tool,
             project,

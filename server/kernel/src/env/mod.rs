@@ -1,6 +1,32 @@
 //! Environment resolution: `ENV_CONFIG`, the resolver-type registry, trails, and building a
 //! tool's environment (filtered base, dotenv files, link by link expansion).
 //! CONTRACT (owned by the environment helper; the public items below are fixed, more may be added).
+//!
+//! Layout: [`registry`] (the resolver types and version managers, as data), [`check`] (E401-E406),
+//! [`spec`] (reading an interpreter), [`resolve`] (candidates and trails), [`filter`],
+//! [`expand`] (`${VAR}` expansion), [`build`] (the chain's environment, E407-E410).
+//!
+//! Secrets: no trail, message or diagnostic carries the value of a variable; only names and
+//! paths.
+
+pub mod build;
+pub mod check;
+pub mod expand;
+pub mod filter;
+pub mod registry;
+pub mod resolve;
+pub mod spec;
+
+#[cfg(test)]
+mod tests;
+
+pub use build::{dotenv_files, DotenvFile};
+pub use check::default_var_name;
+pub use expand::{expand, is_valid_var_name, references, Expansion, VarRef};
+pub use filter::Filter;
+pub use registry::{resolver_type, ResolverType, MANAGERS, RESOLVER_TYPES, SEARCH_LOCATIONS};
+pub use resolve::{is_executable, which_in_env};
+pub use spec::Interpreter;
 
 use crate::diag::Diagnostic;
 use crate::value::Value;
@@ -49,6 +75,47 @@ pub struct Resolution {
     pub value: Option<String>,
     pub outcome: Outcome,
     pub trail: Vec<Candidate>,
+}
+
+impl Resolution {
+    /// The candidate that won, when one did.
+    pub fn winner(&self) -> Option<&Candidate> {
+        match self.outcome {
+            Outcome::Found { index } => self.trail.get(index),
+            _ => None,
+        }
+    }
+
+    /// The resolution as plain text lines (names and paths only), for hover, `kiwi env` and
+    /// MCP: a headline, then each candidate in order.
+    pub fn explain(&self) -> String {
+        let head = match (&self.outcome, &self.value) {
+            (Outcome::Found { .. }, Some(v)) => format!("{} = {v} ({})", self.var, self.resolver),
+            (Outcome::Fallback, Some(v)) => format!(
+                "{} = {v} ({}: nothing found, the fallback)",
+                self.var, self.resolver
+            ),
+            _ => format!(
+                "{} is not set ({}: nothing found and no fallback)",
+                self.var, self.resolver
+            ),
+        };
+        let mut out = head;
+        for (i, c) in self.trail.iter().enumerate() {
+            let state = if c.found { "found" } else { "not found" };
+            out.push_str(&format!(
+                "\n  {}. {}: {} ({state}{})",
+                i + 1,
+                c.location,
+                c.path.display(),
+                c.note
+                    .as_deref()
+                    .map(|n| format!("; {n}"))
+                    .unwrap_or_default()
+            ));
+        }
+        out
+    }
 }
 
 /// Filtering configuration (`env.allow` / `env.block` of the user's and project's config.yaml).
@@ -100,20 +167,39 @@ pub struct BuiltEnv {
     pub passed_blocked: Vec<String>,
     /// E407-E410, each with the index of the link whose file it is about.
     pub diagnostics: Vec<(usize, Diagnostic)>,
+    /// The dotenv files that were read, in order (names only).
+    pub dotenv: Vec<DotenvFile>,
 }
 
 /// Check an `ENV_CONFIG` value: E401-E406 (and E409 for references with no definition at
 /// all is left to `build`).
 pub fn check_env_config(value: &Value) -> Vec<Diagnostic> {
-    let _ = value;
-    Vec::new()
+    check::check(value, None)
+}
+
+/// [`check_env_config`] with the text of the file `value`'s ranges point into, so that the
+/// fix that inserts a missing `var` into a YAML block map gets its indentation.
+pub fn check_env_config_in(value: &Value, source: &str) -> Vec<Diagnostic> {
+    check::check(value, Some(source))
 }
 
 /// Resolve the interpreter of an `ENV_CONFIG` (its `interpreter` key) in a context.
 /// `None` when there is no readable interpreter spec.
 pub fn resolve(env_config: &Value, ctx: &ResolveContext) -> Option<Resolution> {
-    let _ = (env_config, ctx);
-    None
+    let interp = Interpreter::from_env_config(env_config)?;
+    Some(resolve::resolve_interpreter(&interp, ctx))
+}
+
+/// [`resolve`], with the E407/E408 diagnostic of the outcome (at the `type` value), for hover
+/// and the check of a single runtime.
+pub fn resolve_with_diagnostic(
+    env_config: &Value,
+    ctx: &ResolveContext,
+) -> Option<(Resolution, Option<Diagnostic>)> {
+    let interp = Interpreter::from_env_config(env_config)?;
+    let res = resolve::resolve_interpreter(&interp, ctx);
+    let diag = build::resolution_diagnostic(&interp, &res);
+    Some((res, diag))
 }
 
 /// Build the environment of a chain. `links` run from the primitive (index 0) up to the
@@ -126,18 +212,15 @@ pub fn build(
     filter: &FilterConfig,
     links: &[LinkEnv],
 ) -> BuiltEnv {
-    let _ = (host_vars, home, project, user, filter, links);
-    BuiltEnv::default()
+    build::build(host_vars, home, project, user, filter, links)
 }
 
 /// Whether the filter blocks this name (by the default patterns or `block`).
 pub fn is_blocked(name: &str, filter: &FilterConfig) -> bool {
-    let _ = (name, filter);
-    false
+    Filter::new(filter).is_blocked(name)
 }
 
 /// Whether the filter passes this name from the server's environment into the base.
 pub fn passes_filter(name: &str, filter: &FilterConfig) -> bool {
-    let _ = (name, filter);
-    false
+    Filter::new(filter).passes(name)
 }

@@ -1,0 +1,337 @@
+//! Building a chain's environment: the filtered base, the dotenv files, then each link's
+//! interpreter, `ENV_CONFIG.env` and `CONFIG.env`, expanded as applied.
+
+use super::expand::{expand, Expansion};
+use super::filter::Filter;
+use super::resolve::resolve_interpreter;
+use super::spec::Interpreter;
+use super::{BuiltEnv, FilterConfig, LinkEnv, Origin, Outcome, Resolution, ResolveContext};
+use crate::diag::{Code, Diagnostic, Severity};
+use crate::text::TextRange;
+use crate::value::{Value, ValueKind};
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+/// A dotenv file that was read while building.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct DotenvFile {
+    pub path: PathBuf,
+    /// The names it set, in file order (values are never recorded here).
+    pub names: Vec<String>,
+    /// How many lines could not be parsed (and were skipped).
+    pub errors: usize,
+}
+
+/// The dotenv files, in the order they apply: `<user>/.env`, `<project>/.ai/.env`,
+/// `<project>/.env`, `<project>/.env.local`.
+pub fn dotenv_files(user: &Path, project: Option<&Path>) -> Vec<PathBuf> {
+    let mut out = vec![user.join(".env")];
+    if let Some(p) = project {
+        out.push(p.join(".ai").join(".env"));
+        out.push(p.join(".env"));
+        out.push(p.join(".env.local"));
+    }
+    out
+}
+
+/// Parse one dotenv file (never executed). `None` when it cannot be opened.
+/// Note: the dotenv library substitutes `$VAR` inside the file from the lines above and
+/// the process environment; that is the user's own file and their choice.
+pub fn read_dotenv(path: &Path) -> Option<(Vec<(String, String)>, usize)> {
+    if !path.is_file() {
+        return None;
+    }
+    let iter = dotenvy::from_path_iter(path).ok()?;
+    let mut vars = Vec::new();
+    let mut errors = 0;
+    for item in iter {
+        match item {
+            Ok(kv) => vars.push(kv),
+            // The error holds the line's text: never pass it on (it may hold a secret).
+            Err(_) => errors += 1,
+        }
+    }
+    Some((vars, errors))
+}
+
+fn get<'a>(vars: &'a BTreeMap<String, String>, name: &str) -> Option<&'a String> {
+    if cfg!(windows) {
+        vars.iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v)
+    } else {
+        vars.get(name)
+    }
+}
+
+/// The source range of `sub` inside a string value: exact when the string is verbatim,
+/// else the whole value.
+fn sub_range(v: &Value, sub: &Range<usize>) -> TextRange {
+    match &v.kind {
+        ValueKind::Str(s) if s.verbatim && sub.end <= s.content.len() => {
+            TextRange::new(s.content.start + sub.start, s.content.start + sub.end)
+        }
+        _ => v.range,
+    }
+}
+
+/// The text of an env value: strings, and numbers as written.
+fn env_text(v: &Value) -> Option<String> {
+    match &v.kind {
+        ValueKind::Str(s) => Some(s.value.clone()),
+        ValueKind::Int(i) => Some(i.to_string()),
+        ValueKind::Float(f) => Some(f.to_string()),
+        _ => None,
+    }
+}
+
+struct Builder<'a> {
+    host: &'a BTreeMap<String, String>,
+    filter: Filter,
+    home: Option<&'a Path>,
+    project: Option<&'a Path>,
+    user: &'a Path,
+    out: BuiltEnv,
+}
+
+impl Builder<'_> {
+    fn set(&mut self, name: &str, value: String, origin: Origin) {
+        // On Windows names are case-insensitive: replace the spelling already there.
+        if cfg!(windows) {
+            let old: Vec<String> = self
+                .out
+                .vars
+                .keys()
+                .filter(|k| k.eq_ignore_ascii_case(name) && *k != name)
+                .cloned()
+                .collect();
+            for k in old {
+                self.out.vars.remove(&k);
+                self.out.origins.remove(&k);
+            }
+        }
+        self.out.vars.insert(name.to_string(), value);
+        self.out.origins.insert(name.to_string(), origin);
+    }
+
+    fn note_passed_blocked(&mut self, name: &str) {
+        if !self.out.passed_blocked.iter().any(|n| n == name) {
+            self.out.passed_blocked.push(name.to_string());
+        }
+    }
+
+    fn base(&mut self) {
+        for (k, v) in self.host {
+            if self.filter.passes(k) {
+                self.set(k, v.clone(), Origin::Base);
+                if self.filter.is_blocked(k) {
+                    self.note_passed_blocked(k);
+                }
+            }
+        }
+    }
+
+    fn dotenv(&mut self) {
+        for path in dotenv_files(self.user, self.project) {
+            let Some((vars, errors)) = read_dotenv(&path) else {
+                continue;
+            };
+            let mut names = Vec::new();
+            for (k, v) in vars {
+                if self.filter.is_blocked(&k) {
+                    self.note_passed_blocked(&k);
+                }
+                self.set(&k, v, Origin::Dotenv { path: path.clone() });
+                names.push(k);
+            }
+            self.out.dotenv.push(DotenvFile {
+                path,
+                names,
+                errors,
+            });
+        }
+    }
+
+    fn interpreter(&mut self, link: usize, env_config: &Value) {
+        let Some(interp) = Interpreter::from_env_config(env_config) else {
+            return;
+        };
+        let ctx = ResolveContext {
+            project: self.project,
+            user: self.user,
+            home: self.home,
+            vars: &self.out.vars,
+        };
+        let res = resolve_interpreter(&interp, &ctx);
+        if let Some(value) = &res.value {
+            self.set(&res.var, value.clone(), Origin::Interpreter { link });
+        }
+        if let Some(d) = resolution_diagnostic(&interp, &res) {
+            self.out.diagnostics.push((link, d));
+        }
+        self.out.resolutions.push((link, res));
+    }
+
+    fn env(&mut self, link: usize, env: &Value, origin: Origin) {
+        let Some(entries) = env.as_map() else {
+            return;
+        };
+        for e in entries {
+            let Some(text) = env_text(&e.value) else {
+                continue;
+            };
+            let mut from_host_blocked: Vec<(String, Range<usize>)> = Vec::new();
+            let exp: Expansion = {
+                let vars = &self.out.vars;
+                let host = self.host;
+                let filter = &self.filter;
+                expand(&text, &mut |name, range| {
+                    if let Some(v) = get(vars, name) {
+                        return Some(v.clone());
+                    }
+                    // Named explicitly by the chain: passes even when the filter blocks it.
+                    let v = get(host, name)?;
+                    if filter.is_blocked(name) {
+                        from_host_blocked.push((name.to_string(), range));
+                    }
+                    Some(v.clone())
+                })
+            };
+            for r in exp.undefined() {
+                self.out.diagnostics.push((
+                    link,
+                    Diagnostic::new(
+                        Code::E409,
+                        sub_range(&e.value, &r.range),
+                        format!(
+                            "`{}` is not defined at this point and has no default: it expands to an empty string; `${{{}:-default}}` gives one",
+                            r.name, r.name
+                        ),
+                    ),
+                ));
+            }
+            for (name, range) in from_host_blocked {
+                let by = if self.filter.is_blocked_by_default(&name) {
+                    "by default"
+                } else {
+                    "by `env.block`"
+                };
+                self.out.diagnostics.push((
+                    link,
+                    Diagnostic::new(
+                        Code::E410,
+                        sub_range(&e.value, &range),
+                        format!(
+                            "this tool receives {name}, which the filter blocks {by}; deliberate, made visible"
+                        ),
+                    ),
+                ));
+                self.note_passed_blocked(&name);
+            }
+            self.set(&e.key, exp.text, origin.clone());
+        }
+    }
+}
+
+/// A short list of the candidates of a trail.
+fn tried(res: &Resolution) -> String {
+    res.trail
+        .iter()
+        .filter(|c| c.location != "fallback")
+        .map(|c| format!("{} {}", c.location, c.path.display()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// E407 (nothing resolves, no fallback) or E408 (the fallback only), at the `type` value,
+/// with one related entry per candidate.
+pub fn resolution_diagnostic(interp: &Interpreter, res: &Resolution) -> Option<Diagnostic> {
+    let tried = tried(res);
+    let tried = if tried.is_empty() {
+        "no candidate".to_string()
+    } else {
+        format!("tried: {tried}")
+    };
+    let mut d = match res.outcome {
+        Outcome::Found { .. } => return None,
+        Outcome::Unresolved => Diagnostic::new(
+            Code::E407,
+            interp.type_value.range,
+            format!(
+                "nothing resolves `{}` on this machine and there is no `fallback`; {tried}",
+                res.var
+            ),
+        ),
+        Outcome::Fallback => {
+            let fb = res.value.as_deref().unwrap_or_default();
+            let fb_found = res
+                .trail
+                .last()
+                .is_some_and(|c| c.location == "fallback" && c.found);
+            let mut d = Diagnostic::new(
+                Code::E408,
+                interp.type_value.range,
+                format!(
+                    "`{}` resolves to the fallback `{fb}` only; {tried}{}",
+                    res.var,
+                    if fb_found {
+                        ""
+                    } else {
+                        " (and the fallback is not on PATH either)"
+                    }
+                ),
+            );
+            if !fb_found {
+                d = d.severity(Severity::Warning);
+            }
+            d
+        }
+    };
+    for c in &res.trail {
+        let state = if c.found { "found" } else { "not found" };
+        let note = c
+            .note
+            .as_deref()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
+        d = d.related(
+            None,
+            interp.value.range,
+            format!("{}: {}: {state}{note}", c.location, c.path.display()),
+        );
+    }
+    Some(d)
+}
+
+pub fn build(
+    host_vars: &BTreeMap<String, String>,
+    home: Option<&Path>,
+    project: Option<&Path>,
+    user: &Path,
+    filter: &FilterConfig,
+    links: &[LinkEnv],
+) -> BuiltEnv {
+    let mut b = Builder {
+        host: host_vars,
+        filter: Filter::new(filter),
+        home,
+        project,
+        user,
+        out: BuiltEnv::default(),
+    };
+    b.base();
+    b.dotenv();
+    for (i, link) in links.iter().enumerate() {
+        if let Some(ec) = link.env_config {
+            b.interpreter(i, ec);
+            if let Some(env) = ec.get("env") {
+                b.env(i, env, Origin::EnvConfig { link: i });
+            }
+        }
+        if let Some(env) = link.config_env {
+            b.env(i, env, Origin::ConfigEnv { link: i });
+        }
+    }
+    b.out
+}
