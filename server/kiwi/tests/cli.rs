@@ -6,7 +6,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
 }
 
 /// A sandbox for the binary: its own HOME and user space, and a PATH holding only fake
@@ -62,7 +65,10 @@ fn oracle() -> BTreeSet<(String, u64, u64, String, String)> {
         if !in_table || !line.starts_with('|') {
             continue;
         }
-        let cells: Vec<&str> = line.split('|').map(|c| c.trim().trim_matches('`')).collect();
+        let cells: Vec<&str> = line
+            .split('|')
+            .map(|c| c.trim().trim_matches('`'))
+            .collect();
         // | # | file | at | code | severity | ... |  or  | file | code | severity | why |
         if cells.len() > 6 && cells[1].parse::<u32>().is_ok() {
             let (l, c) = cells[3].split_once(':').unwrap();
@@ -74,29 +80,64 @@ fn oracle() -> BTreeSet<(String, u64, u64, String, String)> {
                 cells[5].to_string(),
             ));
         } else if cells.len() == 6 && cells[1].starts_with(".ai/") {
-            out.insert((format!("fixtures/demo/{}", cells[1]), 0, 0, cells[2].to_string(), cells[3].to_string()));
+            out.insert((
+                format!("fixtures/demo/{}", cells[1]),
+                0,
+                0,
+                cells[2].to_string(),
+                cells[3].to_string(),
+            ));
         }
     }
-    assert_eq!(out.len(), 8, "the oracle table of the demo README was not understood");
+    assert_eq!(
+        out.len(),
+        8,
+        "the oracle table of the demo README was not understood"
+    );
     out
 }
 
 #[test]
 fn demo_reports_exactly_the_planted_mistakes() {
     let sb = Sandbox::new();
-    let out = sb.kiwi(&["check", "--format", "json", "fixtures/demo"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let out = sb
+        .kiwi(&["check", "--format", "json", "fixtures/demo"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let mut got = BTreeSet::new();
     for d in json["diagnostics"].as_array().unwrap() {
         let code = d["code"].as_str().unwrap().to_string();
         // The K005 row of the oracle has no position.
-        let (l, c) = if code == "K005" { (0, 0) } else { (d["line"].as_u64().unwrap(), d["column"].as_u64().unwrap()) };
-        got.insert((d["path"].as_str().unwrap().to_string(), l, c, code, d["severity"].as_str().unwrap().to_string()));
+        let (l, c) = if code == "K005" {
+            (0, 0)
+        } else {
+            (d["line"].as_u64().unwrap(), d["column"].as_u64().unwrap())
+        };
+        got.insert((
+            d["path"].as_str().unwrap().to_string(),
+            l,
+            c,
+            code,
+            d["severity"].as_str().unwrap().to_string(),
+        ));
     }
     assert_eq!(got, oracle());
     let s = &json["summary"];
-    assert_eq!((s["errors"].as_u64(), s["warnings"].as_u64(), s["infos"].as_u64()), (Some(5), Some(2), Some(1)));
+    assert_eq!(
+        (
+            s["errors"].as_u64(),
+            s["warnings"].as_u64(),
+            s["infos"].as_u64()
+        ),
+        (Some(5), Some(2), Some(1))
+    );
     assert!(!String::from_utf8_lossy(&out.stdout).contains("canary-value-7f3a"));
 }
 
@@ -112,11 +153,17 @@ fn demo_human_output() {
 fn every_format_renders_the_demo() {
     let sb = Sandbox::new();
     for format in ["github", "sarif"] {
-        let out = sb.kiwi(&["check", "--format", format, "fixtures/demo"]).output().unwrap();
+        let out = sb
+            .kiwi(&["check", "--format", format, "fixtures/demo"])
+            .output()
+            .unwrap();
         assert_eq!(out.status.code(), Some(1), "{format}");
         let text = String::from_utf8_lossy(&out.stdout);
         match format {
-            "github" => assert_eq!(text.lines().filter(|l| l.starts_with("::error ")).count(), 5),
+            "github" => assert_eq!(
+                text.lines().filter(|l| l.starts_with("::error ")).count(),
+                5
+            ),
             _ => {
                 let v: serde_json::Value = serde_json::from_str(&text).unwrap();
                 assert_eq!(v["version"], "2.1.0");
@@ -130,8 +177,16 @@ fn every_format_renders_the_demo() {
 fn clean_items_exit_zero_and_missing_paths_fail_clearly() {
     let sb = Sandbox::new();
     // One clean file of the demo: exit 0.
-    let out = sb.kiwi(&["check", "fixtures/demo/.ai/tools/text/word_count.py"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    let out = sb
+        .kiwi(&["check", "fixtures/demo/.ai/tools/text/word_count.py"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     let out = sb.kiwi(&["check", "no/such/dir"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
@@ -143,16 +198,38 @@ fn env_shows_the_project_venv_and_its_trail() {
     let sb = Sandbox::new();
     let project = sb.dir.path().join("demo");
     copy_dir(&repo().join("fixtures/demo"), &project);
-    let status = Command::new("python3").args(["-m", "venv", "--without-pip"]).arg(project.join(".venv")).status().unwrap();
+    let status = Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(project.join(".venv"))
+        .status()
+        .unwrap();
     assert!(status.success());
     let out = sb
-        .kiwi(&["env", "text/word_count", "--project", project.to_str().unwrap(), "--json"])
+        .kiwi(&[
+            "env",
+            "text/word_count",
+            "--project",
+            project.to_str().unwrap(),
+            "--json",
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let chain: Vec<&str> = v["chain"].as_array().unwrap().iter().map(|l| l["id"].as_str().unwrap()).collect();
-    assert_eq!(chain, ["text/word_count", "runtimes/python_runtime", "subprocess"]);
+    let chain: Vec<&str> = v["chain"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        chain,
+        ["text/word_count", "runtimes/python_runtime", "subprocess"]
+    );
     let r = &v["chain"][1]["resolution"];
     let venv_python = project.canonicalize().unwrap().join(".venv/bin/python");
     assert_eq!(r["value"].as_str().unwrap(), venv_python.to_str().unwrap());
@@ -162,7 +239,15 @@ fn env_shows_the_project_venv_and_its_trail() {
     // The canary never shows, not even as a name's value.
     assert!(!String::from_utf8_lossy(&out.stdout).contains("canary-value-7f3a"));
     // Human output names the winner.
-    let out = sb.kiwi(&["env", "text/word_count", "--project", project.to_str().unwrap()]).output().unwrap();
+    let out = sb
+        .kiwi(&[
+            "env",
+            "text/word_count",
+            "--project",
+            project.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("✓ used"), "{text}");
 }
@@ -171,7 +256,9 @@ fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap().flatten() {
         let p = e.path();
-        if p.file_name().is_some_and(|n| n == ".venv" || n == "node_modules") {
+        if p.file_name()
+            .is_some_and(|n| n == ".venv" || n == "node_modules")
+        {
             continue;
         }
         let dest = to.join(e.file_name());

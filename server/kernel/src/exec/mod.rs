@@ -259,6 +259,7 @@ pub fn plan(ws: &Workspace, tool: &Arc<Item>, req: &Request) -> Result<Plan, Exe
     // The environment: links from the primitive up, then the caller's `env` overrides.
     let built = check::build_env(ws, &chain.links);
     let mut vars = built.vars.clone();
+    let filter = env::Filter::new(&ws.config.filter);
     let mut shown_names: BTreeSet<String> = built
         .origins
         .iter()
@@ -266,7 +267,7 @@ pub fn plan(ws: &Workspace, tool: &Arc<Item>, req: &Request) -> Result<Plan, Exe
             matches!(
                 o,
                 Origin::Interpreter { .. } | Origin::EnvConfig { .. } | Origin::ConfigEnv { .. }
-            ) && !env::is_blocked(k, &ws.config.filter)
+            ) && !filter.is_blocked(k)
         })
         .map(|(k, _)| k.clone())
         .collect();
@@ -297,7 +298,7 @@ pub fn plan(ws: &Workspace, tool: &Arc<Item>, req: &Request) -> Result<Plan, Exe
                 other => other.to_string(),
             };
             vars.insert(k.clone(), real);
-            if !env::is_blocked(k, &ws.config.filter) {
+            if !filter.is_blocked(k) {
                 shown_names.insert(k.clone());
             }
         }
