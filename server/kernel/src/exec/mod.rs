@@ -48,6 +48,8 @@ pub trait OutputSink: Send + Sync {
     /// (yet) followed by a newline: a very long line in pieces, or the last bytes of a
     /// stream that does not end with one (`newline: false`).
     fn output(&self, stream: Stream, text: &str, newline: bool);
+    /// Everything read so far has been passed on (a good moment to flush a buffer).
+    fn flush(&self) {}
 }
 
 impl<F: Fn(Stream, &str, bool) + Send + Sync> OutputSink for F {

@@ -229,10 +229,12 @@ async fn pump<R: AsyncRead + Unpin>(
             sink.output(stream, &String::from_utf8_lossy(&pending[..k]), false);
             pending.drain(..k);
         }
+        sink.flush();
     }
     if !pending.is_empty() {
         sink.output(stream, &String::from_utf8_lossy(&pending), false);
     }
+    sink.flush();
     c
 }
 
