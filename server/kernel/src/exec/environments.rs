@@ -232,8 +232,11 @@ pub fn names() -> Vec<&'static str> {
 // ---------------------------------------------------------------------------------------
 // Probes, cached per process (for PROBE_TTL), keyed by the PATH they searched
 
+/// When an answer was asked for, and the answer (computed once).
+type Slot<T> = (Instant, Arc<OnceLock<T>>);
+
 struct Cache<T> {
-    map: Mutex<HashMap<String, (Instant, Arc<OnceLock<T>>)>>,
+    map: Mutex<HashMap<String, Slot<T>>>,
 }
 
 impl<T: Clone> Cache<T> {
