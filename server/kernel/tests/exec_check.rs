@@ -12,8 +12,10 @@ fn tool(pref: &str) -> String {
 #[test]
 fn x501_invalid_preferences() {
     let f = Fixture::new(&format!(
-        "//- project/.ai/tools/x/bad_mode.py\n{}//- project/.ai/tools/x/no_target.py\n{}//- project/.ai/tools/x/no_image.py\n{}//- project/.ai/tools/x/types.py\n{}//- project/.ai/tools/x/keys.yaml\n{}",
+        "//- project/.ai/tools/x/bad_mode.py\n{}//- project/.ai/tools/x/far_mode.py\n{}//- project/.ai/tools/x/not_dict.py\n{}//- project/.ai/tools/x/no_target.py\n{}//- project/.ai/tools/x/no_image.py\n{}//- project/.ai/tools/x/types.py\n{}//- project/.ai/tools/x/keys.yaml\n{}",
         tool("{\"mode\": \"requird\"}"),
+        tool("{\"mode\": \"kubernetes\"}"),
+        tool("\"required\""),
         tool("{\"mode\": \"specific\"}"),
         tool("{\"mode\": \"required\"}"),
         tool("{\"mode\": 3, \"network\": \"yes\", \"image\": \"\"}"),

@@ -409,7 +409,7 @@ fn pref_fixture(extra: &str) -> Fixture {
         python_tool("EXECUTION_ENVIRONMENT = {\"mode\": \"preferred\", \"image\": \"/\"}", body),
         python_tool(
             "EXECUTION_ENVIRONMENT = {\"mode\": \"sandbox\"}",
-            "    import pathlib\n    try:\n        pathlib.Path(sys.argv[0]).parent.parent.parent.parent.parent.joinpath('escaped').write_text('x')\n        print('wrote outside')\n    except OSError as e:\n        print('refused', e.errno)\n    open('inside', 'w').write('x')\n"
+            "    import pathlib\n    for target in ['/etc/kiwi-escaped', str(pathlib.Path(sys.argv[0]).parents[4] / 'escaped')]:\n        try:\n            pathlib.Path(target).write_text('x')\n            print('wrote', target)\n        except OSError as e:\n            print('refused', e.errno)\n    open('inside', 'w').write('x')\n"
         ),
     ))
 }
@@ -418,7 +418,13 @@ fn pref_fixture(extra: &str) -> Fixture {
 fn path_without_runtimes(f: &Fixture) -> String {
     let bin = f.root().join("bin");
     for name in ["python3", "sleep", "cat"] {
-        let target = which::which(name).unwrap();
+        // The system's binary, not a version manager's shim (which needs more on PATH).
+        let system = Path::new("/usr/bin").join(name);
+        let target = if system.exists() {
+            system
+        } else {
+            which::which(name).unwrap()
+        };
         let _ = std::os::unix::fs::symlink(target, bin.join(name));
     }
     bin.display().to_string()
@@ -490,7 +496,11 @@ fn sandbox_mode_refuses_writes_outside_the_project() {
     let p = process(&r);
     assert_eq!(r.execution.environment, "sandbox");
     assert_eq!(p.exit_code, Some(0), "{}", p.stderr);
-    assert!(p.stdout.starts_with("refused"), "{}", p.stdout);
+    // The root is read-only; the project's parent (here below /tmp) is a private tmpfs:
+    // a write there stays in the sandbox.
+    assert!(p.stdout.starts_with("refused 30\n"), "{}", p.stdout);
+    assert!(!Path::new("/etc/kiwi-escaped").exists());
+    assert!(!f.root().join("escaped").exists());
     assert!(f.project().join("inside").exists());
     // Without bubblewrap: a clear error.
     let path = path_without_runtimes(&f);

@@ -77,8 +77,8 @@ pub fn parse(value: &Value, text: &str) -> (Preference, Vec<Diagnostic>) {
                 Code::X501,
                 value.range,
                 format!(
-                    "the execution environment preference must be a dict such as {{\"mode\": \"required\", \"image\": \"python:3.12\"}}, not a {}",
-                    value.type_name()
+                    "the execution environment preference must be a dict such as {{\"mode\": \"required\", \"image\": \"python:3.12\"}}, not {}",
+                    with_article(value.type_name())
                 ),
             ));
         }
@@ -90,7 +90,11 @@ pub fn parse(value: &Value, text: &str) -> (Preference, Vec<Diagnostic>) {
             Diagnostic::new(
                 Code::X501,
                 v.range,
-                format!("`{}` must be {what}, not a {}", e.key, v.type_name()),
+                format!(
+                    "`{}` must be {what}, not {}",
+                    e.key,
+                    with_article(v.type_name())
+                ),
             )
         };
         match e.key.as_str() {
@@ -103,12 +107,17 @@ pub fn parse(value: &Value, text: &str) -> (Preference, Vec<Diagnostic>) {
                         let mut d = Diagnostic::new(
                             Code::X501,
                             v.range,
-                            format!(
-                                "unknown execution mode `{}`{}; the modes are {}",
-                                s.value,
-                                diag::did_you_mean(suggestion),
-                                MODES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
-                            ),
+                            match suggestion {
+                                Some(sug) => format!(
+                                    "unknown execution mode `{}`; did you mean `{sug}`?",
+                                    s.value
+                                ),
+                                None => format!(
+                                    "unknown execution mode `{}`; the modes are {}",
+                                    s.value,
+                                    MODES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+                                ),
+                            },
                         );
                         if let Some(sug) = suggestion {
                             let (range, text) = if s.verbatim {
@@ -150,11 +159,15 @@ pub fn parse(value: &Value, text: &str) -> (Preference, Vec<Diagnostic>) {
                 let mut d = Diagnostic::new(
                     Code::X501,
                     e.key_range,
-                    format!(
-                        "`{other}` is not a key of the execution environment preference{}; the keys are {}",
-                        diag::did_you_mean(suggestion),
-                        KEYS.join(", ")
-                    ),
+                    match suggestion {
+                        Some(sug) => format!(
+                            "`{other}` is not a key of the execution environment preference; did you mean `{sug}`?"
+                        ),
+                        None => format!(
+                            "`{other}` is not a key of the execution environment preference; the keys are {}",
+                            KEYS.join(", ")
+                        ),
+                    },
                 );
                 if let Some(sug) = suggestion {
                     d = d.fix(Fix::replace(
@@ -168,6 +181,14 @@ pub fn parse(value: &Value, text: &str) -> (Preference, Vec<Diagnostic>) {
         }
     }
     (p, out)
+}
+
+/// "an integer", "a string".
+fn with_article(type_name: &str) -> String {
+    match type_name.chars().next() {
+        Some('a' | 'e' | 'i' | 'o' | 'u') => format!("an {type_name}"),
+        _ => format!("a {type_name}"),
+    }
 }
 
 /// Keep a key's quotes when replacing it (`"imgae"` -> `"image"`, `imgae` -> `image`).
