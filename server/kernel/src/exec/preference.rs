@@ -71,17 +71,8 @@ pub struct Preference {
 pub fn parse(value: &Value, text: &str) -> (Preference, Vec<Diagnostic>) {
     let mut p = Preference::default();
     let mut out = Vec::new();
+    // A value that is not a dict is reported by the tool reader (T301).
     let Some(map) = value.as_map() else {
-        if !matches!(value.kind, ValueKind::NonLiteral(_)) {
-            out.push(Diagnostic::new(
-                Code::X501,
-                value.range,
-                format!(
-                    "the execution environment preference must be a dict such as {{\"mode\": \"required\", \"image\": \"python:3.12\"}}, not {}",
-                    with_article(value.type_name())
-                ),
-            ));
-        }
         return (p, out);
     };
     for e in map {
