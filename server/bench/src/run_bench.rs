@@ -114,6 +114,7 @@ pub fn run(kiwi: &Path, runs: usize, flood_mb: usize) -> Result<()> {
 
     let mut via_kiwi = Vec::with_capacity(runs);
     let mut direct = Vec::with_capacity(runs);
+    let mut planning = Vec::with_capacity(runs);
     let mut idle_rss = 0;
     // Warm up both (page cache, pyc files).
     run_measured(&mut kiwi_cmd(&["run", "bench/trivial"]))?;
@@ -124,9 +125,13 @@ pub fn run(kiwi: &Path, runs: usize, flood_mb: usize) -> Result<()> {
         idle_rss = idle_rss.max(rss);
         let (t, _, _) = run_measured(Command::new(program).args(args).current_dir(&dir))?;
         direct.push(t);
+        let (t, _, _) = run_measured(&mut kiwi_cmd(&["run", "bench/trivial", "--dry-run"]))?;
+        planning.push(t);
     }
     via_kiwi.sort();
     direct.sort();
+    planning.sort();
+    let p = percentile(&planning, 0.5).as_secs_f64() * 1e3;
     let k = percentile(&via_kiwi, 0.5).as_secs_f64() * 1e3;
     let d = percentile(&direct, 0.5).as_secs_f64() * 1e3;
     println!("run of a trivial Python tool, {runs} runs each (medians):");
@@ -136,6 +141,10 @@ pub fn run(kiwi: &Path, runs: usize, flood_mb: usize) -> Result<()> {
         "  overhead               {:>8.2} ms   ratio {:.3}",
         k - d,
         k / d
+    );
+    println!(
+        "  of which: kiwi run --dry-run (start, load the workspace, plan) {p:.2} ms; spawning and streaming {:.2} ms",
+        k - d - p
     );
 
     let mb = flood_mb.to_string();
