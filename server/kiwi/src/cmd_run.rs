@@ -107,6 +107,44 @@ impl<W: Write> WriteLock for Mutex<W> {
     }
 }
 
+/// Print to stdout / stderr, ignoring a closed stream (`kiwi run x | head -1` is no panic).
+fn out(text: &str) {
+    let mut o = std::io::stdout().lock();
+    let _ = o.write_all(text.as_bytes());
+    let _ = o.write_all(b"\n");
+    let _ = o.flush();
+}
+
+fn err(text: &str) {
+    let mut e = std::io::stderr().lock();
+    let _ = e.write_all(text.as_bytes());
+    let _ = e.write_all(b"\n");
+}
+
+/// Ctrl-C, and on Unix SIGTERM and SIGHUP: the run is cancelled, its process group stopped.
+async fn interrupted() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let (Ok(mut term), Ok(mut hup)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) else {
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+            _ = hup.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
 fn error_json(e: &exec::ExecError) -> Json {
     json!({ "error": e })
 }
@@ -146,11 +184,10 @@ pub fn run(o: &Options) -> Result<ExitCode> {
     let sink: &dyn OutputSink = if o.json { &quiet } else { &terminal };
     let result = rt.block_on(async {
         let c = cancel.clone();
-        // Ctrl-C cancels the run: the tool's whole process group is stopped.
+        // Ctrl-C (or SIGTERM, SIGHUP) cancels the run: the tool's whole group is stopped.
         tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                c.cancel();
-            }
+            interrupted().await;
+            c.cancel();
         });
         exec::run(&plan, sink, &cancel).await
     });
@@ -160,7 +197,7 @@ pub fn run(o: &Options) -> Result<ExitCode> {
         Err(e) => return Ok(fail(&e, o.json)),
     };
     if o.json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
+        out(&serde_json::to_string_pretty(&result)?);
     } else {
         match &result.output {
             Output::Process(p) => {
@@ -181,13 +218,13 @@ pub fn run(o: &Options) -> Result<ExitCode> {
                 } else {
                     String::new()
                 };
-                eprintln!(
+                err(&format!(
                     "kiwi: {} {what} after {} ms in {} ({}){trunc}",
                     result.tool,
                     p.duration_ms,
                     result.execution.environment,
                     result.execution.reason
-                );
+                ));
             }
             Output::Http(h) => {
                 let mut out = std::io::stdout().lock();
@@ -196,7 +233,7 @@ pub fn run(o: &Options) -> Result<ExitCode> {
                     let _ = out.write_all(b"\n");
                 }
                 let _ = out.flush();
-                eprintln!(
+                err(&format!(
                     "kiwi: {} answered HTTP {} after {} ms ({} attempt{}){}",
                     result.tool,
                     h.status,
@@ -208,7 +245,7 @@ pub fn run(o: &Options) -> Result<ExitCode> {
                     } else {
                         ""
                     }
-                );
+                ));
             }
         }
     }
@@ -228,12 +265,9 @@ fn exit_code(code: i32) -> ExitCode {
 
 fn fail(e: &exec::ExecError, as_json: bool) -> ExitCode {
     if as_json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&error_json(e)).unwrap_or_default()
-        );
+        out(&serde_json::to_string_pretty(&error_json(e)).unwrap_or_default());
     } else {
-        eprintln!("kiwi: {e}");
+        err(&format!("kiwi: {e}"));
     }
     let code = match e.kind {
         exec::ErrorKind::Timeout => 124,
@@ -244,43 +278,44 @@ fn fail(e: &exec::ExecError, as_json: bool) -> ExitCode {
 }
 
 fn print_plan(plan: &Plan, as_json: bool) -> Result<()> {
+    use std::fmt::Write as _;
     let s = plan.summary();
     if as_json {
-        println!("{}", serde_json::to_string_pretty(s)?);
+        out(&serde_json::to_string_pretty(s)?);
         return Ok(());
     }
-    println!("{} (dry run: nothing was run)", s.tool);
-    println!(
-        "chain: {}",
-        s.chain
-            .iter()
-            .map(|l| l.id.as_str())
-            .collect::<Vec<_>>()
-            .join(" -> ")
-    );
+    let mut t = String::new();
+    writeln!(t, "{} (dry run: nothing was run)", s.tool)?;
+    let chain: Vec<&str> = s.chain.iter().map(|l| l.id.as_str()).collect();
+    writeln!(t, "chain: {}", chain.join(" -> "))?;
     if let Some(cmd) = &s.command {
-        println!("command: {}", serde_json::to_string(cmd)?);
+        writeln!(t, "command: {}", serde_json::to_string(cmd)?)?;
     }
     if let Some(cwd) = &s.cwd {
-        println!("cwd: {}", cwd.display());
+        writeln!(t, "cwd: {}", cwd.display())?;
     }
     if s.primitive == "http_client" {
-        println!("request: {}", serde_json::to_string(&s.config)?);
+        writeln!(t, "request: {}", serde_json::to_string(&s.config)?)?;
     }
-    println!(
+    writeln!(
+        t,
         "execution: {} — {} ({})",
         s.execution.environment, s.execution.description, s.execution.reason
-    );
-    println!("environment ({} variables):", s.environment.len());
+    )?;
+    write!(t, "environment ({} variables):", s.environment.len())?;
     for (k, v) in &s.environment {
         match v {
-            Some(v) => println!("  {k}={v}"),
-            None => println!("  {k}"),
+            Some(v) => write!(t, "\n  {k}={v}")?,
+            None => write!(t, "\n  {k}")?,
         }
     }
     for name in &s.passed_blocked {
-        println!("  note: this tool receives {name}, which the filter blocks by default");
+        write!(
+            t,
+            "\n  note: this tool receives {name}, which the filter blocks by default"
+        )?;
     }
+    out(&t);
     Ok(())
 }
 

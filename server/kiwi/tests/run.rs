@@ -228,7 +228,13 @@ fn gone(pid: i32) -> bool {
 }
 
 #[test]
-fn ctrl_c_cancels_and_kills_the_group() {
+fn ctrl_c_and_sigterm_cancel_and_kill_the_group() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        interrupt_with(sig);
+    }
+}
+
+fn interrupt_with(sig: i32) {
     let p = Project::new();
     let mut child = p
         .kiwi(&["run", "t/sleeper"])
@@ -242,7 +248,7 @@ fn ctrl_c_cancels_and_kills_the_group() {
     let grandchild: i32 = line.trim().parse().unwrap();
     // SAFETY: signals the kiwi process this test started.
     unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
+        libc::kill(child.id() as i32, sig);
     }
     let status = child.wait().unwrap();
     let mut err = String::new();
@@ -252,12 +258,38 @@ fn ctrl_c_cancels_and_kills_the_group() {
         .unwrap()
         .read_to_string(&mut err)
         .unwrap();
-    assert_eq!(status.code(), Some(130), "{err}");
+    assert_eq!(status.code(), Some(130), "signal {sig}: {err}");
     assert!(err.contains("cancelled"), "{err}");
     assert!(
         gone(grandchild),
         "the tool's child {grandchild} survived Ctrl-C"
     );
+}
+
+#[test]
+fn a_closed_stdout_is_no_panic() {
+    let p = Project::new();
+    let mut child = p
+        .kiwi(&["run", "t/flood", "--param", "mb=5"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read one line, then close the pipe (as `| head -1` does).
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    drop(out);
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(status.code(), Some(0), "{err}");
 }
 
 /// Run kiwi to its end with stdout drained: (exit code, peak RSS in KiB, stdout bytes).
