@@ -638,3 +638,39 @@ fn http_tool_with_an_env_header_never_echoes_it() {
         vec!["demo/fetch", "runtimes/http_runtime", "http_client"]
     );
 }
+
+#[test]
+fn two_hundred_concurrent_runs_each_get_their_own_output() {
+    let f = Fixture::new(
+        "//- project/.ai/tools/demo/echo.yaml\nversion: \"1.0.0\"\ntool_type: bash\nexecutor_id: subprocess\ndescription: Echo\nconfig_schema:\n  type: object\n  properties:\n    n: {type: integer}\n  required: [n]\nconfig:\n  command: bash\n  args: [\"-c\", \"sleep 0.2; echo $0; echo err$0 >&2\", \"{n}\"]\n",
+    );
+    let ws = std::sync::Arc::new(ws(&f));
+    let t = tool(&ws, "demo/echo");
+    let start = Instant::now();
+    let results = rt().block_on(async {
+        let mut set = tokio::task::JoinSet::new();
+        for n in 0..200 {
+            let ws = ws.clone();
+            let t = t.clone();
+            set.spawn(async move {
+                let req = params(json!({ "n": n }));
+                let r = exec::execute(&ws, &t, &req, &NullSink, &CancellationToken::new()).await;
+                (n, r)
+            });
+        }
+        let mut v = Vec::new();
+        while let Some(r) = set.join_next().await {
+            v.push(r.unwrap());
+        }
+        v
+    });
+    assert_eq!(results.len(), 200);
+    for (n, r) in results {
+        let r = r.unwrap();
+        let p = process(&r);
+        assert_eq!(p.exit_code, Some(0));
+        assert_eq!(p.stdout, format!("{n}\n"));
+        assert_eq!(p.stderr, format!("err{n}\n"));
+    }
+    println!("200 concurrent runs in {:?}", start.elapsed());
+}
