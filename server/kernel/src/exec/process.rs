@@ -417,12 +417,14 @@ fn split_status(s: &std::process::ExitStatus) -> (Option<i32>, Option<i32>) {
 }
 
 #[derive(Clone, Copy)]
+#[cfg_attr(not(unix), allow(dead_code))]
 enum Signal {
     Term,
     Kill,
 }
 
 /// Kills the process group when dropped while armed (the run's future was dropped).
+#[cfg_attr(not(unix), allow(dead_code))]
 struct GroupGuard {
     pid: u32,
     armed: std::sync::atomic::AtomicBool,
