@@ -511,6 +511,39 @@ fn sandbox_mode_refuses_writes_outside_the_project() {
 }
 
 #[test]
+fn the_projects_execution_default_applies_to_tools_without_a_preference() {
+    let f = Fixture::new(&format!(
+        "//- project/.ai/tools/demo/where.py\n{}//- project/.ai/config.yaml\nexecution:\n  default: sandbox\n",
+        python_tool("", "    print(open('/proc/1/cmdline').read().split('\\0')[0])\n")
+    ));
+    let ws = ws(&f);
+    let r = run(&ws, "demo/where", Request::default()).unwrap();
+    assert_eq!(r.execution.environment, "sandbox");
+    assert!(
+        r.execution.reason.contains("execution.default"),
+        "{}",
+        r.execution.reason
+    );
+    // In bubblewrap's PID namespace, process 1 is bubblewrap itself.
+    assert!(
+        process(&r).stdout.contains("bwrap"),
+        "{}",
+        process(&r).stdout
+    );
+    // The caller may still choose.
+    let r = run(
+        &ws,
+        "demo/where",
+        Request {
+            environment: Some("local".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(r.execution.environment, "local");
+}
+
+#[test]
 fn specific_runs_inside_the_named_running_container() {
     let name = format!("kiwi-test-run-specific-{}", std::process::id());
     let f = pref_fixture(&format!(

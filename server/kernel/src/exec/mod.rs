@@ -340,9 +340,9 @@ pub fn plan(ws: &Workspace, tool: &Arc<Item>, req: &Request) -> Result<Plan, Exe
             spec.env = vars.clone();
             let shown_spec = subprocess_spec(&shown, &default_cwd)?;
             let mut command = vec![shown_spec.program.clone()];
-            command.extend(shown_spec.args);
+            command.extend(shown_spec.args.iter().cloned());
             let choice = preference::choose(ws, tool, req.environment.as_deref())?;
-            let cwd = Some(spec.cwd.clone());
+            let cwd = Some(shown_spec.cwd.clone());
             (Action::Process(spec), Some(command), cwd, Some(choice))
         }
         "http_client" => {
