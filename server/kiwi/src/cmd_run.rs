@@ -272,6 +272,7 @@ fn fail(e: &exec::ExecError, as_json: bool) -> ExitCode {
     let code = match e.kind {
         exec::ErrorKind::Timeout => 124,
         exec::ErrorKind::Cancelled => 130,
+        exec::ErrorKind::Http => 1,
         _ => NOT_RUN,
     };
     ExitCode::from(code)

@@ -60,8 +60,9 @@ enum Command {
     /// summary on stderr.
     #[command(after_help = "\
 Exit status: the tool's own; 124 when it timed out, 130 when cancelled (Ctrl-C), 128+N when \
-ended by signal N; for an HTTP tool 0 below status 400, else 1; 2 when nothing ran (broken \
-chain, bad parameters, an environment that is not available here) or kiwi could not start it.
+ended by signal N; for an HTTP tool 0 below status 400, 1 at 400 and above or when the request \
+fails; 2 when nothing ran (broken chain, bad parameters, an environment that is not available \
+here, a command that cannot be started).
 
 With --json nothing is streamed: one JSON object is printed on stdout when the run ends, the \
 result (tool, chain, execution, exit_code, stdout, stderr, json, duration_ms, timed_out, \

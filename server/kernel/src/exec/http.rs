@@ -183,7 +183,7 @@ pub async fn run(spec: &HttpSpec, cancel: &CancellationToken) -> Result<HttpResu
                     return Err(ExecError::new(
                         ErrorKind::Timeout,
                         format!(
-                            "the request to {} timed out after {} s",
+                            "the request to {} timed out after {} s; raise `timeout` if it needs longer",
                             spec.redact(&origin(&url)),
                             spec.timeout.as_secs_f64()
                         ),
@@ -265,7 +265,7 @@ async fn send_once(
         Err(e) => {
             let connect = e.is_connect();
             let msg = format!(
-                "the request to {} failed: {}",
+                "the request to {} failed: {}; check that the server answers and that the url is right",
                 spec.redact(&origin(url)),
                 spec.redact(&error_chain(&e.without_url()))
             );
