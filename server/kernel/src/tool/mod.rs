@@ -2,9 +2,18 @@
 //! `ENV_CONFIG` and `EXECUTION_ENVIRONMENT` as literal values.
 //! CONTRACT (owned by the tool/knowledge helper; public signatures are fixed).
 
-use crate::diag::Diagnostic;
+use crate::diag::{normalize, Code, Diagnostic};
 use crate::text::TextRange;
-use crate::value::Value;
+use crate::value::{Value, ValueKind};
+
+mod checks;
+mod python;
+#[cfg(test)]
+pub(crate) mod testing;
+#[cfg(test)]
+mod tests;
+
+pub use python::EXTRACT_QUERY;
 
 /// A metadata field of a tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -147,20 +156,71 @@ impl ToolFile {
     }
 }
 
+/// Read a Python tool: the module-level assignments named in [`FIELDS`] (the last one of each
+/// wins), then the checks that need only this file. A file that assigns none of them is a
+/// helper module: no fields and no diagnostics.
 pub fn parse_python(text: &str) -> ToolFile {
-    let _ = text;
-    ToolFile {
+    let (fields, diagnostics) = python::extract(text);
+    let mut tool = ToolFile {
         format: ToolFormat::Python,
-        fields: Vec::new(),
-        diagnostics: Vec::new(),
-    }
+        fields,
+        diagnostics,
+    };
+    checks::check(&mut tool, text, &[]);
+    normalize(&mut tool.diagnostics);
+    tool
 }
 
+/// Read a YAML tool: the top-level keys named in [`FIELDS`] (the last one of each wins), then
+/// the checks that need only this file. YAML syntax errors are T301 (the metadata cannot be
+/// read); when there are any, no field is reported missing.
 pub fn parse_yaml(text: &str) -> ToolFile {
-    let _ = text;
-    ToolFile {
-        format: ToolFormat::Yaml,
-        fields: Vec::new(),
-        diagnostics: Vec::new(),
+    let doc = crate::yaml::parse(text, 0);
+    let mut diagnostics: Vec<Diagnostic> = doc
+        .errors
+        .iter()
+        .map(|(r, m)| Diagnostic::new(Code::T301, *r, format!("YAML syntax error: {m}")))
+        .collect();
+    let mut fields: Vec<FieldEntry> = Vec::new();
+    match &doc.value {
+        Some(Value {
+            kind: ValueKind::Map(entries),
+            ..
+        }) => {
+            for spec in FIELDS {
+                if let Some(e) = entries.iter().rev().find(|e| e.key == spec.yaml) {
+                    fields.push(FieldEntry {
+                        field: spec.field,
+                        key_range: e.key_range,
+                        value: e.value.clone(),
+                    });
+                }
+            }
+            fields.sort_by_key(|f| f.key_range.start);
+        }
+        Some(v) if !matches!(v.kind, ValueKind::Null) && doc.errors.is_empty() => {
+            diagnostics.push(Diagnostic::new(
+                Code::T301,
+                v.range,
+                format!(
+                    "a YAML tool is a mapping of `key: value` lines (`version`, `tool_type`, `executor_id`, ...), not {}",
+                    match &v.kind {
+                        ValueKind::List(_) => "a list",
+                        ValueKind::NonLiteral(what) => what.as_str(),
+                        _ => "a single value",
+                    }
+                ),
+            ));
+        }
+        _ => {}
     }
+    let unreadable: Vec<TextRange> = doc.errors.iter().map(|(r, _)| *r).collect();
+    let mut tool = ToolFile {
+        format: ToolFormat::Yaml,
+        fields,
+        diagnostics,
+    };
+    checks::check(&mut tool, text, &unreadable);
+    normalize(&mut tool.diagnostics);
+    tool
 }

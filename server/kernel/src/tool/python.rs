@@ -1,0 +1,696 @@
+//! Python tools: module-level assignments found by the query in
+//! `grammars/python/extract.scm`, their right-hand sides read as literals.
+//!
+//! Accepted literals are those of `ast.literal_eval`, minus what metadata has no use for:
+//! strings (all quotes, prefixes `r`/`b`/`u`, implicit concatenation, escapes; a bytes string
+//! is read as text, one character per byte), integers (underscores, `0x`/`0o`/`0b`), floats,
+//! a sign before a number, `True`/`False`/`None`, dicts, lists and tuples (read as lists).
+//! Anything else is `NonLiteral` at its own range, and the literal parts around it are still
+//! read. Every f-string is `NonLiteral("an f-string")`, as for `ast.literal_eval`.
+
+use super::checks::{render_path, Seg};
+use super::{FieldEntry, ToolFormat, FIELDS};
+use crate::diag::{Code, Diagnostic};
+use crate::text::TextRange;
+use crate::value::{Entry, Str, Value, ValueKind};
+use crate::yaml::{parse_tree, snippet, MAX_DEPTH};
+use std::cell::RefCell;
+use std::sync::LazyLock;
+use tree_sitter::{Language, Node, Parser, Point, Query, QueryCursor, Range, StreamingIterator};
+
+/// The extraction query (kept with the other grammar files at the repository root).
+pub const EXTRACT_QUERY: &str = include_str!("../../../../grammars/python/extract.scm");
+
+thread_local! {
+    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+}
+
+fn python_language() -> Language {
+    tree_sitter_python::LANGUAGE.into()
+}
+
+struct Compiled {
+    query: Query,
+    name: u32,
+    value: u32,
+}
+
+static QUERY: LazyLock<Option<Compiled>> = LazyLock::new(|| {
+    let query = Query::new(&python_language(), EXTRACT_QUERY).ok()?;
+    let name = query.capture_index_for_name("name")?;
+    let value = query.capture_index_for_name("value")?;
+    Some(Compiled { query, name, value })
+});
+
+/// What the Python file declares, and the problems found while reading it (T301 for parts
+/// that have no place in a [`Value`]: a `**` spread in a dict, a dict key that is not a literal).
+pub(crate) fn extract(text: &str) -> (Vec<FieldEntry>, Vec<Diagnostic>) {
+    // A file that names none of the variables declares nothing: no need to parse it.
+    if !FIELDS.iter().any(|f| text.contains(f.python)) {
+        return (Vec::new(), Vec::new());
+    }
+    let Some(compiled) = QUERY.as_ref() else {
+        return (Vec::new(), Vec::new());
+    };
+    // Parse only the module-level statements that may assign a field: tree-sitter reads a
+    // few hundred bytes instead of the whole script.
+    let ranges = candidate_ranges(text);
+    if ranges.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    // Python reads a lone CR as a line end; the grammar does not: give it LF (same length).
+    let lone_cr = text
+        .as_bytes()
+        .windows(2)
+        .any(|w| w[0] == b'\r' && w[1] != b'\n')
+        || text.ends_with('\r');
+    let normalized;
+    let parse_text = if lone_cr {
+        normalized = text
+            .char_indices()
+            .map(|(i, c)| {
+                if c == '\r' && text.as_bytes().get(i + 1) != Some(&b'\n') {
+                    '\n'
+                } else {
+                    c
+                }
+            })
+            .collect::<String>();
+        normalized.as_str()
+    } else {
+        text
+    };
+    let Some(tree) = parse_tree(&PARSER, python_language, parse_text, &ranges) else {
+        return (Vec::new(), Vec::new());
+    };
+    let mut cursor = QueryCursor::new();
+    // Patterns start at the module: the cursor need not look deeper for a start.
+    cursor.set_max_start_depth(Some(0));
+    // The last assignment of each field wins: (field index, name node, value node).
+    let mut winners: Vec<Option<(Node, Node)>> = vec![None; FIELDS.len()];
+    let mut matches = cursor.matches(&compiled.query, tree.root_node(), text.as_bytes());
+    while let Some(m) = matches.next() {
+        let mut name = None;
+        let mut value = None;
+        for cap in m.captures() {
+            if cap.index == compiled.name {
+                name = Some(cap.node);
+            } else if cap.index == compiled.value {
+                value = Some(cap.node);
+            }
+        }
+        let (Some(name), Some(mut value)) = (name, value) else {
+            continue;
+        };
+        let Some(var) = text.get(name.byte_range()) else {
+            continue;
+        };
+        let Some(i) = FIELDS.iter().position(|f| f.python == var) else {
+            continue;
+        };
+        // `A = B = value`: the value is the last right-hand side.
+        while value.kind() == "assignment" {
+            match value.child_by_field_name("right") {
+                Some(r) => value = r,
+                None => break,
+            }
+        }
+        winners[i] = Some((name, value));
+    }
+    let mut fields = Vec::new();
+    let mut conv = Conv {
+        src: text,
+        root: "",
+        path: Vec::new(),
+        diagnostics: Vec::new(),
+    };
+    for (spec, winner) in FIELDS.iter().zip(winners) {
+        let Some((name, value)) = winner else {
+            continue;
+        };
+        conv.root = spec.python;
+        conv.path.clear();
+        let value = conv.value(value, 0);
+        fields.push(FieldEntry {
+            field: spec.field,
+            key_range: TextRange::new(name.start_byte(), name.end_byte()),
+            value,
+        });
+    }
+    fields.sort_by_key(|f| f.key_range.start);
+    (fields, conv.diagnostics)
+}
+
+struct Conv<'a> {
+    src: &'a str,
+    /// The variable being read.
+    root: &'static str,
+    path: Vec<Seg>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+fn range(n: Node) -> TextRange {
+    TextRange::new(n.start_byte(), n.end_byte())
+}
+
+fn non_literal(n: Node, what: impl Into<String>) -> Value {
+    Value::new(ValueKind::NonLiteral(what.into()), range(n))
+}
+
+impl Conv<'_> {
+    fn text(&self, n: Node) -> &str {
+        self.src.get(n.byte_range()).unwrap_or("")
+    }
+
+    fn value(&mut self, n: Node, depth: usize) -> Value {
+        if depth > MAX_DEPTH {
+            return non_literal(n, format!("nested deeper than {MAX_DEPTH} levels"));
+        }
+        if n.is_error() || n.is_missing() {
+            return non_literal(n, "invalid Python syntax");
+        }
+        match n.kind() {
+            "string" => self.string(n),
+            "concatenated_string" => self.concatenated(n),
+            "integer" => Value::new(int_kind(self.text(n), false), range(n)),
+            "float" => Value::new(float_kind(self.text(n), false), range(n)),
+            "true" => Value::new(ValueKind::Bool(true), range(n)),
+            "false" => Value::new(ValueKind::Bool(false), range(n)),
+            "none" => Value::new(ValueKind::Null, range(n)),
+            "unary_operator" => self.unary(n),
+            "dictionary" => self.dict(n, depth),
+            "list" | "tuple" | "expression_list" => self.list(n, depth),
+            "parenthesized_expression" => {
+                let mut c = n.walk();
+                let inner: Vec<Node> = n
+                    .named_children(&mut c)
+                    .filter(|x| x.kind() != "comment")
+                    .collect();
+                match inner.as_slice() {
+                    [one] => self.value(*one, depth + 1),
+                    _ => non_literal(n, describe(self.src, n)),
+                }
+            }
+            _ => non_literal(n, describe(self.src, n)),
+        }
+    }
+
+    fn string(&self, n: Node) -> Value {
+        let mut c = n.walk();
+        let mut start = None;
+        let mut end = None;
+        let mut interpolated = false;
+        for ch in n.children(&mut c) {
+            match ch.kind() {
+                "string_start" => start = Some(ch),
+                "string_end" => end = Some(ch),
+                "interpolation" => interpolated = true,
+                _ => {}
+            }
+        }
+        let Some(start) = start else {
+            return non_literal(n, "invalid Python syntax");
+        };
+        let opening = self.text(start);
+        let quote_at = opening.find(['"', '\'']).unwrap_or(opening.len());
+        let prefix = opening[..quote_at].to_ascii_lowercase();
+        if interpolated || prefix.contains('f') {
+            return non_literal(n, "an f-string");
+        }
+        if prefix.contains('t') {
+            return non_literal(n, "a template string");
+        }
+        let Some(end) = end.filter(|e| !e.is_missing()) else {
+            return non_literal(n, "a string that is never closed");
+        };
+        let content = TextRange::new(start.end_byte(), end.start_byte().max(start.end_byte()));
+        let raw = self.src.get(content.start..content.end).unwrap_or("");
+        let value = decode_string(raw, prefix.contains('r'), prefix.contains('b'));
+        let verbatim = value == raw;
+        Value::new(
+            ValueKind::Str(Str {
+                value,
+                content,
+                verbatim,
+            }),
+            range(n),
+        )
+    }
+
+    /// `"a" "b"`: one string; its content runs from the first part to the last.
+    fn concatenated(&self, n: Node) -> Value {
+        let mut c = n.walk();
+        let mut value = String::new();
+        let mut content: Option<TextRange> = None;
+        for part in n.named_children(&mut c).filter(|x| x.kind() == "string") {
+            let v = self.string(part);
+            match v.kind {
+                ValueKind::Str(s) => {
+                    value.push_str(&s.value);
+                    content = Some(content.map_or(s.content, |r| r.cover(s.content)));
+                }
+                _ => return Value::new(v.kind, range(n)),
+            }
+        }
+        let content = content.unwrap_or(range(n));
+        let verbatim = self.src.get(content.start..content.end) == Some(value.as_str());
+        Value::new(
+            ValueKind::Str(Str {
+                value,
+                content,
+                verbatim,
+            }),
+            range(n),
+        )
+    }
+
+    fn unary(&self, n: Node) -> Value {
+        let op = n
+            .child_by_field_name("operator")
+            .map(|o| self.text(o))
+            .unwrap_or("");
+        let arg = n.child_by_field_name("argument");
+        let negative = op == "-";
+        if matches!(op, "-" | "+") {
+            if let Some(arg) = arg {
+                match arg.kind() {
+                    "integer" => return Value::new(int_kind(self.text(arg), negative), range(n)),
+                    "float" => return Value::new(float_kind(self.text(arg), negative), range(n)),
+                    _ => {}
+                }
+            }
+        }
+        non_literal(n, describe(self.src, n))
+    }
+
+    fn list(&mut self, n: Node, depth: usize) -> Value {
+        let mut c = n.walk();
+        let children: Vec<Node> = n
+            .named_children(&mut c)
+            .filter(|x| x.kind() != "comment")
+            .collect();
+        let mut items = Vec::with_capacity(children.len());
+        for (i, ch) in children.into_iter().enumerate() {
+            self.path.push(Seg::Index(i));
+            items.push(self.value(ch, depth + 1));
+            self.path.pop();
+        }
+        Value::new(ValueKind::List(items), range(n))
+    }
+
+    fn dict(&mut self, n: Node, depth: usize) -> Value {
+        let mut c = n.walk();
+        let children: Vec<Node> = n
+            .named_children(&mut c)
+            .filter(|x| x.kind() != "comment")
+            .collect();
+        let mut entries = Vec::with_capacity(children.len());
+        for ch in children {
+            match ch.kind() {
+                "pair" => {
+                    let (Some(k), Some(v)) = (
+                        ch.child_by_field_name("key"),
+                        ch.child_by_field_name("value"),
+                    ) else {
+                        self.report(ch, "invalid Python syntax");
+                        continue;
+                    };
+                    let key = match k.kind() {
+                        "string" | "concatenated_string" => {
+                            let kv = if k.kind() == "string" {
+                                self.string(k)
+                            } else {
+                                self.concatenated(k)
+                            };
+                            match kv.kind {
+                                ValueKind::Str(s) => Some(s.value),
+                                ValueKind::NonLiteral(what) => {
+                                    self.report_key(k, &what);
+                                    None
+                                }
+                                _ => None,
+                            }
+                        }
+                        "integer" | "float" | "true" | "false" | "none" => {
+                            Some(self.text(k).to_string())
+                        }
+                        _ => {
+                            let what = describe(self.src, k);
+                            self.report_key(k, &what);
+                            None
+                        }
+                    };
+                    let Some(key) = key else { continue };
+                    self.path.push(Seg::Key(key.clone()));
+                    let value = self.value(v, depth + 1);
+                    self.path.pop();
+                    entries.push(Entry {
+                        key,
+                        key_range: range(k),
+                        value,
+                    });
+                }
+                "dictionary_splat" => {
+                    let what = format!("a `**` spread (`{}`)", snippet(self.text(ch)));
+                    self.report(ch, &what);
+                }
+                _ => {
+                    let what = describe(self.src, ch);
+                    self.report(ch, &what);
+                }
+            }
+        }
+        Value::new(ValueKind::Map(entries), range(n))
+    }
+
+    /// T301 for a part of a dict that is not a `literal: literal` pair.
+    fn report(&mut self, n: Node, what: &str) {
+        let path = render_path(ToolFormat::Python, self.root, &self.path);
+        self.diagnostics.push(Diagnostic::new(
+            Code::T301,
+            range(n),
+            format!(
+                "{path} holds {what}; kiwi reads metadata statically, so every entry must be a literal `key: value`"
+            ),
+        ));
+    }
+
+    fn report_key(&mut self, n: Node, what: &str) {
+        let path = render_path(ToolFormat::Python, self.root, &self.path);
+        self.diagnostics.push(Diagnostic::new(
+            Code::T301,
+            range(n),
+            format!(
+                "a key of {path} is {what}; kiwi reads metadata statically, so keys must be literal strings"
+            ),
+        ));
+    }
+}
+
+/// What a node that is not a literal is, for a message ("a function call (`os.getenv(…)`)").
+fn describe(src: &str, n: Node) -> String {
+    let text = src.get(n.byte_range()).unwrap_or("");
+    let short = snippet(text);
+    match n.kind() {
+        "identifier" => format!("a name (`{short}`)"),
+        "call" => {
+            let f = n
+                .child_by_field_name("function")
+                .and_then(|f| src.get(f.byte_range()))
+                .unwrap_or("");
+            if !f.is_empty() && f.len() <= 40 && !f.contains('\n') {
+                format!("a function call (`{f}(…)`)")
+            } else {
+                "a function call".to_string()
+            }
+        }
+        "attribute" => format!("an attribute access (`{short}`)"),
+        "subscript" => format!("a subscript (`{short}`)"),
+        "binary_operator"
+        | "boolean_operator"
+        | "not_operator"
+        | "comparison_operator"
+        | "unary_operator" => format!("an expression (`{short}`)"),
+        "conditional_expression" => format!("a conditional expression (`{short}`)"),
+        "list_comprehension" => "a list comprehension".to_string(),
+        "dictionary_comprehension" => "a dict comprehension".to_string(),
+        "set_comprehension" => "a set comprehension".to_string(),
+        "generator_expression" => "a generator expression".to_string(),
+        "lambda" => "a lambda".to_string(),
+        "set" => "a set (kiwi reads lists, not sets)".to_string(),
+        "ellipsis" => "an ellipsis (`...`)".to_string(),
+        "list_splat" | "parenthesized_list_splat" => format!("a `*` spread (`{short}`)"),
+        "dictionary_splat" => format!("a `**` spread (`{short}`)"),
+        "await" => "an await expression".to_string(),
+        "named_expression" => "an assignment expression (`:=`)".to_string(),
+        "yield" => "a yield expression".to_string(),
+        "ERROR" => "invalid Python syntax".to_string(),
+        _ => format!("an expression (`{short}`)"),
+    }
+}
+
+/// The byte ranges (with their points) of the logical lines that start at column 0 with
+/// `name =` or `name:` and mention one of the [`FIELDS`] names: the only module-level
+/// statements that can assign a field. A light scan that knows strings (all quotes),
+/// comments, brackets and backslash continuations, so that text inside a docstring or a
+/// bracket is never taken for a statement.
+fn candidate_ranges(text: &str) -> Vec<Range> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = if text.starts_with('\u{feff}') { 3 } else { 0 };
+    let mut row = 0usize;
+    let mut line_start = 0usize;
+    while i < b.len() {
+        let start = i;
+        let start_point = Point {
+            row,
+            column: start - line_start,
+        };
+        let mut depth = 0usize;
+        while i < b.len() {
+            match b[i] {
+                b'#' => {
+                    while i < b.len() && b[i] != b'\n' && b[i] != b'\r' {
+                        i += 1;
+                    }
+                }
+                b'\'' | b'"' => i = skip_string(b, i, &mut row, &mut line_start),
+                b'(' | b'[' | b'{' => {
+                    depth += 1;
+                    i += 1;
+                }
+                b')' | b']' | b'}' => {
+                    depth = depth.saturating_sub(1);
+                    i += 1;
+                }
+                b'\\' => {
+                    i += 1;
+                    if i < b.len() && matches!(b[i], b'\n' | b'\r') {
+                        i = line_break(b, i, &mut row, &mut line_start);
+                    } else {
+                        i += 1;
+                    }
+                }
+                b'\n' | b'\r' => {
+                    i = line_break(b, i, &mut row, &mut line_start);
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                _ => i += 1,
+            }
+        }
+        let end = i.min(b.len());
+        if is_candidate(&text[start..end]) {
+            out.push(Range {
+                start_byte: start,
+                end_byte: end,
+                start_point,
+                end_point: Point {
+                    row,
+                    column: end - line_start.min(end),
+                },
+            });
+        }
+    }
+    out
+}
+
+/// Past the line break at `i`, counting it.
+fn line_break(b: &[u8], mut i: usize, row: &mut usize, line_start: &mut usize) -> usize {
+    if b[i] == b'\r' && b.get(i + 1) == Some(&b'\n') {
+        i += 1;
+    }
+    i += 1;
+    *row += 1;
+    *line_start = i;
+    i
+}
+
+/// Past the string literal whose opening quote is at `i` (an unterminated one-line string
+/// ends before its line break).
+fn skip_string(b: &[u8], mut i: usize, row: &mut usize, line_start: &mut usize) -> usize {
+    let q = b[i];
+    let triple = b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q);
+    i += if triple { 3 } else { 1 };
+    while i < b.len() {
+        match b[i] {
+            b'\\' => {
+                i += 1;
+                if i < b.len() && matches!(b[i], b'\n' | b'\r') {
+                    i = line_break(b, i, row, line_start);
+                } else {
+                    i += 1;
+                }
+            }
+            b'\n' | b'\r' => {
+                if !triple {
+                    return i;
+                }
+                i = line_break(b, i, row, line_start);
+            }
+            c if c == q => {
+                if !triple {
+                    return i + 1;
+                }
+                if b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q) {
+                    return i + 3;
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    i
+}
+
+/// `name =`/`name:` at column 0, mentioning a field name.
+fn is_candidate(line: &str) -> bool {
+    let b = line.as_bytes();
+    if !b
+        .first()
+        .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+    {
+        return false;
+    }
+    let mut j = b
+        .iter()
+        .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+        .unwrap_or(b.len());
+    while j < b.len() && matches!(b[j], b' ' | b'\t') {
+        j += 1;
+    }
+    let assigns = match b.get(j) {
+        Some(b'=') => b.get(j + 1) != Some(&b'='),
+        Some(b':') => true,
+        _ => false,
+    };
+    assigns && FIELDS.iter().any(|f| line.contains(f.python))
+}
+
+fn int_kind(text: &str, negative: bool) -> ValueKind {
+    let t: String = text
+        .chars()
+        .filter(|c| *c != '_')
+        .collect::<String>()
+        .to_ascii_lowercase();
+    if t.ends_with('j') {
+        return ValueKind::NonLiteral("a complex number".to_string());
+    }
+    let t = t.trim_end_matches('l');
+    let (radix, digits) = if let Some(d) = t.strip_prefix("0x") {
+        (16, d)
+    } else if let Some(d) = t.strip_prefix("0o") {
+        (8, d)
+    } else if let Some(d) = t.strip_prefix("0b") {
+        (2, d)
+    } else {
+        (10, t)
+    };
+    let parsed = u128::from_str_radix(digits, radix)
+        .ok()
+        .and_then(|m| i128::try_from(m).ok())
+        .map(|m| if negative { -m } else { m })
+        .and_then(|v| i64::try_from(v).ok());
+    match parsed {
+        Some(v) => ValueKind::Int(v),
+        None if !digits.is_empty() && digits.chars().all(|c| c.is_digit(radix)) => {
+            ValueKind::NonLiteral("an integer too large for 64 bits".to_string())
+        }
+        None => ValueKind::NonLiteral("invalid Python syntax".to_string()),
+    }
+}
+
+fn float_kind(text: &str, negative: bool) -> ValueKind {
+    let t: String = text.chars().filter(|c| *c != '_').collect();
+    if t.ends_with(['j', 'J']) {
+        return ValueKind::NonLiteral("a complex number".to_string());
+    }
+    match t.parse::<f64>() {
+        Ok(f) => ValueKind::Float(if negative { -f } else { f }),
+        Err(_) => ValueKind::NonLiteral("invalid Python syntax".to_string()),
+    }
+}
+
+/// The value of a Python string's text between its quotes.
+fn decode_string(raw: &str, is_raw: bool, bytes: bool) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            // Python reads line ends as `\n`.
+            '\r' => {
+                if chars.peek().map(|x| x.1) == Some('\n') {
+                    chars.next();
+                }
+                out.push('\n');
+            }
+            '\\' if !is_raw => {
+                let Some((_, e)) = chars.next() else {
+                    out.push('\\');
+                    break;
+                };
+                let hex = |n: usize| -> Option<u32> {
+                    let h = raw.get(i + 2..i + 2 + n)?;
+                    if h.chars().all(|c| c.is_ascii_hexdigit()) {
+                        u32::from_str_radix(h, 16).ok()
+                    } else {
+                        None
+                    }
+                };
+                let mut skip = 0;
+                let decoded: Option<char> = match e {
+                    '\n' => None,
+                    '\r' => {
+                        if chars.peek().map(|x| x.1) == Some('\n') {
+                            chars.next();
+                        }
+                        None
+                    }
+                    '\\' => Some('\\'),
+                    '\'' => Some('\''),
+                    '"' => Some('"'),
+                    'a' => Some('\x07'),
+                    'b' => Some('\x08'),
+                    'f' => Some('\x0c'),
+                    'n' => Some('\n'),
+                    'r' => Some('\r'),
+                    't' => Some('\t'),
+                    'v' => Some('\x0b'),
+                    '0'..='7' => {
+                        let digits: String = raw[i + 1..]
+                            .chars()
+                            .take(3)
+                            .take_while(|c| ('0'..='7').contains(c))
+                            .collect();
+                        skip = digits.len() - 1;
+                        u32::from_str_radix(&digits, 8)
+                            .ok()
+                            .and_then(char::from_u32)
+                    }
+                    'x' => hex(2).and_then(char::from_u32).inspect(|_| skip = 2),
+                    'u' if !bytes => hex(4).and_then(char::from_u32).inspect(|_| skip = 4),
+                    'U' if !bytes => hex(8).and_then(char::from_u32).inspect(|_| skip = 8),
+                    _ => {
+                        // Not an escape (or `\N{...}`, which needs the Unicode name table):
+                        // Python keeps the backslash.
+                        out.push('\\');
+                        out.push(e);
+                        continue;
+                    }
+                };
+                for _ in 0..skip {
+                    chars.next();
+                }
+                if let Some(d) = decoded {
+                    out.push(d);
+                } else if !matches!(e, '\n' | '\r') {
+                    out.push('\\');
+                    out.push(e);
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}

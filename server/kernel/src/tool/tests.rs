@@ -1,0 +1,603 @@
+use super::testing::{render_diagnostics, render_value};
+use super::*;
+use insta::assert_snapshot;
+
+fn diags_py(text: &str) -> String {
+    render_diagnostics(text, &parse_python(text).diagnostics)
+}
+
+fn diags_yaml(text: &str) -> String {
+    render_diagnostics(text, &parse_yaml(text).diagnostics)
+}
+
+/// Every field of a tool as a value tree.
+fn fields(text: &str, tool: &ToolFile) -> String {
+    let mut out = String::new();
+    for f in &tool.fields {
+        out.push_str(&format!(
+            "{:?} (key {:?}):\n",
+            f.field,
+            &text[f.key_range.start..f.key_range.end]
+        ));
+        for line in render_value(text, &f.value).lines() {
+            out.push_str("  ");
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+const GOOD_PY: &str = r#"#!/usr/bin/env python3
+"""Build the docs."""
+import os
+
+__version__ = "1.0.0"
+__tool_type__ = "python"
+__executor_id__ = "runtimes/python_runtime"
+__category__ = "docs"
+__tool_description__ = "Build the documentation site"
+
+CONFIG_SCHEMA = {"type": "object", "properties": {"target": {"type": "string"}}, "required": ["target"]}
+CONFIG = {"timeout": 120}
+EXECUTION_ENVIRONMENT = {"mode": "preferred"}
+
+def main():
+    __version__ = "9"  # not module level
+"#;
+
+#[test]
+fn python_good_tool_has_no_diagnostics() {
+    let t = parse_python(GOOD_PY);
+    assert_eq!(diags_py(GOOD_PY), "");
+    assert_eq!(t.str(Field::Version), Some("1.0.0"));
+    assert_eq!(t.str(Field::ExecutorId), Some("runtimes/python_runtime"));
+    assert_eq!(
+        t.value(Field::Config)
+            .and_then(|c| c.get("timeout"))
+            .map(|v| &v.kind),
+        Some(&crate::value::ValueKind::Int(120))
+    );
+    assert_eq!(t.fields.len(), 8);
+    // The same file with CRLF line ends, and with old Mac CR line ends.
+    for eol in ["\r\n", "\r"] {
+        let text = GOOD_PY.replace('\n', eol);
+        let t = parse_python(&text);
+        assert_eq!(render_diagnostics(&text, &t.diagnostics), "");
+        assert_eq!(t.fields.len(), 8);
+        let d = t.get(Field::Description).expect("a description");
+        assert_eq!(
+            &text[d.key_range.start..d.key_range.end],
+            "__tool_description__"
+        );
+    }
+}
+
+#[test]
+fn python_runtime_env_config_values() {
+    let text = r#"__version__ = "2.0.0"
+__tool_type__ = "runtime"
+__executor_id__ = "subprocess"
+__category__ = "runtimes"
+
+ENV_CONFIG = {
+    "interpreter": {"type": "venv_python", "search": ["project", "kiwi", "user", "system"],
+                    "var": "KIWI_PYTHON", "fallback": "python3"},
+    "env": {"PYTHONUNBUFFERED": "1"},
+}
+CONFIG = {"command": "${KIWI_PYTHON}", "args": ["{tool_path}", "--params", "{params_json}"], "timeout": 300}
+"#;
+    let t = parse_python(text);
+    assert_eq!(render_diagnostics(text, &t.diagnostics), "");
+    assert_snapshot!(fields(text, &t));
+}
+
+#[test]
+fn python_literals() {
+    let text = "__version__ = \"1.0.0\"\n__tool_type__ = 'python'\nCONFIG: dict = {\n    'raw': r'C:\\new\\path',\n    'bytes': b'\\x41\\n',\n    'esc': \"tab\\there \\u00e9 \\N{BULLET} \\x41 \\101\",\n    'cat': 'one' \"two\"\n           '''three''',\n    'tri': \"\"\"line1\r\nline2\"\"\",\n    'ints': [1_000, 0x1F, 0o17, 0b101, -5, +3, -0x10],\n    'floats': (1.5, -2e3, .5, 1_0.0_1),\n    'consts': [True, False, None],\n    'nested': {'a': [{'b': ()}]},\n    'bare_tuple': None,\n    7: 'int key',\n    'héllo wörld 😀': 'multi-byte',\n}\nCONFIG_SCHEMA = {}\nEXECUTION_ENVIRONMENT = {'x': (1)}\n__category__ = 1, 2\n";
+    let t = parse_python(text);
+    assert_snapshot!(fields(text, &t));
+    assert_snapshot!(
+        "python_literals_diagnostics",
+        render_diagnostics(text, &t.diagnostics)
+    );
+}
+
+#[test]
+fn python_last_assignment_wins_and_annotations() {
+    let text = "__version__ = 'bad'\n__version__: str = '1.2.3'\n__tool_type__ = A = 'python'\nif True:\n    __tool_type__ = 'nope'\n";
+    let t = parse_python(text);
+    assert_eq!(t.str(Field::Version), Some("1.2.3"));
+    assert_eq!(t.str(Field::ToolType), Some("python"));
+    assert_eq!(render_diagnostics(text, &t.diagnostics), "");
+}
+
+#[test]
+fn python_helper_module_declares_nothing() {
+    let text = "import os\n\ndef helper():\n    return 1\n";
+    let t = parse_python(text);
+    assert!(!t.declares_anything());
+    assert!(t.diagnostics.is_empty());
+    let t = parse_python("");
+    assert!(!t.declares_anything());
+    assert!(t.diagnostics.is_empty());
+}
+
+#[test]
+fn t301_non_literals() {
+    let text = r#"import os
+__version__ = VERSION
+__tool_type__ = "python"
+CONFIG = {
+    "timeout": get_timeout(),
+    "home": os.environ["HOME"],
+    "name": f"tool-{x}",
+    "path": os.path.join("a", "b"),
+    "n": 60 * 5,
+    "items": [1, *others, 3],
+    "squares": [i * i for i in range(3)],
+    "f": lambda x: x,
+    "ok": "still read",
+    **defaults,
+    KEY: 1,
+    "set": {1, 2},
+}
+EXECUTION_ENVIRONMENT = make_env()
+"#;
+    let t = parse_python(text);
+    assert_snapshot!(diags_py(text));
+    // The literal siblings are still read.
+    assert_eq!(
+        t.value(Field::Config)
+            .and_then(|c| c.get("ok"))
+            .and_then(|v| v.as_str()),
+        Some("still read")
+    );
+}
+
+#[test]
+fn t301_wrong_kinds() {
+    let text = "__version__ = '1.0.0'\n__tool_type__ = 'python'\nCONFIG = [1]\nEXECUTION_ENVIRONMENT = 'local'\n__category__ = 5\n__executor_id__ = None\nENV_CONFIG = [1]\n";
+    assert_snapshot!(diags_py(text));
+}
+
+#[test]
+fn t302_version() {
+    assert_snapshot!("t302_missing", diags_py("__tool_type__ = 'python'\n"));
+    assert_snapshot!(
+        "t302_not_semver",
+        diags_py("__version__ = \"1.0\"\n__tool_type__ = 'python'\n")
+    );
+    assert_snapshot!(
+        "t302_number",
+        diags_py("__version__ = 1.0\n__tool_type__ = 'python'\n")
+    );
+    assert_snapshot!(
+        "t302_garbage",
+        diags_py("__version__ = 'latest'\n__tool_type__ = 'python'\n")
+    );
+    assert_snapshot!("t302_yaml", diags_yaml("version: 1.0\ntool_type: python\n"));
+}
+
+#[test]
+fn t303_tool_type() {
+    assert_snapshot!("t303_missing", diags_py("\r\n__version__ = '1.0.0'\r\n"));
+    assert_snapshot!(
+        "t303_typo",
+        diags_py("__version__ = '1.0.0'\n__tool_type__ = 'pyhton'\n")
+    );
+    assert_snapshot!(
+        "t303_unknown",
+        diags_py("__version__ = '1.0.0'\n__tool_type__ = 'xyzzy'\n")
+    );
+    assert_snapshot!(
+        "t303_not_a_string",
+        diags_py("__version__ = '1.0.0'\n__tool_type__ = ['python']\n")
+    );
+    assert_snapshot!(
+        "t303_yaml_typo",
+        diags_yaml("version: 1.0.0\ntool_type: runtme\n")
+    );
+}
+
+#[test]
+fn t305_config_schema() {
+    let text = r#"__version__ = "1.0.0"
+__tool_type__ = "python"
+CONFIG_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "target": {"type": "strng"},
+        "count": {"type": "integer", "minimum": "zero"},
+    },
+    "required": "target",
+}
+"#;
+    assert_snapshot!(diags_py(text));
+    assert_snapshot!(
+        "t305_not_a_dict",
+        diags_py("__version__ = '1.0.0'\n__tool_type__ = 'python'\nCONFIG_SCHEMA = ['target']\n")
+    );
+    assert_snapshot!(
+        "t305_bad_regex",
+        diags_py("__version__ = '1.0.0'\n__tool_type__ = 'python'\nCONFIG_SCHEMA = {'type': 'object', 'properties': {'x': {'type': 'string', 'pattern': '(unclosed'}}}\n")
+    );
+    assert_snapshot!(
+        "t305_unknown_meta",
+        diags_py("__version__ = '1.0.0'\n__tool_type__ = 'python'\nCONFIG_SCHEMA = {'$schema': 'http://example.com/meta', 'type': 'object'}\n")
+    );
+    assert_snapshot!(
+        "t305_yaml",
+        diags_yaml("version: 1.0.0\ntool_type: python\nconfig_schema:\n  type: object\n  properties:\n    n: {type: int}\n")
+    );
+    // A non-literal schema is a T301 only.
+    assert_snapshot!(
+        "t305_non_literal_is_t301_only",
+        diags_py("__version__ = '1.0.0'\n__tool_type__ = 'python'\nCONFIG_SCHEMA = {'type': 'object', 'properties': PROPS}\n")
+    );
+}
+
+const GOOD_YAML: &str = "# A YAML tool\r\nversion: \"1.0.0\"\r\ntool_type: http\r\nexecutor_id: http_client\r\ncategory: web\r\ndescription: >\r\n  Fetch a page\r\n  and print it — in UTF-8 ✓\r\nconfig_schema:\r\n  type: object\r\n  properties:\r\n    url: {type: string}\r\nconfig:\r\n  method: GET\r\n  url: \"{url}\"\r\n  timeout: 30\r\n  headers: &h\r\n    Accept: text/html\r\n  retry_headers: *h\r\nunrelated: [1, 2]\r\n";
+
+#[test]
+fn yaml_tool_values() {
+    let t = parse_yaml(GOOD_YAML);
+    assert_eq!(render_diagnostics(GOOD_YAML, &t.diagnostics), "");
+    assert_eq!(t.str(Field::ToolType), Some("http"));
+    assert_eq!(
+        t.str(Field::Description),
+        Some("Fetch a page and print it — in UTF-8 ✓\n")
+    );
+    assert_snapshot!(fields(GOOD_YAML, &t));
+}
+
+#[test]
+fn yaml_tool_problems() {
+    assert_snapshot!(
+        "yaml_syntax_error",
+        diags_yaml("version: \"1.0.0\ntool_type: python\nconfig:\n  a: [1, 2\n")
+    );
+    assert_snapshot!("yaml_not_a_mapping", diags_yaml("- version: 1.0.0\n"));
+    assert_snapshot!(
+        "yaml_alias_undefined",
+        diags_yaml("version: 1.0.0\ntool_type: python\nconfig:\n  a: *nowhere\n")
+    );
+    assert_snapshot!(
+        "yaml_wrong_kinds",
+        diags_yaml(
+            "version: 1.0.0\ntool_type: python\nconfig: [1]\nexecution_environment: local\n"
+        )
+    );
+}
+
+#[test]
+fn deep_nesting_never_overflows() {
+    let depth = 10_000;
+    let text = format!(
+        "__version__ = '1.0.0'\n__tool_type__ = 'python'\nCONFIG = {{'a': {}{}}}\n",
+        "[".repeat(depth),
+        "]".repeat(depth)
+    );
+    let t = parse_python(&text);
+    assert_eq!(t.diagnostics.len(), 1, "{:?}", t.diagnostics);
+    assert!(t.diagnostics[0]
+        .message
+        .contains("nested deeper than 100 levels"));
+    let yaml = format!(
+        "version: 1.0.0\ntool_type: python\nconfig: {{a: {}{}}}\n",
+        "[".repeat(depth),
+        "]".repeat(depth)
+    );
+    let t = parse_yaml(&yaml);
+    assert_eq!(t.diagnostics.len(), 1, "{:?}", t.diagnostics);
+    let dicts = format!(
+        "__version__ = '1.0.0'\n__tool_type__ = 'python'\nCONFIG = {}{}\n",
+        "{'a': ".repeat(depth),
+        "}".repeat(depth)
+    );
+    let t = parse_python(&dicts);
+    assert_eq!(t.diagnostics.len(), 1, "{:?}", t.diagnostics);
+    // Deep indentation (invalid Python past 100 levels; the scanner's buffer cannot hold
+    // ~500, fewer inside an odd number of string delimiters).
+    let mut deep =
+        String::from("__version__ = '1.0.0'\n__tool_type__ = 'python'\nCONFIG = {'a': 1}\n");
+    for i in 0..600 {
+        deep.push_str(&" ".repeat(i));
+        deep.push_str("if x:\n");
+    }
+    deep.push_str(&" ".repeat(600));
+    deep.push_str("s = f'''{x}\n");
+    for i in 0..600 {
+        deep.push_str(&" ".repeat(i));
+        deep.push_str("if x:\n");
+    }
+    deep.push_str("'''\n");
+    let t = parse_python(&deep);
+    assert_eq!(t.diagnostics, vec![]);
+    assert!(t.value(Field::Config).is_some());
+    let mut deep = String::from("__version__ = '1.0.0'\n");
+    for i in 0..600 {
+        deep.push_str(&" ".repeat(i));
+        deep.push_str("f'''{\n");
+    }
+    let _ = parse_python(&deep);
+}
+
+#[test]
+fn never_panics_on_odd_input() {
+    let inputs = [
+        "",
+        "\u{feff}__version__ = '1.0.0'\n__tool_type__ = 'python'\n",
+        "__version__ = ",
+        "__version__ = '",
+        "__version__ = \"\"\"never closed",
+        "CONFIG = {",
+        "CONFIG = {'a': }",
+        "CONFIG = {'a' 1}",
+        "__version__ = '\\",
+        "__version__ = 'é\\xé'",
+        "__version__ = 99999999999999999999999999999999999999999999",
+        "__version__ = -",
+        "__tool_type__ = 'python' if x else 'bash'",
+        "\0\0\0__version__",
+        "__version__ = b'\\u00e9'",
+        "CONFIG = {**a, **b}",
+        "CONFIG = {'a': 1,, 'b': 2}",
+        "CONFIG = ({'a': 1})",
+        "CONFIG = ()",
+        "CONFIG = (1)",
+        "__version__ = '1.0.0' '-beta'",
+        "__version__ = f'1.0.{x}'",
+    ];
+    for text in inputs {
+        let _ = parse_python(text);
+        let _ = parse_yaml(text);
+    }
+    let _ = parse_yaml("a: &a [*a]\nb: *a\n");
+    let _ = parse_yaml("\t- x\n");
+    let _ = parse_yaml("---\n---\n---\n");
+    let _ = parse_yaml("? [a, b]\n: c\n");
+}
+
+#[test]
+fn billion_laughs_is_capped() {
+    let mut text = String::from(
+        "version: 1.0.0\ntool_type: python\nconfig:\n  a: &a [x, x, x, x, x, x, x, x, x, x]\n",
+    );
+    let mut prev = 'a';
+    for c in 'b'..='j' {
+        text.push_str(&format!(
+            "  {c}: &{c} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"
+        ));
+        prev = c;
+    }
+    let start = std::time::Instant::now();
+    let t = parse_yaml(&text);
+    assert!(start.elapsed().as_secs() < 2);
+    let count = t
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == crate::diag::Code::T301)
+        .count();
+    assert!(count > 0, "expected the alias cap to show");
+}
+
+#[test]
+fn query_compiles() {
+    let q = tree_sitter::Query::new(&tree_sitter_python::LANGUAGE.into(), EXTRACT_QUERY);
+    assert!(q.is_ok(), "{q:?}");
+}
+
+/// Not a timed test: prints the time per file so that a regression is visible.
+#[test]
+#[ignore]
+fn bench_python_extraction() {
+    let mut text = String::from(GOOD_PY);
+    for i in 0..150 {
+        text.push_str(&format!(
+            "def f{i}(x):\n    return x * {i} + len(str(x))\n\n"
+        ));
+    }
+    let n = 2_000;
+    let start = std::time::Instant::now();
+    for _ in 0..n {
+        let _ = parse_python(&text);
+    }
+    let el = start.elapsed();
+    eprintln!("{} lines: {:?} per file", text.lines().count(), el / n);
+    let start = std::time::Instant::now();
+    for _ in 0..n {
+        let _ = parse_yaml(GOOD_YAML);
+    }
+    eprintln!("yaml tool: {:?} per file", start.elapsed() / n);
+}
+
+#[test]
+#[ignore]
+fn bench_pieces() {
+    let n = 2_000u32;
+    let time = |name: &str, f: &dyn Fn()| {
+        let start = std::time::Instant::now();
+        for _ in 0..n {
+            f();
+        }
+        eprintln!("{name}: {:?}", start.elapsed() / n);
+    };
+    let small = "version: \"1.0.0\"\ntool_type: http\n";
+    time("yaml parse 2 lines", &|| {
+        let _ = crate::yaml::parse(small, 0);
+    });
+    time("yaml parse GOOD_YAML", &|| {
+        let _ = crate::yaml::parse(GOOD_YAML, 0);
+    });
+    let big: String = (0..200).map(|i| format!("key{i}: value {i}\n")).collect();
+    time("yaml parse 200 lines", &|| {
+        let _ = crate::yaml::parse(&big, 0);
+    });
+    let schema = serde_json::json!({"type": "object", "properties": {"url": {"type": "string"}}});
+    time("meta validate", &|| {
+        let v = jsonschema::meta::validator_for(&schema).unwrap();
+        let _ = v.iter_errors(&schema).count();
+    });
+    time("build validator", &|| {
+        let _ = jsonschema::options().offline().build(&schema);
+    });
+    let py = "__version__ = '1.0.0'\n__tool_type__ = 'python'\n";
+    time("python 2 lines", &|| {
+        let _ = parse_python(py);
+    });
+}
+
+#[test]
+fn only_module_level_statements_are_read() {
+    let text = r#""""Docs.
+__version__ = "9.9.9"
+"""
+x = ("(", '[', """
+__tool_type__ = "bash"
+""")  # a comment with a quote ' and a bracket (
+__version__ = \
+    "1.2.3"
+CONFIG = {
+    "a": "]",
+# __category__ = "no"
+    "b": [1,
+2],
+}
+class C:
+    __tool_type__ = "bash"
+__tool_type__: str = 'python'  # the real one
+s = 'unterminated
+__category__ = "cat"
+"#;
+    let t = parse_python(text);
+    assert_eq!(render_diagnostics(text, &t.diagnostics), "");
+    assert_eq!(t.str(Field::Version), Some("1.2.3"));
+    assert_eq!(t.str(Field::ToolType), Some("python"));
+    assert_eq!(t.str(Field::Category), Some("cat"));
+    let config = t
+        .value(Field::Config)
+        .and_then(|c| c.as_map())
+        .map(|m| m.len());
+    assert_eq!(config, Some(2));
+}
+
+mod fuzz {
+    use super::*;
+    use crate::value::Value;
+    use proptest::prelude::*;
+
+    fn pieces() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            Just("__version__ = ".to_string()),
+            Just("__tool_type__: str = ".to_string()),
+            Just("CONFIG = ".to_string()),
+            Just("CONFIG_SCHEMA = ".to_string()),
+            Just("version: ".to_string()),
+            Just("config:".to_string()),
+            Just("---".to_string()),
+            Just("'".to_string()),
+            Just("\"".to_string()),
+            Just("'''".to_string()),
+            Just("\"\"\"".to_string()),
+            Just("f\"{x}\"".to_string()),
+            Just("{".to_string()),
+            Just("}".to_string()),
+            Just("[".to_string()),
+            Just("]".to_string()),
+            Just("(".to_string()),
+            Just(")".to_string()),
+            Just(": ".to_string()),
+            Just(", ".to_string()),
+            Just("- ".to_string()),
+            Just("|".to_string()),
+            Just(">-".to_string()),
+            Just("&a ".to_string()),
+            Just("*a".to_string()),
+            Just("<<: ".to_string()),
+            Just("\\".to_string()),
+            Just("\\x4".to_string()),
+            Just("#".to_string()),
+            Just("\n".to_string()),
+            Just("\r\n".to_string()),
+            Just("\r".to_string()),
+            Just("\t".to_string()),
+            Just("  ".to_string()),
+            Just("1.0.0".to_string()),
+            Just("0x1F".to_string()),
+            Just("-".to_string()),
+            Just("é".to_string()),
+            Just("😀".to_string()),
+            Just("\u{feff}".to_string()),
+            "[a-z_]{1,6}".prop_map(|s| s),
+            any::<char>().prop_map(|c| c.to_string()),
+        ];
+        proptest::collection::vec(piece, 0..40).prop_map(|v| v.concat())
+    }
+
+    fn check_range(text: &str, r: crate::text::TextRange, what: &str) {
+        assert!(
+            r.start <= r.end && r.end <= text.len(),
+            "{what} {r:?} in {text:?}"
+        );
+        assert!(
+            text.is_char_boundary(r.start) && text.is_char_boundary(r.end),
+            "{what} {r:?} not on char boundaries in {text:?}"
+        );
+    }
+
+    fn check_value(text: &str, v: &Value) {
+        v.walk(&mut |x| {
+            check_range(text, x.range, "value");
+            if let Some(s) = x.as_string() {
+                check_range(text, s.content, "content");
+                if s.verbatim {
+                    assert_eq!(&text[s.content.start..s.content.end], s.value);
+                }
+            }
+            if let Some(m) = x.as_map() {
+                for e in m {
+                    check_range(text, e.key_range, "key");
+                }
+            }
+        });
+    }
+
+    fn check_tool(text: &str, t: &ToolFile) {
+        for d in &t.diagnostics {
+            check_range(text, d.range, "diagnostic");
+            for f in &d.fixes {
+                for e in &f.edits {
+                    check_range(text, e.range, "edit");
+                }
+            }
+        }
+        for f in &t.fields {
+            check_range(text, f.key_range, "field key");
+            check_value(text, &f.value);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1500))]
+        #[test]
+        fn readers_never_panic_and_ranges_hold(text in pieces()) {
+            check_tool(&text, &parse_python(&text));
+            check_tool(&text, &parse_yaml(&text));
+            let k = crate::knowledge::parse(&text);
+            for d in &k.diagnostics {
+                check_range(&text, d.range, "knowledge diagnostic");
+            }
+            if let Some(v) = &k.frontmatter {
+                check_value(&text, v);
+            }
+            let doc = crate::yaml::parse(&text, 0);
+            for (r, _) in &doc.errors {
+                check_range(&text, *r, "yaml error");
+            }
+            if let Some(v) = &doc.value {
+                check_value(&text, v);
+            }
+        }
+    }
+}
