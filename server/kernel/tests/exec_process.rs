@@ -286,6 +286,34 @@ fn output_past_the_cap_is_drained_not_kept() {
 }
 
 #[test]
+fn long_lines_of_every_length_come_in_bounded_pieces() {
+    // Lines around the piece size, written in odd chunks, some spanning reads.
+    let script = "import sys\nfor n in [1, 65535, 65536, 65537, 70000, 131072, 200001, 3]:\n    sys.stdout.write('z' * n + '\\n')\n";
+    let sink = Collect::default();
+    let s = spec("python3", &["-c", script]);
+    let r = rt()
+        .block_on(process::run(&s, &sink, &CancellationToken::new()))
+        .unwrap();
+    assert_eq!(r.exit_code, Some(0), "{}", r.stderr);
+    let got = sink.0.lock().unwrap();
+    assert!(got.iter().all(|(_, t, _, _)| t.len() <= process::MAX_LINE));
+    // Joined back, the pieces give the lines.
+    let mut lines = Vec::new();
+    let mut cur = 0;
+    for (_, t, nl, _) in got.iter() {
+        cur += t.len();
+        if *nl {
+            lines.push(cur);
+            cur = 0;
+        }
+    }
+    assert_eq!(
+        lines,
+        vec![1, 65535, 65536, 65537, 70000, 131072, 200001, 3]
+    );
+}
+
+#[test]
 fn a_long_line_comes_in_bounded_pieces() {
     let sink = Collect::default();
     let s = spec(

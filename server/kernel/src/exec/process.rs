@@ -169,6 +169,16 @@ fn char_boundary(b: &[u8], max: usize) -> usize {
     }
 }
 
+/// Pass on the head of `pending` in pieces of at most [`MAX_LINE`] bytes while it holds at
+/// least `threshold` bytes.
+fn emit_pieces(pending: &mut Vec<u8>, stream: Stream, sink: &dyn OutputSink, threshold: usize) {
+    while pending.len() >= threshold {
+        let k = char_boundary(pending, MAX_LINE);
+        sink.output(stream, &String::from_utf8_lossy(&pending[..k]), false);
+        pending.drain(..k);
+    }
+}
+
 /// Read a stream to its end: stream it line by line to the sink, keep up to `cap` bytes.
 async fn pump<R: AsyncRead + Unpin>(
     mut r: R,
@@ -212,23 +222,20 @@ async fn pump<R: AsyncRead + Unpin>(
         let mut start = 0;
         for (i, b) in data.iter().enumerate() {
             if *b == b'\n' {
-                let line: &[u8] = if pending.is_empty() {
-                    &data[start..i]
+                let segment = &data[start..i];
+                if pending.is_empty() && segment.len() <= MAX_LINE {
+                    sink.output(stream, &String::from_utf8_lossy(segment), true);
                 } else {
-                    pending.extend_from_slice(&data[start..i]);
-                    &pending
-                };
-                sink.output(stream, &String::from_utf8_lossy(line), true);
-                pending.clear();
+                    pending.extend_from_slice(segment);
+                    emit_pieces(&mut pending, stream, sink, MAX_LINE + 1);
+                    sink.output(stream, &String::from_utf8_lossy(&pending), true);
+                    pending.clear();
+                }
                 start = i + 1;
             }
         }
         pending.extend_from_slice(&data[start..]);
-        while pending.len() >= MAX_LINE {
-            let k = char_boundary(&pending, MAX_LINE);
-            sink.output(stream, &String::from_utf8_lossy(&pending[..k]), false);
-            pending.drain(..k);
-        }
+        emit_pieces(&mut pending, stream, sink, MAX_LINE);
         sink.flush();
     }
     if !pending.is_empty() {
