@@ -13,6 +13,22 @@ command -v rustfmt >/dev/null && command -v cargo-clippy >/dev/null || { echo "r
 step "python3 (resolver tests create virtual environments)"
 python3 --version
 
+step "sandboxes (the execution tests run tools under bubblewrap and podman)"
+missing=()
+command -v bwrap >/dev/null || missing+=(bubblewrap)
+command -v podman >/dev/null || missing+=(podman)
+command -v runc >/dev/null || missing+=(runc)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+fi
+bwrap --version
+podman --version
+
 step "format"
 cargo fmt --all -- --check
 

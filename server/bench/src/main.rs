@@ -33,6 +33,18 @@ enum Cmd {
         #[arg(long)]
         kiwi: Option<PathBuf>,
     },
+    /// `kiwi run` of a trivial Python tool against running the interpreter directly (medians
+    /// and ratio), and the peak memory of `kiwi run` while a tool prints 200 MB.
+    Run {
+        #[arg(long, default_value_t = 30)]
+        runs: usize,
+        /// Megabytes the flooding tool prints.
+        #[arg(long, default_value_t = 200)]
+        flood_mb: usize,
+        /// The kiwi binary (default: target/release/kiwi next to this benchmark).
+        #[arg(long)]
+        kiwi: Option<PathBuf>,
+    },
 }
 
 fn main() -> Result<()> {
@@ -74,9 +86,25 @@ fn main() -> Result<()> {
                 report("check (cold)", n, &times);
             }
         }
+        Cmd::Run {
+            runs,
+            flood_mb,
+            kiwi,
+        } => {
+            let kiwi = kiwi.unwrap_or_else(default_kiwi);
+            if !kiwi.exists() {
+                bail!(
+                    "{} not found; build it with `cargo build --release -p kiwi`",
+                    kiwi.display()
+                );
+            }
+            run_bench::run(&kiwi, runs, flood_mb)?;
+        }
     }
     Ok(())
 }
+
+mod run_bench;
 
 fn default_kiwi() -> PathBuf {
     let exe = std::env::current_exe().unwrap_or_default();
@@ -85,7 +113,7 @@ fn default_kiwi() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("kiwi"))
 }
 
-fn measure(runs: usize, mut f: impl FnMut() -> Result<()>) -> Result<Vec<Duration>> {
+pub fn measure(runs: usize, mut f: impl FnMut() -> Result<()>) -> Result<Vec<Duration>> {
     let mut v = Vec::with_capacity(runs);
     for _ in 0..runs {
         let t = Instant::now();

@@ -74,6 +74,11 @@ pub const RULES: &[Rule] = &[
         ],
         check: check_environment,
     },
+    Rule {
+        name: "execution environment preference",
+        codes: &[Code::X501, Code::X502],
+        check: crate::exec::preference::check_preference,
+    },
 ];
 
 /// Every diagnostic of one item, sorted by position.

@@ -9,6 +9,7 @@ pub mod context;
 pub mod diag;
 pub mod directive;
 pub mod env;
+pub mod exec;
 pub mod ids;
 pub mod knowledge;
 pub mod system;

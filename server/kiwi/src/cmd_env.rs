@@ -69,6 +69,21 @@ pub fn run(reference: &str, project: Option<&Path>, as_json: bool) -> Result<Exi
     };
     let built = build_env(&ws, &links);
     let n = links.len();
+    // Where a run would go, and why (may probe bwrap/podman once, cached).
+    let execution = if chain::is_primitive(&tool) || tool.tool().is_none() {
+        None
+    } else if links.last().is_some_and(|l| l.id == "http_client") {
+        Some(Ok(json!({
+            "environment": "local",
+            "description": "the kiwi process",
+            "reason": "http_client runs in the kiwi process",
+        })))
+    } else {
+        Some(
+            kiwi_kernel::exec::preference::choose(&ws, &tool, None)
+                .map(|c| serde_json::to_value(&c).unwrap_or_default()),
+        )
+    };
     // build() numbers links from the primitive up; links are listed from the tool down.
     let resolution_of = |i: usize| {
         built
@@ -77,11 +92,14 @@ pub fn run(reference: &str, project: Option<&Path>, as_json: bool) -> Result<Exi
             .find(|(l, _)| *l == n - 1 - i)
             .map(|(_, r)| r)
     };
+    // A blocked name the chain passes on purpose (GITHUB_TOKEN: ${GITHUB_TOKEN}) holds a
+    // secret from the server's environment: its value is never shown.
+    let filter = kiwi_kernel::env::Filter::new(&ws.config.filter);
     let chain_defined = |name: &str| {
         matches!(
             built.origins.get(name),
             Some(Origin::Interpreter { .. } | Origin::EnvConfig { .. } | Origin::ConfigEnv { .. })
-        )
+        ) && !filter.is_blocked(name)
     };
     if as_json {
         let links_json: Vec<_> = links
@@ -115,6 +133,11 @@ pub fn run(reference: &str, project: Option<&Path>, as_json: bool) -> Result<Exi
             "environment": vars,
             "origins": built.origins,
             "passed_blocked": built.passed_blocked,
+            "execution": match &execution {
+                None => serde_json::Value::Null,
+                Some(Ok(c)) => c.clone(),
+                Some(Err(e)) => json!({ "error": e }),
+            },
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
@@ -187,6 +210,16 @@ pub fn run(reference: &str, project: Option<&Path>, as_json: bool) -> Result<Exi
         }
         for name in &built.passed_blocked {
             println!("  note: this tool receives {name}, which the filter blocks by default");
+        }
+        match &execution {
+            None => {}
+            Some(Ok(c)) => println!(
+                "\nexecution: {} — {} ({})",
+                c["environment"].as_str().unwrap_or("?"),
+                c["description"].as_str().unwrap_or(""),
+                c["reason"].as_str().unwrap_or("")
+            ),
+            Some(Err(e)) => println!("\nexecution: cannot run here: {}", e.message),
         }
     }
     Ok(if broken.is_some() {

@@ -2,6 +2,7 @@
 
 mod cmd_check;
 mod cmd_env;
+mod cmd_run;
 mod report;
 
 use clap::{Parser, Subcommand};
@@ -17,6 +18,23 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum EnvArg {
+    Local,
+    Sandbox,
+    Container,
+}
+
+impl EnvArg {
+    fn name(self) -> &'static str {
+        match self {
+            EnvArg::Local => "local",
+            EnvArg::Sandbox => "sandbox",
+            EnvArg::Container => "container",
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -38,6 +56,45 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run a tool: its output as it comes (stdout to stdout, stderr to stderr), then a one-line
+    /// summary on stderr.
+    #[command(after_help = "\
+Exit status: the tool's own; 124 when it timed out, 130 when cancelled (Ctrl-C), 128+N when \
+ended by signal N; for an HTTP tool 0 below status 400, 1 at 400 and above or when the request \
+fails; 2 when nothing ran (broken chain, bad parameters, an environment that is not available \
+here, a command that cannot be started).
+
+With --json nothing is streamed: one JSON object is printed on stdout when the run ends, the \
+result (tool, chain, execution, exit_code, stdout, stderr, json, duration_ms, timed_out, \
+cancelled, truncated; or status, headers, body, json for HTTP) or {\"error\": {kind, message}}.
+
+--dry-run prints the plan (chain, command, execution environment and why, variable names; \
+values only for variables the chain itself defines) and runs nothing.")]
+    Run {
+        /// A tool id (or its bare name).
+        tool: String,
+        /// A parameter; VALUE is taken as JSON when it parses (5, true, [1,2]), else as a string.
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
+        /// All parameters as one JSON object (`--param` values override its keys).
+        #[arg(long = "params", value_name = "JSON")]
+        params_json: Option<String>,
+        /// Configuration overrides, deep-merged over the chain's CONFIG (e.g. '{"timeout": 10}').
+        #[arg(long = "config", value_name = "JSON")]
+        config_json: Option<String>,
+        /// The project (default: the nearest ancestor of the working directory holding `.ai/`).
+        #[arg(long)]
+        project: Option<PathBuf>,
+        /// Where to run it; it cannot weaken what the tool requires (mode required/specific/sandbox).
+        #[arg(long, value_enum)]
+        env: Option<EnvArg>,
+        /// Show what would run, and run nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Print one JSON object (the result, or the plan with --dry-run) instead of streaming.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -49,6 +106,25 @@ fn main() -> ExitCode {
             project,
             json,
         } => cmd_env::run(&tool, project.as_deref(), json),
+        Command::Run {
+            tool,
+            params,
+            params_json,
+            config_json,
+            project,
+            env,
+            dry_run,
+            json,
+        } => cmd_run::run(&cmd_run::Options {
+            tool: &tool,
+            params: &params,
+            params_json: params_json.as_deref(),
+            config_json: config_json.as_deref(),
+            project: project.as_deref(),
+            env: env.map(EnvArg::name),
+            dry_run,
+            json,
+        }),
     };
     match result {
         Ok(code) => code,

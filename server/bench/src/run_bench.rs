@@ -1,0 +1,171 @@
+//! `kiwi-bench run`: the overhead of `kiwi run` over spawning the interpreter directly, and
+//! the peak memory of `kiwi run` while a tool floods its stdout.
+
+use super::percentile;
+use anyhow::{bail, Context, Result};
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const TRIVIAL: &str = r#"__version__ = "1.0.0"
+__tool_type__ = "python"
+__executor_id__ = "runtimes/python_runtime"
+__tool_description__ = "Print ok"
+
+if __name__ == "__main__":
+    print("ok")
+"#;
+
+const FLOOD: &str = r#"__version__ = "1.0.0"
+__tool_type__ = "python"
+__executor_id__ = "runtimes/python_runtime"
+__tool_description__ = "Print many megabytes"
+CONFIG_SCHEMA = {"type": "object", "properties": {"mb": {"type": "integer"}}}
+
+import json, sys
+
+if __name__ == "__main__":
+    mb = json.loads(sys.argv[sys.argv.index("--params") + 1]).get("mb", 200)
+    line = b"x" * 999 + b"\n"
+    block = line * 1024
+    out = sys.stdout.buffer
+    for _ in range(mb * 1000 * 1000 // len(block)):
+        out.write(block)
+    out.flush()
+"#;
+
+/// Run a command to its end with stdout drained; (wall time, peak RSS in KiB, stdout bytes).
+fn run_measured(cmd: &mut Command) -> Result<(Duration, u64, u64)> {
+    let start = Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("spawning")?;
+    let mut out = child.stdout.take().context("stdout")?;
+    let reader = std::thread::spawn(move || {
+        let mut buf = vec![0u8; 1 << 16];
+        let mut total = 0u64;
+        while let Ok(n) = out.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            total += n as u64;
+        }
+        total
+    });
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid out-parameter.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child; std's handle is not used to wait afterwards.
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let elapsed = start.elapsed();
+    if r != pid {
+        bail!("wait4 failed: {}", std::io::Error::last_os_error());
+    }
+    let total = reader.join().unwrap_or(0);
+    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+        bail!("the command failed (status {status:#x})");
+    }
+    // Forget the child: it has been reaped by wait4.
+    std::mem::forget(child);
+    Ok((elapsed, usage.ru_maxrss as u64, total))
+}
+
+pub fn run(kiwi: &Path, runs: usize, flood_mb: usize) -> Result<()> {
+    let dir = std::env::temp_dir().join(format!("kiwi-bench-run-{}", std::process::id()));
+    let tools = dir.join(".ai/tools/bench");
+    std::fs::create_dir_all(&tools)?;
+    std::fs::create_dir_all(dir.join("user"))?;
+    std::fs::write(tools.join("trivial.py"), TRIVIAL)?;
+    std::fs::write(tools.join("flood.py"), FLOOD)?;
+    let kiwi_cmd = |args: &[&str]| {
+        let mut c = Command::new(kiwi);
+        c.args(args)
+            .arg("--project")
+            .arg(&dir)
+            .env("KIWI_USERSPACE_DIR", dir.join("user"));
+        c
+    };
+
+    // What kiwi would run, to run the very same thing directly.
+    let plan = kiwi_cmd(&["run", "bench/trivial", "--dry-run", "--json"])
+        .output()
+        .context("kiwi run --dry-run")?;
+    if !plan.status.success() {
+        bail!(
+            "kiwi run --dry-run failed: {}",
+            String::from_utf8_lossy(&plan.stderr)
+        );
+    }
+    let plan: serde_json::Value = serde_json::from_slice(&plan.stdout)?;
+    let argv: Vec<String> = plan["command"]
+        .as_array()
+        .context("the plan has no command")?
+        .iter()
+        .filter_map(|v| v.as_str().map(str::to_string))
+        .collect();
+    let Some((program, args)) = argv.split_first() else {
+        bail!("empty command");
+    };
+
+    let mut via_kiwi = Vec::with_capacity(runs);
+    let mut direct = Vec::with_capacity(runs);
+    let mut planning = Vec::with_capacity(runs);
+    let mut idle_rss = 0;
+    // Warm up both (page cache, pyc files).
+    run_measured(&mut kiwi_cmd(&["run", "bench/trivial"]))?;
+    run_measured(Command::new(program).args(args).current_dir(&dir))?;
+    for _ in 0..runs {
+        let (t, rss, _) = run_measured(&mut kiwi_cmd(&["run", "bench/trivial"]))?;
+        via_kiwi.push(t);
+        idle_rss = idle_rss.max(rss);
+        let (t, _, _) = run_measured(Command::new(program).args(args).current_dir(&dir))?;
+        direct.push(t);
+        let (t, _, _) = run_measured(&mut kiwi_cmd(&["run", "bench/trivial", "--dry-run"]))?;
+        planning.push(t);
+    }
+    via_kiwi.sort();
+    direct.sort();
+    planning.sort();
+    let p = percentile(&planning, 0.5).as_secs_f64() * 1e3;
+    let k = percentile(&via_kiwi, 0.5).as_secs_f64() * 1e3;
+    let d = percentile(&direct, 0.5).as_secs_f64() * 1e3;
+    println!("run of a trivial Python tool, {runs} runs each (medians):");
+    println!("  interpreter directly   {d:>8.2} ms   ({program})");
+    println!("  kiwi run               {k:>8.2} ms");
+    println!(
+        "  overhead               {:>8.2} ms   ratio {:.3}",
+        k - d,
+        k / d
+    );
+    println!(
+        "  of which: kiwi run --dry-run (start, load the workspace, plan) {p:.2} ms; spawning and streaming {:.2} ms",
+        k - d - p
+    );
+
+    let mb = flood_mb.to_string();
+    let (t, flood_rss, bytes) = run_measured(&mut kiwi_cmd(&[
+        "run",
+        "bench/flood",
+        "--param",
+        &format!("mb={mb}"),
+    ]))?;
+    println!("tool printing {flood_mb} MB through kiwi run (stdout drained by a pipe):");
+    println!(
+        "  {:.1} MB passed through in {:.2} s",
+        bytes as f64 / 1e6,
+        t.as_secs_f64()
+    );
+    println!(
+        "  peak RSS of kiwi run    {:>8.1} MB   (idle run: {:.1} MB; above idle: {:.1} MB)",
+        flood_rss as f64 / 1024.0,
+        idle_rss as f64 / 1024.0,
+        (flood_rss.saturating_sub(idle_rss)) as f64 / 1024.0
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}

@@ -1,0 +1,522 @@
+//! The `subprocess` primitive: run one fully resolved command.
+//!
+//! - spawned directly (no shell), with exactly the environment given (`env_clear` first:
+//!   nothing is inherited), in its own process group;
+//! - stdin is `/dev/null` unless `stdin` is given (then it is written and closed);
+//! - stdout and stderr are read concurrently and streamed to an [`OutputSink`] line by line
+//!   as they come (a line longer than [`MAX_LINE`] is passed on in pieces, so memory stays
+//!   bounded even with no newline at all), and kept up to `max_output_bytes` per stream;
+//!   past that they are still drained, not kept, and the result says `truncated`;
+//! - on timeout or cancellation the whole group gets SIGTERM, then SIGKILL after
+//!   [`GRACE`]; after the leader exits, whatever is left of its group is killed too, and if
+//!   the future is dropped before the end, the group is killed as well.
+//!
+//! A process that leaves its group on purpose (`setsid`) escapes the last two: the
+//! `sandbox` environment (a PID namespace that dies with its first process) covers that.
+
+use super::{ErrorKind, ExecError, OutputSink, Stream};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio_util::sync::CancellationToken;
+
+/// A line longer than this is streamed in pieces of this size.
+pub const MAX_LINE: usize = 64 * 1024;
+/// Time between SIGTERM and SIGKILL.
+pub const GRACE: Duration = Duration::from_secs(2);
+/// How long the output pipes may stay open after the group is gone (a process that left
+/// the group and still holds them is not waited for longer than this).
+const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(2);
+
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+pub const DEFAULT_MAX_OUTPUT: usize = 8 * 1024 * 1024;
+
+/// A command ready to run: nothing in it is templated or looked up any more, except that a
+/// bare `program` name is looked up on the `PATH` of `env`.
+#[derive(Clone)]
+pub struct ProcessSpec {
+    pub program: String,
+    pub args: Vec<String>,
+    pub cwd: PathBuf,
+    /// The complete environment of the process.
+    pub env: BTreeMap<String, String>,
+    /// Written to stdin, which is then closed; `None`: stdin is `/dev/null`.
+    pub stdin: Option<String>,
+    pub timeout: Duration,
+    /// Bytes kept of stdout, and of stderr.
+    pub max_output_bytes: usize,
+}
+
+impl ProcessSpec {
+    pub fn new(program: impl Into<String>, cwd: impl Into<PathBuf>) -> Self {
+        ProcessSpec {
+            program: program.into(),
+            args: Vec::new(),
+            cwd: cwd.into(),
+            env: BTreeMap::new(),
+            stdin: None,
+            timeout: DEFAULT_TIMEOUT,
+            max_output_bytes: DEFAULT_MAX_OUTPUT,
+        }
+    }
+}
+
+/// Environment values are never printed: `Debug` shows the variable names only.
+impl std::fmt::Debug for ProcessSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProcessSpec")
+            .field("program", &self.program)
+            .field("args", &self.args)
+            .field("cwd", &self.cwd)
+            .field("env", &self.env.keys().collect::<Vec<_>>())
+            .field("stdin", &self.stdin.as_ref().map(|s| s.len()))
+            .field("timeout", &self.timeout)
+            .field("max_output_bytes", &self.max_output_bytes)
+            .finish()
+    }
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ProcessResult {
+    /// The exit status; `None` when the process was ended by a signal.
+    pub exit_code: Option<i32>,
+    /// The signal that ended the process, if one did.
+    pub signal: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    /// stdout parsed, when it is one JSON document (and was not truncated).
+    pub json: Option<serde_json::Value>,
+    pub duration_ms: u64,
+    pub timed_out: bool,
+    pub cancelled: bool,
+    /// stdout or stderr went past `max_output_bytes`.
+    pub truncated: bool,
+    /// Bytes the process wrote to stdout and stderr (kept or not).
+    pub stdout_bytes: u64,
+    pub stderr_bytes: u64,
+    /// The process id of the leader (also the process group id).
+    pub pid: u32,
+}
+
+impl ProcessResult {
+    /// The exit code a shell would report: the status, 128 + signal, 124 on timeout,
+    /// 130 when cancelled.
+    pub fn shell_code(&self) -> i32 {
+        if self.timed_out {
+            124
+        } else if self.cancelled {
+            130
+        } else if let Some(c) = self.exit_code {
+            c
+        } else {
+            128 + self.signal.unwrap_or(0)
+        }
+    }
+}
+
+/// Resolve the program: a bare name is looked up on the `PATH` of the environment, a
+/// relative path is taken from `cwd`.
+pub fn resolve_program(spec: &ProcessSpec) -> Result<PathBuf, ExecError> {
+    let p = Path::new(&spec.program);
+    if spec.program.is_empty() {
+        return Err(ExecError::new(
+            ErrorKind::Spawn,
+            "the command to run is empty".to_string(),
+        ));
+    }
+    if p.is_absolute() {
+        return Ok(p.to_path_buf());
+    }
+    if p.components().count() > 1 {
+        return Ok(spec.cwd.join(p));
+    }
+    let path = spec.env.get("PATH").cloned().unwrap_or_default();
+    which::which_in(&spec.program, Some(&path), &spec.cwd).map_err(|_| {
+        ExecError::new(
+            ErrorKind::Spawn,
+            format!(
+                "`{}` was not found on the PATH of the tool's environment; install it, or name it by its full path",
+                spec.program
+            ),
+        )
+    })
+}
+
+struct Captured {
+    kept: Vec<u8>,
+    total: u64,
+    truncated: bool,
+}
+
+/// The length of the longest prefix of `b` no longer than `max` that does not cut a UTF-8
+/// character (when `b` is valid UTF-8 there).
+fn char_boundary(b: &[u8], max: usize) -> usize {
+    if b.len() <= max {
+        return b.len();
+    }
+    let mut k = max;
+    // Step back over at most 3 continuation bytes.
+    while k > max.saturating_sub(3) && k > 0 && (b[k] & 0xC0) == 0x80 {
+        k -= 1;
+    }
+    if k == 0 {
+        max
+    } else {
+        k
+    }
+}
+
+/// Pass on the head of `pending` in pieces of at most [`MAX_LINE`] bytes while it holds at
+/// least `threshold` bytes.
+fn emit_pieces(pending: &mut Vec<u8>, stream: Stream, sink: &dyn OutputSink, threshold: usize) {
+    while pending.len() >= threshold {
+        let k = char_boundary(pending, MAX_LINE);
+        sink.output(stream, &String::from_utf8_lossy(&pending[..k]), false);
+        pending.drain(..k);
+    }
+}
+
+/// Read a stream to its end: stream it line by line to the sink, keep up to `cap` bytes.
+async fn pump<R: AsyncRead + Unpin>(
+    mut r: R,
+    stream: Stream,
+    sink: &dyn OutputSink,
+    cap: usize,
+    exited: CancellationToken,
+) -> Captured {
+    // Once the group is gone, the pipes get a moment to close (a process that left the
+    // group may still hold them open), then they are abandoned.
+    let stop = async {
+        exited.cancelled().await;
+        tokio::time::sleep(DRAIN_AFTER_EXIT).await;
+    };
+    tokio::pin!(stop);
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut pending: Vec<u8> = Vec::new();
+    let mut c = Captured {
+        kept: Vec::new(),
+        total: 0,
+        truncated: false,
+    };
+    loop {
+        let n = tokio::select! {
+            biased;
+            r = r.read(&mut buf) => match r {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            },
+            _ = &mut stop => break,
+        };
+        let data = &buf[..n];
+        c.total += n as u64;
+        let room = cap.saturating_sub(c.kept.len());
+        if room < n {
+            c.truncated = true;
+        }
+        c.kept.extend_from_slice(&data[..room.min(n)]);
+        let mut start = 0;
+        for (i, b) in data.iter().enumerate() {
+            if *b == b'\n' {
+                let segment = &data[start..i];
+                if pending.is_empty() && segment.len() <= MAX_LINE {
+                    sink.output(stream, &String::from_utf8_lossy(segment), true);
+                } else {
+                    pending.extend_from_slice(segment);
+                    emit_pieces(&mut pending, stream, sink, MAX_LINE + 1);
+                    sink.output(stream, &String::from_utf8_lossy(&pending), true);
+                    pending.clear();
+                }
+                start = i + 1;
+            }
+        }
+        pending.extend_from_slice(&data[start..]);
+        emit_pieces(&mut pending, stream, sink, MAX_LINE);
+        sink.flush();
+    }
+    if !pending.is_empty() {
+        sink.output(stream, &String::from_utf8_lossy(&pending), false);
+    }
+    sink.flush();
+    c
+}
+
+/// Run a process to its end (or its timeout, or cancellation).
+pub async fn run(
+    spec: &ProcessSpec,
+    sink: &dyn OutputSink,
+    cancel: &CancellationToken,
+) -> Result<ProcessResult, ExecError> {
+    let program = resolve_program(spec)?;
+    if !spec.cwd.is_dir() {
+        return Err(ExecError::new(
+            ErrorKind::Spawn,
+            format!(
+                "the working directory {} does not exist",
+                spec.cwd.display()
+            ),
+        ));
+    }
+    let mut cmd = tokio::process::Command::new(&program);
+    cmd.args(&spec.args)
+        .current_dir(&spec.cwd)
+        .env_clear()
+        .envs(&spec.env)
+        .stdin(if spec.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    #[cfg(unix)]
+    cmd.process_group(0);
+    #[cfg(not(unix))]
+    cmd.kill_on_drop(true);
+    let started = Instant::now();
+    let mut child = cmd.spawn().map_err(|e| {
+        ExecError::new(
+            ErrorKind::Spawn,
+            format!("cannot start `{}`: {e}", program.display()),
+        )
+    })?;
+    let pid = child.id().unwrap_or(0);
+    let guard = GroupGuard::new(pid);
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let stdin = child.stdin.take();
+    let exited = CancellationToken::new();
+
+    let feed = async {
+        if let (Some(mut w), Some(text)) = (stdin, spec.stdin.as_ref()) {
+            // A process that exits without reading its input is not an error.
+            let _ = w.write_all(text.as_bytes()).await;
+            let _ = w.shutdown().await;
+        }
+    };
+    let out = async {
+        match stdout {
+            Some(s) => Some(
+                pump(
+                    s,
+                    Stream::Stdout,
+                    sink,
+                    spec.max_output_bytes,
+                    exited.clone(),
+                )
+                .await,
+            ),
+            None => None,
+        }
+    };
+    let err = async {
+        match stderr {
+            Some(s) => Some(
+                pump(
+                    s,
+                    Stream::Stderr,
+                    sink,
+                    spec.max_output_bytes,
+                    exited.clone(),
+                )
+                .await,
+            ),
+            None => None,
+        }
+    };
+    #[cfg(unix)]
+    let control = async {
+        let mut timed_out = false;
+        let mut cancelled = false;
+        let done = leader_exited(pid);
+        tokio::pin!(done);
+        tokio::select! {
+            _ = &mut done => {}
+            _ = tokio::time::sleep(spec.timeout) => timed_out = true,
+            _ = cancel.cancelled() => cancelled = true,
+        }
+        if timed_out || cancelled {
+            guard.signal_group(Signal::Term);
+            if tokio::time::timeout(GRACE, &mut done).await.is_err() {
+                guard.signal_group(Signal::Kill);
+                (&mut done).await;
+            }
+        }
+        // Whatever is left of the group does not outlive the call. The leader is not
+        // reaped yet, so its pid (the group id) cannot have been reused.
+        guard.signal_group(Signal::Kill);
+        let status = child.wait().await;
+        guard.disarm();
+        exited.cancel();
+        (status, timed_out, cancelled)
+    };
+    #[cfg(not(unix))]
+    let control = async {
+        let mut timed_out = false;
+        let mut cancelled = false;
+        let status = tokio::select! {
+            s = child.wait() => s,
+            _ = tokio::time::sleep(spec.timeout) => { timed_out = true; let _ = child.start_kill(); child.wait().await }
+            _ = cancel.cancelled() => { cancelled = true; let _ = child.start_kill(); child.wait().await }
+        };
+        guard.disarm();
+        exited.cancel();
+        (status, timed_out, cancelled)
+    };
+    let ((), out, err, (status, timed_out, cancelled)) = tokio::join!(feed, out, err, control);
+    let status = status
+        .map_err(|e| ExecError::new(ErrorKind::Spawn, format!("waiting for the process: {e}")))?;
+    let (exit_code, signal) = split_status(&status);
+    let out = out.unwrap_or(Captured {
+        kept: Vec::new(),
+        total: 0,
+        truncated: false,
+    });
+    let err = err.unwrap_or(Captured {
+        kept: Vec::new(),
+        total: 0,
+        truncated: false,
+    });
+    let stdout = String::from_utf8_lossy(&out.kept).into_owned();
+    let json = if out.truncated {
+        None
+    } else {
+        parse_json(&stdout)
+    };
+    Ok(ProcessResult {
+        exit_code,
+        signal,
+        stderr: String::from_utf8_lossy(&err.kept).into_owned(),
+        stdout,
+        json,
+        duration_ms: started.elapsed().as_millis() as u64,
+        timed_out,
+        cancelled,
+        truncated: out.truncated || err.truncated,
+        stdout_bytes: out.total,
+        stderr_bytes: err.total,
+        pid,
+    })
+}
+
+/// A JSON document (object or array, or any value when the whole output is one).
+pub fn parse_json(s: &str) -> Option<serde_json::Value> {
+    let t = s.trim();
+    if t.is_empty() {
+        return None;
+    }
+    serde_json::from_str(t).ok()
+}
+
+#[cfg(unix)]
+fn split_status(s: &std::process::ExitStatus) -> (Option<i32>, Option<i32>) {
+    use std::os::unix::process::ExitStatusExt;
+    (s.code(), s.signal())
+}
+
+#[cfg(not(unix))]
+fn split_status(s: &std::process::ExitStatus) -> (Option<i32>, Option<i32>) {
+    (s.code(), None)
+}
+
+#[derive(Clone, Copy)]
+#[cfg_attr(not(unix), allow(dead_code))]
+enum Signal {
+    Term,
+    Kill,
+}
+
+/// Kills the process group when dropped while armed (the run's future was dropped).
+#[cfg_attr(not(unix), allow(dead_code))]
+struct GroupGuard {
+    pid: u32,
+    armed: std::sync::atomic::AtomicBool,
+}
+
+impl GroupGuard {
+    fn new(pid: u32) -> Self {
+        GroupGuard {
+            pid,
+            armed: std::sync::atomic::AtomicBool::new(pid != 0),
+        }
+    }
+    fn disarm(&self) {
+        self.armed.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+    #[cfg(unix)]
+    fn signal_group(&self, sig: Signal) {
+        if self.pid == 0 || self.pid > i32::MAX as u32 {
+            return;
+        }
+        let s = match sig {
+            Signal::Term => libc::SIGTERM,
+            Signal::Kill => libc::SIGKILL,
+        };
+        // SAFETY: kill(2) with a negative pid signals the process group; no memory is shared.
+        unsafe {
+            libc::kill(-(self.pid as i32), s);
+        }
+    }
+    #[cfg(not(unix))]
+    fn signal_group(&self, _sig: Signal) {
+        // Best effort on other systems: the leader is killed through its handle
+        // (`kill_on_drop`); there are no process groups to signal.
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if self.armed.load(std::sync::atomic::Ordering::SeqCst) {
+            self.signal_group(Signal::Kill);
+        }
+    }
+}
+
+/// Resolves when the leader has exited, without reaping it (so that its pid, the group id,
+/// stays reserved until the group has been cleaned up).
+#[cfg(unix)]
+async fn leader_exited(pid: u32) {
+    if pid == 0 {
+        return;
+    }
+    let _ = tokio::task::spawn_blocking(move || loop {
+        // SAFETY: a zeroed siginfo_t is a valid out-parameter for waitid(2).
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: waitid with WNOWAIT only observes the child's state.
+        let r = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if r == 0 {
+            return;
+        }
+        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return;
+        }
+    })
+    .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn boundaries() {
+        let s = "aé".repeat(10);
+        let b = s.as_bytes();
+        for max in 1..b.len() {
+            let k = char_boundary(b, max);
+            assert!(k <= max);
+            assert!(s.is_char_boundary(k), "{max} -> {k}");
+        }
+    }
+}

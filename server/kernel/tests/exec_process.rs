@@ -1,0 +1,333 @@
+//! The subprocess primitive against real processes: streaming, the environment, stdin,
+//! timeouts and cancellation that end the whole process group.
+
+use kiwi_kernel::exec::process::{self, ProcessSpec};
+use kiwi_kernel::exec::{CancellationToken, NullSink, Stream};
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn base_env() -> BTreeMap<String, String> {
+    let mut env = BTreeMap::new();
+    env.insert(
+        "PATH".to_string(),
+        "/usr/local/bin:/usr/bin:/bin".to_string(),
+    );
+    env
+}
+
+fn spec(program: &str, args: &[&str]) -> ProcessSpec {
+    let mut s = ProcessSpec::new(program, "/");
+    s.args = args.iter().map(|a| a.to_string()).collect();
+    s.env = base_env();
+    s
+}
+
+/// Whether a process is gone: no /proc entry, or a zombie waiting for its reaper.
+fn gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => {
+            let state = stat
+                .rsplit(')')
+                .next()
+                .and_then(|r| r.split_whitespace().next());
+            state == Some("Z") || state == Some("X")
+        }
+    }
+}
+
+fn wait_gone(pid: i32) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(3) {
+        if gone(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+#[derive(Default)]
+struct Collect(Mutex<Vec<(Stream, String, bool, Instant)>>);
+
+impl kiwi_kernel::exec::OutputSink for Collect {
+    fn output(&self, stream: Stream, text: &str, newline: bool) {
+        self.0
+            .lock()
+            .unwrap()
+            .push((stream, text.to_string(), newline, Instant::now()));
+    }
+}
+
+#[test]
+fn streams_lines_as_they_come() {
+    let sink = Collect::default();
+    let s = spec(
+        "bash",
+        &[
+            "-c",
+            "echo one; echo err >&2; sleep 0.5; echo two; printf tail",
+        ],
+    );
+    let r = rt()
+        .block_on(process::run(&s, &sink, &CancellationToken::new()))
+        .unwrap();
+    assert_eq!(r.exit_code, Some(0));
+    assert_eq!(r.stdout, "one\ntwo\ntail");
+    assert_eq!(r.stderr, "err\n");
+    let got = sink.0.lock().unwrap();
+    let lines: Vec<(Stream, &str, bool)> = got
+        .iter()
+        .map(|(s, t, n, _)| (*s, t.as_str(), *n))
+        .collect();
+    assert!(lines.contains(&(Stream::Stdout, "one", true)));
+    assert!(lines.contains(&(Stream::Stderr, "err", true)));
+    assert!(lines.contains(&(Stream::Stdout, "two", true)));
+    assert!(lines.contains(&(Stream::Stdout, "tail", false)));
+    // "one" arrived before the process slept (0.5 s), not at its end.
+    let one = got.iter().find(|(_, t, _, _)| t == "one").unwrap().3;
+    let two = got.iter().find(|(_, t, _, _)| t == "two").unwrap().3;
+    assert!(
+        two.duration_since(one) >= Duration::from_millis(400),
+        "\"one\" came only {:?} before \"two\"",
+        two.duration_since(one)
+    );
+}
+
+#[test]
+fn only_the_given_environment_and_no_shell() {
+    std::env::set_var("FAKE_API_KEY", "canary-fake-api-key-1234");
+    let mut s = spec("env", &[]);
+    s.env.insert("GIVEN".into(), "yes".into());
+    let r = rt()
+        .block_on(process::run(&s, &NullSink, &CancellationToken::new()))
+        .unwrap();
+    assert!(!r.stdout.contains("canary-fake-api-key-1234"));
+    let mut names: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter_map(|l| l.split('=').next())
+        .collect();
+    names.sort();
+    assert_eq!(names, vec!["GIVEN", "PATH"]);
+
+    // Arguments reach the program as they are: nothing is interpreted by a shell.
+    let s = spec("echo", &["$(id)", ";", "`ls`", "&&", "$HOME"]);
+    let r = rt()
+        .block_on(process::run(&s, &NullSink, &CancellationToken::new()))
+        .unwrap();
+    assert_eq!(r.stdout, "$(id) ; `ls` && $HOME\n");
+}
+
+#[test]
+fn stdin_is_closed_unless_input_is_given() {
+    // `cat` with a closed stdin ends at once instead of waiting.
+    let mut s = spec("cat", &[]);
+    s.timeout = Duration::from_secs(5);
+    let r = rt()
+        .block_on(process::run(&s, &NullSink, &CancellationToken::new()))
+        .unwrap();
+    assert!(!r.timed_out);
+    assert_eq!(r.stdout, "");
+    s.stdin = Some("{\"a\": [1, 2]}".into());
+    let r = rt()
+        .block_on(process::run(&s, &NullSink, &CancellationToken::new()))
+        .unwrap();
+    assert_eq!(r.stdout, "{\"a\": [1, 2]}");
+    assert_eq!(r.json, Some(serde_json::json!({"a": [1, 2]})));
+}
+
+#[test]
+fn exit_codes_and_missing_programs() {
+    let r = rt()
+        .block_on(process::run(
+            &spec("bash", &["-c", "exit 7"]),
+            &NullSink,
+            &CancellationToken::new(),
+        ))
+        .unwrap();
+    assert_eq!(r.exit_code, Some(7));
+    assert_eq!(r.shell_code(), 7);
+    let e = rt()
+        .block_on(process::run(
+            &spec("no-such-program-kiwi", &[]),
+            &NullSink,
+            &CancellationToken::new(),
+        ))
+        .unwrap_err();
+    assert!(e.message.contains("no-such-program-kiwi"), "{e}");
+    assert!(e.message.contains("PATH"), "{e}");
+}
+
+/// A tool that starts a child (printing its pid) and sleeps.
+fn sleeper() -> ProcessSpec {
+    spec("bash", &["-c", "sleep 300 & echo $!; sleep 300"])
+}
+
+fn child_pid(out: &str) -> i32 {
+    out.lines().next().unwrap().trim().parse().unwrap()
+}
+
+#[test]
+fn timeout_ends_the_whole_group() {
+    let mut s = sleeper();
+    s.timeout = Duration::from_millis(500);
+    let start = Instant::now();
+    let r = rt()
+        .block_on(process::run(&s, &NullSink, &CancellationToken::new()))
+        .unwrap();
+    assert!(r.timed_out);
+    assert!(!r.cancelled);
+    assert_eq!(r.shell_code(), 124);
+    assert!(start.elapsed() < Duration::from_secs(5));
+    let child = child_pid(&r.stdout);
+    assert!(wait_gone(r.pid as i32), "the leader {} survived", r.pid);
+    assert!(wait_gone(child), "the child {child} survived the timeout");
+}
+
+#[test]
+fn a_process_that_ignores_sigterm_is_killed() {
+    let mut s = spec(
+        "bash",
+        &[
+            "-c",
+            "trap '' TERM; sleep 300 & echo $!; while true; do sleep 1; done",
+        ],
+    );
+    s.timeout = Duration::from_millis(300);
+    let start = Instant::now();
+    let r = rt()
+        .block_on(process::run(&s, &NullSink, &CancellationToken::new()))
+        .unwrap();
+    assert!(r.timed_out);
+    // SIGTERM is ignored: SIGKILL comes after the grace.
+    assert!(start.elapsed() >= process::GRACE);
+    assert!(start.elapsed() < process::GRACE + Duration::from_secs(3));
+    assert!(wait_gone(r.pid as i32));
+    assert!(wait_gone(child_pid(&r.stdout)));
+}
+
+#[test]
+fn cancellation_ends_the_whole_group() {
+    let cancel = CancellationToken::new();
+    let c2 = cancel.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(400));
+        c2.cancel();
+    });
+    let r = rt()
+        .block_on(process::run(&sleeper(), &NullSink, &cancel))
+        .unwrap();
+    assert!(r.cancelled);
+    assert!(!r.timed_out);
+    assert_eq!(r.shell_code(), 130);
+    assert!(wait_gone(r.pid as i32));
+    assert!(wait_gone(child_pid(&r.stdout)));
+}
+
+#[test]
+fn leftovers_of_a_finished_leader_are_killed() {
+    // The leader exits at once; its child keeps the pipes open and would sleep on.
+    let s = spec("bash", &["-c", "sleep 300 & echo $!"]);
+    let start = Instant::now();
+    let r = rt()
+        .block_on(process::run(&s, &NullSink, &CancellationToken::new()))
+        .unwrap();
+    assert_eq!(r.exit_code, Some(0));
+    assert!(start.elapsed() < Duration::from_secs(3));
+    assert!(wait_gone(child_pid(&r.stdout)));
+}
+
+#[test]
+fn dropping_the_run_kills_the_group() {
+    let rt = rt();
+    let sink = Collect::default();
+    let pid = rt.block_on(async {
+        let cancel = CancellationToken::new();
+        let s = sleeper();
+        let fut = process::run(&s, &sink, &cancel);
+        // Run it until the child's pid is printed, then drop the future.
+        let r = tokio::time::timeout(Duration::from_millis(700), fut).await;
+        assert!(r.is_err(), "the sleeper finished early");
+        let got = sink.0.lock().unwrap();
+        child_pid(&got[0].1)
+    });
+    assert!(wait_gone(pid), "the child {pid} survived the dropped run");
+}
+
+#[test]
+fn output_past_the_cap_is_drained_not_kept() {
+    let mut s = spec(
+        "bash",
+        &[
+            "-c",
+            "head -c 3000000 /dev/zero | tr '\\0' 'x'; echo; echo done >&2",
+        ],
+    );
+    s.max_output_bytes = 1000;
+    let r = rt()
+        .block_on(process::run(&s, &NullSink, &CancellationToken::new()))
+        .unwrap();
+    assert_eq!(r.exit_code, Some(0));
+    assert!(r.truncated);
+    assert_eq!(r.stdout.len(), 1000);
+    assert_eq!(r.stdout_bytes, 3_000_001);
+    assert_eq!(r.stderr, "done\n");
+    assert_eq!(r.json, None);
+}
+
+#[test]
+fn long_lines_of_every_length_come_in_bounded_pieces() {
+    // Lines around the piece size, written in odd chunks, some spanning reads.
+    let script = "import sys\nfor n in [1, 65535, 65536, 65537, 70000, 131072, 200001, 3]:\n    sys.stdout.write('z' * n + '\\n')\n";
+    let sink = Collect::default();
+    let s = spec("python3", &["-c", script]);
+    let r = rt()
+        .block_on(process::run(&s, &sink, &CancellationToken::new()))
+        .unwrap();
+    assert_eq!(r.exit_code, Some(0), "{}", r.stderr);
+    let got = sink.0.lock().unwrap();
+    assert!(got.iter().all(|(_, t, _, _)| t.len() <= process::MAX_LINE));
+    // Joined back, the pieces give the lines.
+    let mut lines = Vec::new();
+    let mut cur = 0;
+    for (_, t, nl, _) in got.iter() {
+        cur += t.len();
+        if *nl {
+            lines.push(cur);
+            cur = 0;
+        }
+    }
+    assert_eq!(
+        lines,
+        vec![1, 65535, 65536, 65537, 70000, 131072, 200001, 3]
+    );
+}
+
+#[test]
+fn a_long_line_comes_in_bounded_pieces() {
+    let sink = Collect::default();
+    let s = spec(
+        "bash",
+        &["-c", "head -c 200000 /dev/zero | tr '\\0' 'y'; echo"],
+    );
+    let r = rt()
+        .block_on(process::run(&s, &sink, &CancellationToken::new()))
+        .unwrap();
+    assert_eq!(r.exit_code, Some(0));
+    let got = sink.0.lock().unwrap();
+    assert!(got.iter().all(|(_, t, _, _)| t.len() <= process::MAX_LINE));
+    let total: usize = got.iter().map(|(_, t, _, _)| t.len()).sum();
+    assert_eq!(total, 200_000);
+    assert!(got.last().unwrap().2, "the last piece ends the line");
+    assert!(got[..got.len() - 1].iter().all(|(_, _, nl, _)| !nl));
+}

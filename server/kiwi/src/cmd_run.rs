@@ -1,0 +1,346 @@
+//! `kiwi run`: run a tool, streaming its output as it comes, then its result.
+
+use crate::cmd_env::{find_tool, project_for};
+use anyhow::{bail, Context, Result};
+use kiwi_kernel::context::Host;
+use kiwi_kernel::exec::{self, CancellationToken, Output, OutputSink, Plan, Request, Stream};
+use kiwi_kernel::workspace::Workspace;
+use serde_json::{json, Map, Value as Json};
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Mutex;
+
+/// Exit code when nothing ran (bad usage, broken chain, bad parameters, unavailable
+/// environment) or the run failed before the tool could answer.
+pub const NOT_RUN: u8 = 2;
+
+pub struct Options<'a> {
+    pub tool: &'a str,
+    pub params: &'a [String],
+    pub params_json: Option<&'a str>,
+    pub config_json: Option<&'a str>,
+    pub project: Option<&'a Path>,
+    pub env: Option<&'a str>,
+    pub dry_run: bool,
+    pub json: bool,
+}
+
+/// `--params` then each `--param K=V` (a value that parses as JSON is that JSON, else a string).
+pub fn parse_params(params_json: Option<&str>, params: &[String]) -> Result<Json> {
+    let mut obj = match params_json {
+        None => Map::new(),
+        Some(s) => match serde_json::from_str::<Json>(s) {
+            Ok(Json::Object(m)) => m,
+            Ok(_) => bail!("--params must be a JSON object, such as '{{\"name\": \"x\"}}'"),
+            Err(e) => bail!(
+                "--params is not valid JSON ({e}); give an object such as '{{\"name\": \"x\"}}'"
+            ),
+        },
+    };
+    for p in params {
+        let Some((k, v)) = p.split_once('=') else {
+            bail!("--param `{p}` has no `=`; write --param NAME=VALUE");
+        };
+        if k.is_empty() {
+            bail!("--param `{p}` has no name; write --param NAME=VALUE");
+        }
+        let value = serde_json::from_str::<Json>(v).unwrap_or_else(|_| Json::String(v.to_string()));
+        obj.insert(k.to_string(), value);
+    }
+    Ok(Json::Object(obj))
+}
+
+/// Prints the tool's output: stdout lines to stdout, stderr lines to stderr.
+struct Terminal {
+    out: Mutex<std::io::BufWriter<std::io::Stdout>>,
+    err: Mutex<std::io::BufWriter<std::io::Stderr>>,
+}
+
+impl Terminal {
+    fn new() -> Self {
+        Terminal {
+            out: Mutex::new(std::io::BufWriter::with_capacity(
+                64 * 1024,
+                std::io::stdout(),
+            )),
+            err: Mutex::new(std::io::BufWriter::with_capacity(
+                16 * 1024,
+                std::io::stderr(),
+            )),
+        }
+    }
+}
+
+impl OutputSink for Terminal {
+    fn output(&self, stream: Stream, text: &str, newline: bool) {
+        let m = match stream {
+            Stream::Stdout => &self.out as &dyn WriteLock,
+            Stream::Stderr => &self.err as &dyn WriteLock,
+        };
+        m.write_line(text, newline);
+    }
+    fn flush(&self) {
+        if let Ok(mut w) = self.out.lock() {
+            let _ = w.flush();
+        }
+        if let Ok(mut w) = self.err.lock() {
+            let _ = w.flush();
+        }
+    }
+}
+
+trait WriteLock {
+    fn write_line(&self, text: &str, newline: bool);
+}
+
+impl<W: Write> WriteLock for Mutex<W> {
+    fn write_line(&self, text: &str, newline: bool) {
+        if let Ok(mut w) = self.lock() {
+            // A closed stdout (`kiwi run x | head`) must not stop the tool's output from
+            // being drained: errors are ignored.
+            let _ = w.write_all(text.as_bytes());
+            if newline {
+                let _ = w.write_all(b"\n");
+            }
+        }
+    }
+}
+
+/// Print to stdout / stderr, ignoring a closed stream (`kiwi run x | head -1` is no panic).
+fn out(text: &str) {
+    let mut o = std::io::stdout().lock();
+    let _ = o.write_all(text.as_bytes());
+    let _ = o.write_all(b"\n");
+    let _ = o.flush();
+}
+
+fn err(text: &str) {
+    let mut e = std::io::stderr().lock();
+    let _ = e.write_all(text.as_bytes());
+    let _ = e.write_all(b"\n");
+}
+
+/// Ctrl-C, and on Unix SIGTERM and SIGHUP: the run is cancelled, its process group stopped.
+async fn interrupted() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let (Ok(mut term), Ok(mut hup)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) else {
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+            _ = hup.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+fn error_json(e: &exec::ExecError) -> Json {
+    json!({ "error": e })
+}
+
+pub fn run(o: &Options) -> Result<ExitCode> {
+    let params = parse_params(o.params_json, o.params)?;
+    let overrides =
+        match o.config_json {
+            None => None,
+            Some(s) => Some(serde_json::from_str::<Json>(s).context(
+                "--config is not valid JSON; give an object such as '{\"timeout\": 10}'",
+            )?),
+        };
+    let project = project_for(o.project)?;
+    let ws = Workspace::load(project, Host::from_process());
+    let tool = find_tool(&ws, o.tool)?;
+    let req = Request {
+        params,
+        overrides,
+        environment: o.env.map(str::to_string),
+    };
+    let plan = match exec::plan(&ws, &tool, &req) {
+        Ok(p) => p,
+        Err(e) => return Ok(fail(&e, o.json)),
+    };
+    if o.dry_run {
+        print_plan(&plan, o.json)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let cancel = CancellationToken::new();
+    let terminal = Terminal::new();
+    let quiet = exec::NullSink;
+    let sink: &dyn OutputSink = if o.json { &quiet } else { &terminal };
+    let result = rt.block_on(async {
+        let c = cancel.clone();
+        // Ctrl-C (or SIGTERM, SIGHUP) cancels the run: the tool's whole group is stopped.
+        tokio::spawn(async move {
+            interrupted().await;
+            c.cancel();
+        });
+        exec::run(&plan, sink, &cancel).await
+    });
+    terminal.flush();
+    let result = match result {
+        Ok(r) => r,
+        Err(e) => return Ok(fail(&e, o.json)),
+    };
+    if o.json {
+        out(&serde_json::to_string_pretty(&result)?);
+    } else {
+        match &result.output {
+            Output::Process(p) => {
+                let what = if p.timed_out {
+                    "timed out; its process group was stopped".to_string()
+                } else if p.cancelled {
+                    "was cancelled; its process group was stopped".to_string()
+                } else if let Some(c) = p.exit_code {
+                    format!("exited with {c}")
+                } else {
+                    format!("was ended by signal {}", p.signal.unwrap_or(0))
+                };
+                let trunc = if p.truncated {
+                    format!(
+                        " (output past {} bytes per stream was not kept)",
+                        plan_max_output(&plan)
+                    )
+                } else {
+                    String::new()
+                };
+                err(&format!(
+                    "kiwi: {} {what} after {} ms in {} ({}){trunc}",
+                    result.tool,
+                    p.duration_ms,
+                    result.execution.environment,
+                    result.execution.reason
+                ));
+            }
+            Output::Http(h) => {
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(h.body.as_bytes());
+                if !h.body.ends_with('\n') && !h.body.is_empty() {
+                    let _ = out.write_all(b"\n");
+                }
+                let _ = out.flush();
+                err(&format!(
+                    "kiwi: {} answered HTTP {} after {} ms ({} attempt{}){}",
+                    result.tool,
+                    h.status,
+                    h.duration_ms,
+                    h.attempts,
+                    if h.attempts == 1 { "" } else { "s" },
+                    if h.truncated {
+                        "; the body was cut at max_response_bytes"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+        }
+    }
+    Ok(exit_code(result.exit_code()))
+}
+
+fn plan_max_output(plan: &Plan) -> usize {
+    match &plan.action {
+        exec::Action::Process(p) => p.max_output_bytes,
+        exec::Action::Http(h) => h.max_response_bytes,
+    }
+}
+
+fn exit_code(code: i32) -> ExitCode {
+    ExitCode::from(u8::try_from(code.clamp(0, 255)).unwrap_or(1))
+}
+
+fn fail(e: &exec::ExecError, as_json: bool) -> ExitCode {
+    if as_json {
+        out(&serde_json::to_string_pretty(&error_json(e)).unwrap_or_default());
+    } else {
+        err(&format!("kiwi: {e}"));
+    }
+    let code = match e.kind {
+        exec::ErrorKind::Timeout => 124,
+        exec::ErrorKind::Cancelled => 130,
+        exec::ErrorKind::Http => 1,
+        _ => NOT_RUN,
+    };
+    ExitCode::from(code)
+}
+
+fn print_plan(plan: &Plan, as_json: bool) -> Result<()> {
+    use std::fmt::Write as _;
+    let s = plan.summary();
+    if as_json {
+        out(&serde_json::to_string_pretty(s)?);
+        return Ok(());
+    }
+    let mut t = String::new();
+    writeln!(t, "{} (dry run: nothing was run)", s.tool)?;
+    let chain: Vec<&str> = s.chain.iter().map(|l| l.id.as_str()).collect();
+    writeln!(t, "chain: {}", chain.join(" -> "))?;
+    if let Some(cmd) = &s.command {
+        writeln!(t, "command: {}", serde_json::to_string(cmd)?)?;
+    }
+    if let Some(cwd) = &s.cwd {
+        writeln!(t, "cwd: {}", cwd.display())?;
+    }
+    if s.primitive == "http_client" {
+        writeln!(t, "request: {}", serde_json::to_string(&s.config)?)?;
+    }
+    writeln!(
+        t,
+        "execution: {} — {} ({})",
+        s.execution.environment, s.execution.description, s.execution.reason
+    )?;
+    write!(t, "environment ({} variables):", s.environment.len())?;
+    for (k, v) in &s.environment {
+        match v {
+            Some(v) => write!(t, "\n  {k}={v}")?,
+            None => write!(t, "\n  {k}")?,
+        }
+    }
+    for name in &s.passed_blocked {
+        write!(
+            t,
+            "\n  note: this tool receives {name}, which the filter blocks by default"
+        )?;
+    }
+    out(&t);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params() {
+        let p = parse_params(
+            Some(r#"{"a": 1, "b": "x"}"#),
+            &[
+                "b=2".into(),
+                "c=hello world".into(),
+                "d=[1,2]".into(),
+                "e=".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            p,
+            json!({"a": 1, "b": 2, "c": "hello world", "d": [1, 2], "e": ""})
+        );
+        assert!(parse_params(None, &["novalue".into()]).is_err());
+        assert!(parse_params(Some("[1]"), &[]).is_err());
+    }
+}

@@ -1,0 +1,368 @@
+//! `kiwi run` end to end: streaming, exit codes, --json, --dry-run, Ctrl-C, a 200 MB flood
+//! with bounded memory, and `kiwi env` naming the execution environment.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const CANARIES: &[(&str, &str)] = &[
+    ("FAKE_API_KEY", "canary-fake-api-key-aa11"),
+    ("SOME_TOKEN", "canary-some-token-bb22"),
+    ("DB_PASSWORD", "canary-db-password-cc33"),
+];
+
+const SYSTEM_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+fn head(extra: &str) -> String {
+    format!("__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"runtimes/python_runtime\"\n__tool_description__ = \"test\"\n{extra}\nimport json, os, subprocess, sys, time\n\nif __name__ == \"__main__\":\n    params = json.loads(sys.argv[sys.argv.index(\"--params\") + 1])\n")
+}
+
+struct Project {
+    dir: tempfile::TempDir,
+}
+
+impl Project {
+    fn new() -> Project {
+        let dir = tempfile::tempdir().unwrap();
+        let p = Project { dir };
+        for d in ["home", "user", "project/.ai/tools/t"] {
+            std::fs::create_dir_all(p.dir.path().join(d)).unwrap();
+        }
+        p.tool(
+            "steps",
+            &head(""),
+            "    print('first', flush=True)\n    print('oops', file=sys.stderr, flush=True)\n    time.sleep(0.6)\n    print('second', params.get('who'), flush=True)\n    sys.exit(params.get('code', 0))\n",
+        );
+        p.tool(
+            "envdump",
+            &head(""),
+            "    print(json.dumps(dict(os.environ)))\n",
+        );
+        p.tool(
+            "sleeper",
+            &head(""),
+            "    child = subprocess.Popen(['sleep', '300'])\n    print(child.pid, flush=True)\n    time.sleep(300)\n",
+        );
+        p.tool(
+            "flood",
+            &head(""),
+            "    block = (b'x' * 999 + b'\\n') * 1024\n    for _ in range(params['mb'] * 1000 * 1000 // len(block)):\n        sys.stdout.buffer.write(block)\n    sys.stdout.buffer.flush()\n",
+        );
+        p
+    }
+    fn tool(&self, name: &str, head: &str, body: &str) {
+        std::fs::write(
+            self.dir
+                .path()
+                .join(format!("project/.ai/tools/t/{name}.py")),
+            format!("{head}{body}"),
+        )
+        .unwrap();
+    }
+    fn project(&self) -> PathBuf {
+        self.dir.path().join("project")
+    }
+    fn kiwi(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_kiwi"));
+        c.args(args)
+            .current_dir(self.project())
+            .env_clear()
+            .env("HOME", self.dir.path().join("home"))
+            .env("KIWI_USERSPACE_DIR", self.dir.path().join("user"))
+            .env("PATH", SYSTEM_PATH)
+            .stdin(Stdio::null());
+        for (k, v) in CANARIES {
+            c.env(k, v);
+        }
+        c
+    }
+}
+
+fn assert_no_canary(text: &str) {
+    for (k, v) in CANARIES {
+        assert!(!text.contains(v), "the value of {k} leaked:\n{text}");
+    }
+}
+
+#[test]
+fn streams_output_then_a_summary_and_exits_with_the_tools_code() {
+    let p = Project::new();
+    let mut child = p
+        .kiwi(&[
+            "run",
+            "t/steps",
+            "--param",
+            "who=world",
+            "--param",
+            "code=3",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    let first_at = Instant::now();
+    assert_eq!(first, "first\n");
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).unwrap();
+    // The first line arrived while the tool still slept (0.6 s), not at its end.
+    assert!(
+        first_at.elapsed() >= Duration::from_millis(400),
+        "the first line came only {:?} before the end",
+        first_at.elapsed()
+    );
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(rest, "second world\n");
+    assert!(err.starts_with("oops\n"), "{err}");
+    assert!(err.contains("kiwi: t/steps exited with 3"), "{err}");
+    assert!(err.contains("in local"), "{err}");
+    assert_eq!(status.code(), Some(3));
+}
+
+#[test]
+fn json_result_and_no_canary() {
+    let p = Project::new();
+    let out = p.kiwi(&["run", "t/envdump", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_no_canary(&text);
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["tool"], "t/envdump");
+    assert_eq!(v["exit_code"], 0);
+    assert_eq!(v["timed_out"], false);
+    assert_eq!(v["execution"]["environment"], "local");
+    assert_eq!(
+        v["chain"],
+        serde_json::json!(["t/envdump", "runtimes/python_runtime", "subprocess"])
+    );
+    let env = v["json"].as_object().unwrap();
+    assert!(env.contains_key("PATH"));
+    assert!(!env.contains_key("FAKE_API_KEY"));
+}
+
+#[test]
+fn dry_run_runs_nothing_and_shows_no_secret() {
+    let p = Project::new();
+    p.tool(
+        "marker",
+        &head("CONFIG = {\"env\": {\"SOME_TOKEN\": \"${SOME_TOKEN}\", \"MODE\": \"fast\"}}"),
+        "    open('ran', 'w').write('x')\n",
+    );
+    for json in [false, true] {
+        let mut args = vec!["run", "t/marker", "--dry-run"];
+        if json {
+            args.push("--json");
+        }
+        let out = p.kiwi(&args).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert_no_canary(&text);
+        assert!(text.contains("SOME_TOKEN"), "{text}");
+        assert!(text.contains("MODE"), "{text}");
+        assert!(text.contains("runtimes/python_runtime"), "{text}");
+        if !json {
+            assert!(text.contains("MODE=fast"), "{text}");
+            assert!(text.contains("execution: local"), "{text}");
+        }
+    }
+    assert!(!p.project().join("ran").exists());
+}
+
+#[test]
+fn errors_say_what_to_do_and_exit_2() {
+    let p = Project::new();
+    p.tool(
+        "typed",
+        &head("CONFIG_SCHEMA = {\"type\": \"object\", \"properties\": {\"n\": {\"type\": \"integer\"}, \"s\": {\"type\": \"string\"}}}"),
+        "    print('ran')\n",
+    );
+    let out = p
+        .kiwi(&["run", "t/typed", "--param", "n=x", "--param", "s=5"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("`n`"), "{err}");
+    assert!(err.contains("`s`"), "{err}");
+    assert!(out.stdout.is_empty());
+    let out = p.kiwi(&["run", "t/nope"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = p
+        .kiwi(&["run", "t/typed", "--params", "[1]"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+fn gone(pid: i32) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(5) {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => return true,
+            Ok(s)
+                if s.rsplit(')')
+                    .next()
+                    .is_some_and(|r| r.trim_start().starts_with('Z')) =>
+            {
+                return true
+            }
+            Ok(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+    false
+}
+
+#[test]
+fn ctrl_c_and_sigterm_cancel_and_kill_the_group() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        interrupt_with(sig);
+    }
+}
+
+fn interrupt_with(sig: i32) {
+    let p = Project::new();
+    let mut child = p
+        .kiwi(&["run", "t/sleeper"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let grandchild: i32 = line.trim().parse().unwrap();
+    // SAFETY: signals the kiwi process this test started.
+    unsafe {
+        libc::kill(child.id() as i32, sig);
+    }
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(status.code(), Some(130), "signal {sig}: {err}");
+    assert!(err.contains("cancelled"), "{err}");
+    assert!(
+        gone(grandchild),
+        "the tool's child {grandchild} survived Ctrl-C"
+    );
+}
+
+#[test]
+fn a_closed_stdout_is_no_panic() {
+    let p = Project::new();
+    let mut child = p
+        .kiwi(&["run", "t/flood", "--param", "mb=5"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read one line, then close the pipe (as `| head -1` does).
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    drop(out);
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(status.code(), Some(0), "{err}");
+}
+
+/// Run kiwi to its end with stdout drained: (exit code, peak RSS in KiB, stdout bytes).
+fn run_with_peak(cmd: &mut Command) -> (i32, u64, u64) {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut buf = vec![0u8; 1 << 16];
+        let mut total = 0u64;
+        while let Ok(n) = out.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            total += n as u64;
+        }
+        total
+    });
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: zeroed rusage is a valid out-parameter; wait4 reaps our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(r, pid);
+    std::mem::forget(child);
+    let total = reader.join().unwrap();
+    (libc::WEXITSTATUS(status), usage.ru_maxrss as u64, total)
+}
+
+#[test]
+fn a_200_mb_flood_keeps_memory_bounded() {
+    let p = Project::new();
+    let (code, idle, _) = run_with_peak(&mut p.kiwi(&["run", "t/steps"]));
+    assert_eq!(code, 0);
+    let start = Instant::now();
+    let (code, peak, bytes) = run_with_peak(&mut p.kiwi(&["run", "t/flood", "--param", "mb=200"]));
+    assert_eq!(code, 0);
+    assert!(bytes >= 199_000_000, "only {bytes} bytes came through");
+    println!(
+        "200 MB flood through kiwi run: {:.1} s; peak RSS {:.1} MB, idle run {:.1} MB, above idle {:.1} MB",
+        start.elapsed().as_secs_f64(),
+        peak as f64 / 1024.0,
+        idle as f64 / 1024.0,
+        peak.saturating_sub(idle) as f64 / 1024.0
+    );
+    assert!(
+        peak.saturating_sub(idle) < 100 * 1024,
+        "kiwi run used {} KiB above idle",
+        peak.saturating_sub(idle)
+    );
+    // With --json nothing is streamed; the result keeps 8 MiB and says truncated.
+    let out = p
+        .kiwi(&["run", "t/flood", "--param", "mb=20", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["truncated"], true);
+    assert_eq!(v["stdout_bytes"], 20_000_000u64 / 1_024_000 * 1_024_000);
+    assert_eq!(v["stdout"].as_str().unwrap().len(), 8 * 1024 * 1024);
+}
+
+#[test]
+fn env_names_the_execution_environment() {
+    let p = Project::new();
+    let out = p.kiwi(&["env", "t/steps"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("execution: local"), "{text}");
+    assert!(text.contains("no preference"), "{text}");
+    let out = p.kiwi(&["env", "t/steps", "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["execution"]["environment"], "local");
+}
