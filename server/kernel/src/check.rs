@@ -252,7 +252,10 @@ fn reference_diagnostic(
         return Some(d);
     }
     // Only now, with nothing found anywhere, is it worth scanning every id for suggestions.
-    let suggestions: Vec<String> = types.iter().flat_map(|t| ws.suggest(*t, id, None)).collect();
+    let suggestions: Vec<String> = types
+        .iter()
+        .flat_map(|t| ws.suggest(*t, id, None))
+        .collect();
     let what = match item_type {
         Some(t) => format!("{t} `{id}`"),
         None => format!("item `{id}`"),
