@@ -1,0 +1,168 @@
+//! Cursor-marker fixtures: `$0` in a fixture marks the offset.
+
+use super::*;
+use crate::context::Host;
+use crate::workspace::parse_item;
+
+fn fixture(text: &str) -> (String, usize) {
+    let offset = text.find("$0").expect("a $0 marker");
+    (text.replacen("$0", "", 1), offset)
+}
+
+fn ws_with(rel: &str, item_type: ItemType, id: &str, text: &str) -> (Workspace, Arc<Item>) {
+    let mut ws = Workspace::new(
+        Some(PathBuf::from("/nonexistent/proj")),
+        Host::for_tests(&[("HOME", "/nonexistent/home"), ("PATH", "/nonexistent/bin")]),
+    );
+    let item = parse_item(
+        item_type,
+        id.into(),
+        Space::Project,
+        PathBuf::from("/nonexistent/proj/.ai").join(rel),
+        text.as_bytes(),
+    )
+    .expect("an item");
+    let item = Arc::new(item);
+    ws.insert(item.clone());
+    (ws, item)
+}
+
+const RUNTIME: &str = r#"__version__ = "1.0.0"
+__tool_type__ = "runtime"
+__executor_id__ = "subprocess"
+ENV_CONFIG = {
+    "interpreter": {
+        "type": "venv_p$0ython",
+        "search": ["project", "system"],
+        "var": "KIWI_PYTHON",
+        "fallback": "python3",
+    },
+}
+CONFIG = {"command": "${KIWI_PYTHON}", "args": ["{tool_path}"]}
+"#;
+
+#[test]
+fn hover_interpreter_type_shows_trail_and_fallback() {
+    let (text, off) = fixture(RUNTIME);
+    let (ws, item) = ws_with("tools/rt/py.py", ItemType::Tool, "rt/py", &text);
+    let h = hover(&ws, &item, off).expect("a hover");
+    assert_eq!(&text[h.range.start..h.range.end], "\"venv_python\"");
+    insta::assert_snapshot!(h.markdown);
+}
+
+#[test]
+fn hover_config_var() {
+    let src = RUNTIME.replace("$0", "").replace("${KIWI_PYTHON}", "${KIWI_PY$0THON}");
+    let (text, off) = fixture(&src);
+    let (ws, item) = ws_with("tools/rt/py.py", ItemType::Tool, "rt/py", &text);
+    let h = hover(&ws, &item, off).expect("a hover");
+    assert_eq!(&text[h.range.start..h.range.end], "${KIWI_PYTHON}");
+    assert!(h.markdown.contains("the interpreter of `rt/py`"), "{}", h.markdown);
+}
+
+#[test]
+fn inlay_hint_after_type() {
+    let (text, _) = fixture(RUNTIME);
+    let (ws, item) = ws_with("tools/rt/py.py", ItemType::Tool, "rt/py", &text);
+    let hints = inlay_hints(&ws, &item);
+    assert_eq!(hints.len(), 1);
+    assert_eq!(hints[0].label, "→ fallback python3");
+    assert_eq!(&text[..hints[0].offset].chars().rev().take(6).collect::<String>(), "\"nohty");
+}
+
+const DIRECTIVE: &str = r#"# T
+
+```xml
+<directive name="t" version="1.0.0">
+  <metadata>
+    <description>d</description>
+    <permissions>
+      <execute resource="kiwi" action="run" item_type="tool" id="rt/*"/>
+    </permissions>
+  </metadata>
+  <inputs>
+    <input name="readme" type="path" default="README.md">The README file</input>
+  </inputs>
+  <process>
+    <step name="count">
+      <execute item_type="tool" item_id="rt/py">
+        <param name="path" value="{input:readme}"/>
+      </execute>
+    </step>
+  </process>
+</directive>
+```
+"#;
+
+fn directive_at(marker_after: &str) -> (Workspace, Arc<Item>, usize) {
+    let (rt, _) = fixture(RUNTIME);
+    let off = DIRECTIVE.find(marker_after).expect("marker text") + 2;
+    let (mut ws, d) = ws_with("directives/t.md", ItemType::Directive, "t", DIRECTIVE);
+    let tool = parse_item(
+        ItemType::Tool,
+        "rt/py".into(),
+        Space::Project,
+        PathBuf::from("/nonexistent/proj/.ai/tools/rt/py.py"),
+        rt.as_bytes(),
+    )
+    .expect("tool");
+    ws.insert(Arc::new(tool));
+    (ws, d, off)
+}
+
+#[test]
+fn hover_input_placeholder() {
+    let (ws, d, off) = directive_at("{input:readme}");
+    let h = hover(&ws, &d, off).expect("hover");
+    insta::assert_snapshot!(h.markdown);
+}
+
+#[test]
+fn hover_call_item_id_shows_chain() {
+    let (ws, d, off) = directive_at("rt/py\">");
+    let h = hover(&ws, &d, off).expect("hover");
+    assert!(h.markdown.contains("`rt/py` → `subprocess`"), "{}", h.markdown);
+}
+
+#[test]
+fn hover_permission_lists_relying_steps() {
+    let (ws, d, off) = directive_at("execute resource");
+    let h = hover(&ws, &d, off).expect("hover");
+    insta::assert_snapshot!(h.markdown);
+}
+
+#[test]
+fn definition_of_input() {
+    let (ws, d, off) = directive_at("{input:readme}");
+    let t = definition(&ws, &d, off);
+    assert_eq!(t.len(), 1);
+    assert_eq!(&DIRECTIVE[t[0].range.start..t[0].range.end], "readme");
+}
+
+#[test]
+fn completion_input_and_system() {
+    let text = DIRECTIVE.replace("{input:readme}", "{input:re");
+    let off = text.find("{input:re").unwrap() + "{input:re".len();
+    let (ws, d) = ws_with("directives/t.md", ItemType::Directive, "t", &text);
+    let c = completions(&ws, &d, off);
+    assert_eq!(c.iter().map(|c| c.label.as_str()).collect::<Vec<_>>(), ["readme"]);
+    assert_eq!(&text[c[0].range.start..c[0].range.end], "re");
+}
+
+#[test]
+fn completion_resolver_types() {
+    let src = RUNTIME.replace("\"venv_p$0ython\"", "\"ve$0");
+    let (text, off) = fixture(&src);
+    let (ws, item) = ws_with("tools/rt/py.py", ItemType::Tool, "rt/py", &text);
+    let c = completions(&ws, &item, off);
+    assert!(c.iter().any(|c| c.label == "venv_python"), "{c:?}");
+}
+
+#[test]
+fn symbols_and_lenses() {
+    let (ws, d, _) = directive_at("{input:readme}");
+    insta::assert_yaml_snapshot!(symbols(&d));
+    let lenses = code_lenses(&ws, &d);
+    let titles: Vec<_> = lenses.iter().map(|l| l.title.as_str()).collect();
+    assert_eq!(titles, ["✓ Validate", "▶ Run step tool rt/py"]);
+}
