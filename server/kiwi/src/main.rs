@@ -39,6 +39,8 @@ impl EnvArg {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the language server on stdin/stdout (logs go to stderr).
+    Lsp,
     /// Check the items of one or more projects and report every diagnostic (exit 1 on errors).
     Check {
         /// Files or folders; every `.ai/` folder found below a path is a project. Default: the current project.
@@ -100,6 +102,9 @@ values only for variables the chain itself defines) and runs nothing.")]
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Lsp => kiwi_lsp::run_stdio()
+            .map(|()| ExitCode::SUCCESS)
+            .map_err(anyhow::Error::from),
         Command::Check { paths, format } => cmd_check::run(&paths, format),
         Command::Env {
             tool,

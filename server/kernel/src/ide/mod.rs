@@ -155,7 +155,7 @@ fn resolution_markdown(r: &Resolution) -> String {
         ));
     }
     if matches!(r.outcome, Outcome::Fallback) {
-        md.push_str("\nNo candidate was found: the fallback was used.\n");
+        md.push_str("\nNo search location had it: the fallback was used.\n");
     }
     md
 }

@@ -1,0 +1,115 @@
+//! Kernel terms <-> LSP terms: byte ranges and positions in the negotiated encoding, paths
+//! and URIs, diagnostics.
+
+use kiwi_kernel::diag::{self, Severity, Tag};
+use kiwi_kernel::text::{Encoding, SourceText, TextRange};
+use std::path::{Path, PathBuf};
+use tower_lsp_server::ls_types::{self as lsp, Uri};
+
+pub fn encoding_of(kind: &lsp::PositionEncodingKind) -> Encoding {
+    if *kind == lsp::PositionEncodingKind::UTF8 {
+        Encoding::Utf8
+    } else if *kind == lsp::PositionEncodingKind::UTF32 {
+        Encoding::Char
+    } else {
+        Encoding::Utf16
+    }
+}
+
+pub fn position(src: &SourceText, offset: usize, enc: Encoding) -> lsp::Position {
+    let p = src.position(offset, enc);
+    lsp::Position::new(p.line, p.column)
+}
+
+pub fn range(src: &SourceText, r: TextRange, enc: Encoding) -> lsp::Range {
+    lsp::Range::new(position(src, r.start, enc), position(src, r.end, enc))
+}
+
+pub fn offset(src: &SourceText, p: lsp::Position, enc: Encoding) -> usize {
+    src.offset(
+        kiwi_kernel::text::Position {
+            line: p.line,
+            column: p.character,
+        },
+        enc,
+    )
+}
+
+pub fn to_path(uri: &Uri) -> Option<PathBuf> {
+    if uri.scheme().as_str() != "file" {
+        return None;
+    }
+    uri.to_file_path().map(|p| p.into_owned())
+}
+
+pub fn to_uri(path: &Path) -> Option<Uri> {
+    if !path.is_absolute() {
+        return None;
+    }
+    Uri::from_file_path(path)
+}
+
+/// A kernel diagnostic as an LSP one. `related_src` gives the text of another file (for the
+/// ranges of related information).
+pub fn diagnostic(
+    src: &SourceText,
+    path: &Path,
+    d: &diag::Diagnostic,
+    enc: Encoding,
+    related_src: &dyn Fn(&Path) -> Option<SourceText>,
+) -> lsp::Diagnostic {
+    let related: Vec<lsp::DiagnosticRelatedInformation> = d
+        .related
+        .iter()
+        .filter_map(|r| {
+            let (uri, range) = match &r.path {
+                None => (to_uri(path)?, range(src, r.range, enc)),
+                Some(p) if p == path => (to_uri(path)?, range(src, r.range, enc)),
+                Some(p) => {
+                    let other = related_src(p)?;
+                    (to_uri(p)?, range(&other, r.range, enc))
+                }
+            };
+            Some(lsp::DiagnosticRelatedInformation {
+                location: lsp::Location::new(uri, range),
+                message: r.message.clone(),
+            })
+        })
+        .collect();
+    let tags: Vec<lsp::DiagnosticTag> = d
+        .tags
+        .iter()
+        .map(|t| match t {
+            Tag::Unnecessary => lsp::DiagnosticTag::UNNECESSARY,
+            Tag::Deprecated => lsp::DiagnosticTag::DEPRECATED,
+        })
+        .collect();
+    lsp::Diagnostic {
+        range: range(src, d.range, enc),
+        severity: Some(match d.severity {
+            Severity::Error => lsp::DiagnosticSeverity::ERROR,
+            Severity::Warning => lsp::DiagnosticSeverity::WARNING,
+            Severity::Info => lsp::DiagnosticSeverity::INFORMATION,
+            Severity::Hint => lsp::DiagnosticSeverity::HINT,
+        }),
+        code: Some(lsp::NumberOrString::String(d.code.as_str().to_string())),
+        source: Some("kiwi".into()),
+        message: d.message.clone(),
+        related_information: (!related.is_empty()).then_some(related),
+        tags: (!tags.is_empty()).then_some(tags),
+        ..Default::default()
+    }
+}
+
+/// Apply one `didChange` content change to a text (in place).
+pub fn apply_change(text: &mut String, change: &lsp::TextDocumentContentChangeEvent, enc: Encoding) {
+    match change.range {
+        None => *text = change.text.clone(),
+        Some(r) => {
+            let src = SourceText::new(text.as_str());
+            let start = offset(&src, r.start, enc);
+            let end = offset(&src, r.end, enc).max(start);
+            text.replace_range(start..end, &change.text);
+        }
+    }
+}

@@ -1,0 +1,289 @@
+//! An in-memory LSP client: the server runs on a duplex stream in this process.
+
+#![allow(dead_code)]
+
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Once};
+use std::time::Duration;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, Mutex};
+
+pub const TIMEOUT: Duration = Duration::from_secs(20);
+
+static ENV: Once = Once::new();
+
+/// The user space of every test server: an empty folder (set before any server starts).
+pub fn init_env() {
+    ENV.call_once(|| {
+        let dir = std::env::temp_dir().join(format!("kiwi-lsp-test-user-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        // Set once, before any server (and its Host) exists.
+        std::env::set_var("KIWI_USERSPACE_DIR", &dir);
+    });
+}
+
+/// A copy of `fixtures/lsp` in a temp dir: (the guard, the project root).
+pub fn project() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("proj");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/lsp");
+    copy_dir(&src, &root);
+    let root = root.canonicalize().expect("canonical");
+    (dir, root)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read_dir") {
+        let e = e.expect("entry");
+        let p = e.path();
+        let t = to.join(e.file_name());
+        if p.is_dir() {
+            copy_dir(&p, &t);
+        } else {
+            std::fs::copy(&p, &t).expect("copy");
+        }
+    }
+}
+
+pub fn uri(path: &Path) -> String {
+    format!("file://{}", path.display())
+}
+
+async fn write_frame<W: AsyncWrite + Unpin>(w: &mut W, v: &Value) {
+    let body = serde_json::to_string(v).expect("json");
+    let _ = w
+        .write_all(format!("Content-Length: {}\r\n\r\n{}", body.len(), body).as_bytes())
+        .await;
+    let _ = w.flush().await;
+}
+
+async fn read_frame<R: AsyncBufRead + Unpin>(r: &mut R) -> Option<Value> {
+    let mut len = None;
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line).await.ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = line.split_once(':') {
+            if k.eq_ignore_ascii_case("content-length") {
+                len = v.trim().parse().ok();
+            }
+        }
+    }
+    let mut buf = vec![0u8; len?];
+    r.read_exact(&mut buf).await.ok()?;
+    serde_json::from_slice(&buf).ok()
+}
+
+type Writer = Arc<Mutex<tokio::io::WriteHalf<tokio::io::DuplexStream>>>;
+
+pub struct Client {
+    writer: Writer,
+    rx: mpsc::UnboundedReceiver<Value>,
+    /// Messages received and not consumed yet (notifications, server requests).
+    pub seen: Vec<Value>,
+    next_id: i64,
+    server: tokio::task::JoinHandle<()>,
+    pub root: PathBuf,
+}
+
+impl Client {
+    /// Start a server and initialize it with `root` as the workspace folder.
+    pub async fn start(root: &Path, utf8: bool) -> Client {
+        init_env();
+        let (client_io, server_io) = tokio::io::duplex(1 << 20);
+        let (sr, sw) = tokio::io::split(server_io);
+        let server = tokio::spawn(kiwi_lsp::serve(sr, sw));
+        let (cr, cw) = tokio::io::split(client_io);
+        let writer: Writer = Arc::new(Mutex::new(cw));
+        let (tx, rx) = mpsc::unbounded_channel();
+        let w = writer.clone();
+        tokio::spawn(async move {
+            let mut cr = BufReader::new(cr);
+            while let Some(msg) = read_frame(&mut cr).await {
+                if msg.get("method").is_some() && msg.get("id").is_some() {
+                    // A server->client request: answer it at once.
+                    let reply = json!({"jsonrpc": "2.0", "id": msg["id"], "result": null});
+                    write_frame(&mut *w.lock().await, &reply).await;
+                }
+                if tx.send(msg).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut c = Client {
+            writer,
+            rx,
+            seen: Vec::new(),
+            next_id: 1,
+            server,
+            root: root.to_path_buf(),
+        };
+        let encodings = if utf8 {
+            json!(["utf-8", "utf-16"])
+        } else {
+            json!(["utf-16"])
+        };
+        let init = c
+            .request(
+                "initialize",
+                json!({
+                    "processId": null,
+                    "rootUri": uri(root),
+                    "workspaceFolders": [{"uri": uri(root), "name": "proj"}],
+                    "capabilities": {
+                        "general": {"positionEncodings": encodings},
+                        "window": {"workDoneProgress": true},
+                        "workspace": {
+                            "didChangeWatchedFiles": {"dynamicRegistration": true},
+                            "inlayHint": {"refreshSupport": true}
+                        }
+                    }
+                }),
+            )
+            .await;
+        assert!(init.get("result").is_some(), "{init}");
+        c.notify("initialized", json!({})).await;
+        c
+    }
+
+    pub async fn notify(&mut self, method: &str, params: Value) {
+        let msg = json!({"jsonrpc": "2.0", "method": method, "params": params});
+        write_frame(&mut *self.writer.lock().await, &msg).await;
+    }
+
+    /// Send a request without waiting; returns its id.
+    pub async fn send(&mut self, method: &str, params: Value) -> i64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        write_frame(&mut *self.writer.lock().await, &msg).await;
+        id
+    }
+
+    /// The response to request `id` (the whole message).
+    pub async fn response(&mut self, id: i64) -> Value {
+        if let Some(i) = self
+            .seen
+            .iter()
+            .position(|m| m.get("method").is_none() && m["id"] == json!(id))
+        {
+            return self.seen.remove(i);
+        }
+        loop {
+            let msg = tokio::time::timeout(TIMEOUT, self.rx.recv())
+                .await
+                .expect("a response in time")
+                .expect("the server is alive");
+            if msg.get("method").is_none() && msg["id"] == json!(id) {
+                return msg;
+            }
+            self.seen.push(msg);
+        }
+    }
+
+    pub async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send(method, params).await;
+        self.response(id).await
+    }
+
+    /// The `result` of a request (panics on an error response).
+    pub async fn call(&mut self, method: &str, params: Value) -> Value {
+        let r = self.request(method, params).await;
+        assert!(r.get("error").is_none(), "{method}: {r}");
+        r["result"].clone()
+    }
+
+    /// Wait for a message that satisfies `pred` (consumed), looking at buffered ones first.
+    pub async fn wait_for(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
+        if let Some(i) = self.seen.iter().position(&pred) {
+            return self.seen.remove(i);
+        }
+        loop {
+            let msg = tokio::time::timeout(TIMEOUT, self.rx.recv())
+                .await
+                .expect("the awaited message in time")
+                .expect("the server is alive");
+            if pred(&msg) {
+                return msg;
+            }
+            self.seen.push(msg);
+        }
+    }
+
+    /// The next diagnostics published for `path`.
+    pub async fn diagnostics(&mut self, path: &Path) -> Value {
+        let u = uri(path);
+        self.wait_for(|m| {
+            m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == json!(u)
+        })
+        .await["params"]["diagnostics"]
+            .clone()
+    }
+
+    pub async fn open(&mut self, path: &Path) {
+        let text = std::fs::read_to_string(path).expect("read");
+        let lang = if path.extension().is_some_and(|e| e == "py") {
+            "python"
+        } else {
+            "markdown"
+        };
+        self.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri(path), "languageId": lang, "version": 1, "text": text}}),
+        )
+        .await;
+    }
+
+    /// Wait until the workspace is indexed (the end of the indexing progress).
+    pub async fn indexed(&mut self) {
+        self.wait_for(|m| {
+            m["method"] == "$/progress"
+                && m["params"]["value"]["kind"] == "end"
+                && m["params"]["token"]
+                    .as_str()
+                    .is_some_and(|t| t.starts_with("kiwi-index"))
+        })
+        .await;
+    }
+
+    pub async fn shutdown(mut self) {
+        let _ = self.request("shutdown", Value::Null).await;
+        self.notify("exit", Value::Null).await;
+        let _ = tokio::time::timeout(TIMEOUT, self.server).await;
+    }
+
+    /// Replace machine-specific paths in a JSON value for snapshots.
+    pub fn redact(&self, v: &Value) -> Value {
+        let mut s = serde_json::to_string(v).expect("json");
+        s = s.replace(&self.root.display().to_string(), "[PROJECT]");
+        if let Ok(p) = which::which("python3") {
+            s = s.replace(&p.display().to_string(), "[PYTHON3]");
+        }
+        serde_json::from_str(&s).expect("json")
+    }
+}
+
+/// The (line, character) of the first occurrence of `needle` (plus `delta` characters) in
+/// `text`, in UTF-8 bytes or UTF-16 units.
+pub fn pos(text: &str, needle: &str, delta: usize, utf8: bool) -> Value {
+    let at = text.find(needle).expect("needle in text");
+    let mut off = at;
+    for _ in 0..delta {
+        off += text[off..].chars().next().map(|c| c.len_utf8()).unwrap_or(0);
+    }
+    let line_start = text[..off].rfind('\n').map(|i| i + 1).unwrap_or(0);
+    let line = text[..off].matches('\n').count();
+    let col = if utf8 {
+        off - line_start
+    } else {
+        text[line_start..off].encode_utf16().count()
+    };
+    json!({"line": line, "character": col})
+}
