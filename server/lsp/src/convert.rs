@@ -102,7 +102,11 @@ pub fn diagnostic(
 }
 
 /// Apply one `didChange` content change to a text (in place).
-pub fn apply_change(text: &mut String, change: &lsp::TextDocumentContentChangeEvent, enc: Encoding) {
+pub fn apply_change(
+    text: &mut String,
+    change: &lsp::TextDocumentContentChangeEvent,
+    enc: Encoding,
+) {
     match change.range {
         None => *text = change.text.clone(),
         Some(r) => {

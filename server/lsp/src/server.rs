@@ -127,10 +127,7 @@ impl Backend {
     fn lock(&self) -> MutexGuard<'_, State> {
         // A poisoned lock only means a panic happened while it was held; the state is
         // still usable (every mutation is a single insert or replace).
-        self.shared
-            .state
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        self.shared.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The workspace a path belongs to: the user space, or the project holding the `.ai/`
@@ -522,7 +519,10 @@ impl Backend {
     // commands
 
     /// The workspace and tool a command's argument names: `{uri}`, `{path}` or `{id}`.
-    fn command_target(&self, arg: &Json) -> std::result::Result<(Arc<Workspace>, Arc<Item>), String> {
+    fn command_target(
+        &self,
+        arg: &Json,
+    ) -> std::result::Result<(Arc<Workspace>, Arc<Item>), String> {
         let path = arg
             .get("uri")
             .and_then(|u| u.as_str())
@@ -592,7 +592,9 @@ impl Backend {
         let plan = match plan {
             Ok(p) => p,
             Err(e) => {
-                return Ok(Some(json!({"error": {"kind": e.kind, "message": e.to_string()}})));
+                return Ok(Some(
+                    json!({"error": {"kind": e.kind, "message": e.to_string()}}),
+                ));
             }
         };
         let token = self.token(token, "run").await;
@@ -776,7 +778,12 @@ fn document_symbol(snap: &Snap, s: &ide::Symbol) -> DocumentSymbol {
         deprecated: None,
         range,
         selection_range: selection,
-        children: Some(s.children.iter().map(|c| document_symbol(snap, c)).collect()),
+        children: Some(
+            s.children
+                .iter()
+                .map(|c| document_symbol(snap, c))
+                .collect(),
+        ),
     }
 }
 
@@ -1035,9 +1042,8 @@ impl LanguageServer for Backend {
         }
         let _ = env_changed;
         if caps.inlay_refresh {
-            let _ =
-                tokio::time::timeout(Duration::from_secs(5), self.client.inlay_hint_refresh())
-                    .await;
+            let _ = tokio::time::timeout(Duration::from_secs(5), self.client.inlay_hint_refresh())
+                .await;
         }
         if caps.lens_refresh {
             let _ =
@@ -1274,11 +1280,8 @@ impl LanguageServer for Backend {
                         let Some(uri) = to_uri(&item.path) else {
                             continue;
                         };
-                        let range = convert::range(
-                            &item.source,
-                            kiwi_kernel::check::first_line(item),
-                            enc,
-                        );
+                        let range =
+                            convert::range(&item.source, kiwi_kernel::check::first_line(item), enc);
                         #[allow(deprecated)]
                         out.push(SymbolInformation {
                             name: item.id.clone(),
@@ -1328,9 +1331,8 @@ impl LanguageServer for Backend {
                 if d.fixes.is_empty() || d.range.end < start || d.range.start > end {
                     continue;
                 }
-                let ld = convert::diagnostic(&snap.item.source, &snap.item.path, d, snap.enc, &|_| {
-                    None
-                });
+                let ld =
+                    convert::diagnostic(&snap.item.source, &snap.item.path, d, snap.enc, &|_| None);
                 for fix in &d.fixes {
                     let edits: Vec<TextEdit> = fix
                         .edits

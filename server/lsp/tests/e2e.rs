@@ -41,7 +41,9 @@ async fn initialize_reports_capabilities() {
     let (_d, root) = common::project();
     let mut c = Client::start(&root, true).await;
     // A second look at initialize is not possible; check what a request shows instead.
-    let r = c.request("workspace/symbol", json!({"query": "greet"})).await;
+    let r = c
+        .request("workspace/symbol", json!({"query": "greet"}))
+        .await;
     assert!(r.get("result").is_some(), "{r}");
     c.shutdown().await;
 }
@@ -55,7 +57,11 @@ async fn diagnostics_on_open_utf8_and_utf16() {
         c.open(&g).await;
         let diags = c.diagnostics(&g).await;
         assert!(codes(&diags).contains(&"K003".to_string()), "{diags}");
-        let name = if utf8 { "diagnostics_utf8" } else { "diagnostics_utf16" };
+        let name = if utf8 {
+            "diagnostics_utf8"
+        } else {
+            "diagnostics_utf16"
+        };
         insta::assert_json_snapshot!(name, c.redact(&diags));
         c.shutdown().await;
     }
@@ -83,7 +89,11 @@ async fn hover_input_placeholder_utf8_and_utf16() {
         let text = std::fs::read_to_string(&g).unwrap();
         // The placeholder after multi-byte characters on its line.
         let h = hover(&mut c, &g, pos(&text, "{input:who} freundlich", 3, utf8)).await;
-        let name = if utf8 { "hover_input_utf8" } else { "hover_input_utf16" };
+        let name = if utf8 {
+            "hover_input_utf8"
+        } else {
+            "hover_input_utf16"
+        };
         insta::assert_json_snapshot!(name, c.redact(&h));
         c.shutdown().await;
     }
@@ -145,7 +155,10 @@ async fn venv_appearing_changes_hover_and_diagnostics() {
     let text = std::fs::read_to_string(&rt).unwrap();
     let at = pos(&text, "venv_python", 2, true);
     let before = hover(&mut c, &rt, at.clone()).await;
-    assert!(before["contents"]["value"].as_str().unwrap().contains("fallback"));
+    assert!(before["contents"]["value"]
+        .as_str()
+        .unwrap()
+        .contains("fallback"));
     let ok = std::process::Command::new("python3")
         .args(["-m", "venv", "--without-pip"])
         .arg(root.join(".venv"))
@@ -163,7 +176,10 @@ async fn venv_appearing_changes_hover_and_diagnostics() {
     let after = hover(&mut c, &rt, at).await;
     let md = after["contents"]["value"].as_str().unwrap();
     assert!(md.contains("winner"), "{md}");
-    assert!(md.contains(&format!("{}/.venv/bin/python", root.display())), "{md}");
+    assert!(
+        md.contains(&format!("{}/.venv/bin/python", root.display())),
+        "{md}"
+    );
     let hints = c
         .call(
             "textDocument/inlayHint",
@@ -184,13 +200,19 @@ async fn code_lenses_and_run_tool_with_progress() {
     let e = echo(&root);
     c.open(&e).await;
     let lenses = c
-        .call("textDocument/codeLens", json!({"textDocument": {"uri": uri(&e)}}))
+        .call(
+            "textDocument/codeLens",
+            json!({"textDocument": {"uri": uri(&e)}}),
+        )
         .await;
     insta::assert_json_snapshot!("code_lenses_tool", c.redact(&lenses));
     let g = greet(&root);
     c.open(&g).await;
     let lenses = c
-        .call("textDocument/codeLens", json!({"textDocument": {"uri": uri(&g)}}))
+        .call(
+            "textDocument/codeLens",
+            json!({"textDocument": {"uri": uri(&g)}}),
+        )
         .await;
     insta::assert_json_snapshot!("code_lenses_directive", c.redact(&lenses));
 
@@ -210,7 +232,10 @@ async fn code_lenses_and_run_tool_with_progress() {
         .filter(|m| m["method"] == "$/progress" && m["params"]["token"] == "run-1")
         .map(|m| m["params"]["value"].clone())
         .collect();
-    assert_eq!(progress.first().map(|p| p["kind"].clone()), Some(json!("begin")));
+    assert_eq!(
+        progress.first().map(|p| p["kind"].clone()),
+        Some(json!("begin"))
+    );
     // The end may arrive after the response.
     c.wait_for(|m| {
         m["method"] == "$/progress"
@@ -363,7 +388,10 @@ async fn completion_resolver_types_and_inlay_hint() {
         .iter()
         .filter_map(|i| i["label"].as_str())
         .collect();
-    assert!(labels.contains(&"venv_python") && labels.contains(&"system_binary"), "{labels:?}");
+    assert!(
+        labels.contains(&"venv_python") && labels.contains(&"system_binary"),
+        "{labels:?}"
+    );
     c.shutdown().await;
 }
 
@@ -385,7 +413,9 @@ async fn a_panicking_handler_does_not_kill_the_server() {
     let mut c = Client::start(&root, true).await;
     let r = c.request("kiwi/_panic", json!({})).await;
     assert_eq!(r["error"]["code"], json!(-32603), "{r}");
-    let r = c.request("workspace/symbol", json!({"query": "echo"})).await;
+    let r = c
+        .request("workspace/symbol", json!({"query": "echo"}))
+        .await;
     assert!(r.get("result").is_some(), "{r}");
     c.shutdown().await;
 }

@@ -53,9 +53,7 @@ fn after(text: &str, line_start: usize, offset: usize, trigger: &str) -> Option<
         .map(|(i, _)| i)
         .unwrap_or(prefix.len());
     let before = &prefix[..word_start];
-    before
-        .ends_with(trigger)
-        .then_some(line_start + word_start)
+    before.ends_with(trigger).then_some(line_start + word_start)
 }
 
 fn entries<'a>(
@@ -124,8 +122,7 @@ pub fn completions(ws: &Workspace, item: &Arc<Item>, offset: usize) -> Vec<Compl
             }
             // Inside the `search` list.
             let line = &text[line_start..offset];
-            if line.contains("search") || enclosing_key(item, offset).as_deref() == Some("search")
-            {
+            if line.contains("search") || enclosing_key(item, offset).as_deref() == Some("search") {
                 if let Some(s) = at("\"").or_else(|| at("'")).or_else(|| at("- ")) {
                     return entries(
                         SEARCH_LOCATIONS.iter().map(|l| (*l, None)),
@@ -323,7 +320,8 @@ fn directive_completions(
                     .checked_sub(2)
                     .and_then(|i| path.get(i))
                     .map(|p| p.name.as_str());
-                if let Some(spec) = directive::spec(&e.name, parent).or(directive::spec_any(&e.name))
+                if let Some(spec) =
+                    directive::spec(&e.name, parent).or(directive::spec_any(&e.name))
                 {
                     return spec
                         .attrs

@@ -127,9 +127,10 @@ pub fn own_resolution(ws: &Workspace, item: &Arc<Item>) -> Option<Resolution> {
 fn resolution_markdown(r: &Resolution) -> String {
     let mut md = String::new();
     match (&r.outcome, &r.value) {
-        (Outcome::Found { .. }, Some(v)) => {
-            md.push_str(&format!("**`{}`** = `{v}`  \n_{}_: found\n\n", r.var, r.resolver))
-        }
+        (Outcome::Found { .. }, Some(v)) => md.push_str(&format!(
+            "**`{}`** = `{v}`  \n_{}_: found\n\n",
+            r.var, r.resolver
+        )),
         (Outcome::Fallback, Some(v)) => md.push_str(&format!(
             "**`{}`** = `{v}`  \n_{}_: nothing found, **the fallback** is used\n\n",
             r.var, r.resolver
@@ -145,8 +146,16 @@ fn resolution_markdown(r: &Resolution) -> String {
     };
     for (i, c) in r.trail.iter().enumerate() {
         let state = if c.found { "found" } else { "not found" };
-        let win = if winner == Some(i) { " ← **winner**" } else { "" };
-        let note = c.note.as_deref().map(|n| format!("; {n}")).unwrap_or_default();
+        let win = if winner == Some(i) {
+            " ← **winner**"
+        } else {
+            ""
+        };
+        let note = c
+            .note
+            .as_deref()
+            .map(|n| format!("; {n}"))
+            .unwrap_or_default();
         md.push_str(&format!(
             "{}. {}: `{}` ({state}{note}){win}\n",
             i + 1,
@@ -245,7 +254,10 @@ fn lookup_markdown(ws: &Workspace, item_type: ItemType, reference: &str) -> Stri
         Lookup::Missing { suggestions } => {
             let mut md = format!("No {} `{reference}`.", item_type.as_str());
             if !suggestions.is_empty() {
-                md.push_str(&format!(" Did you mean {}?", chain::quote_list(&suggestions)));
+                md.push_str(&format!(
+                    " Did you mean {}?",
+                    chain::quote_list(&suggestions)
+                ));
             }
             md
         }
@@ -267,7 +279,10 @@ fn lookup_any(ws: &Workspace, item_type: Option<ItemType>, id: &str) -> (ItemTyp
             return (t, Lookup::Found(i));
         }
     }
-    (ItemType::Directive, ws.lookup(ItemType::Directive, id, None))
+    (
+        ItemType::Directive,
+        ws.lookup(ItemType::Directive, id, None),
+    )
 }
 
 /// The `${VAR}` reference of a string value at `offset`: (name, range in the file).
@@ -275,7 +290,10 @@ fn var_ref_at(v: &Value, offset: usize) -> Option<(String, TextRange)> {
     let s = v.as_string()?;
     for r in env::references(&s.value) {
         let range = if s.verbatim {
-            TextRange::new(s.content.start + r.range.start, s.content.start + r.range.end)
+            TextRange::new(
+                s.content.start + r.range.start,
+                s.content.start + r.range.end,
+            )
         } else {
             v.range
         };
@@ -451,7 +469,11 @@ fn hover_directive(
                         if let Some(t) = &i.ty {
                             md.push_str(&format!(": `{}`", t.value));
                         }
-                        md.push_str(if i.required { " (required)" } else { " (optional)" });
+                        md.push_str(if i.required {
+                            " (required)"
+                        } else {
+                            " (optional)"
+                        });
                         if let Some(def) = &i.default {
                             md.push_str(&format!("  \ndefault: `{}`", def.value));
                         }

@@ -52,12 +52,18 @@ fn hover_interpreter_type_shows_trail_and_fallback() {
 
 #[test]
 fn hover_config_var() {
-    let src = RUNTIME.replace("$0", "").replace("${KIWI_PYTHON}", "${KIWI_PY$0THON}");
+    let src = RUNTIME
+        .replace("$0", "")
+        .replace("${KIWI_PYTHON}", "${KIWI_PY$0THON}");
     let (text, off) = fixture(&src);
     let (ws, item) = ws_with("tools/rt/py.py", ItemType::Tool, "rt/py", &text);
     let h = hover(&ws, &item, off).expect("a hover");
     assert_eq!(&text[h.range.start..h.range.end], "${KIWI_PYTHON}");
-    assert!(h.markdown.contains("the interpreter of `rt/py`"), "{}", h.markdown);
+    assert!(
+        h.markdown.contains("the interpreter of `rt/py`"),
+        "{}",
+        h.markdown
+    );
 }
 
 #[test]
@@ -67,7 +73,14 @@ fn inlay_hint_after_type() {
     let hints = inlay_hints(&ws, &item);
     assert_eq!(hints.len(), 1);
     assert_eq!(hints[0].label, "→ fallback python3");
-    assert_eq!(&text[..hints[0].offset].chars().rev().take(6).collect::<String>(), "\"nohty");
+    assert_eq!(
+        &text[..hints[0].offset]
+            .chars()
+            .rev()
+            .take(6)
+            .collect::<String>(),
+        "\"nohty"
+    );
 }
 
 const DIRECTIVE: &str = r#"# T
@@ -121,7 +134,11 @@ fn hover_input_placeholder() {
 fn hover_call_item_id_shows_chain() {
     let (ws, d, off) = directive_at("rt/py\">");
     let h = hover(&ws, &d, off).expect("hover");
-    assert!(h.markdown.contains("`rt/py` → `subprocess`"), "{}", h.markdown);
+    assert!(
+        h.markdown.contains("`rt/py` → `subprocess`"),
+        "{}",
+        h.markdown
+    );
 }
 
 #[test]
@@ -145,7 +162,10 @@ fn completion_input_and_system() {
     let off = text.find("{input:re").unwrap() + "{input:re".len();
     let (ws, d) = ws_with("directives/t.md", ItemType::Directive, "t", &text);
     let c = completions(&ws, &d, off);
-    assert_eq!(c.iter().map(|c| c.label.as_str()).collect::<Vec<_>>(), ["readme"]);
+    assert_eq!(
+        c.iter().map(|c| c.label.as_str()).collect::<Vec<_>>(),
+        ["readme"]
+    );
     assert_eq!(&text[c[0].range.start..c[0].range.end], "re");
 }
 

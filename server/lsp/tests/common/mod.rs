@@ -6,7 +6,9 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Once};
 use std::time::Duration;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{
+    AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader,
+};
 use tokio::sync::{mpsc, Mutex};
 
 pub const TIMEOUT: Duration = Duration::from_secs(20);
@@ -276,7 +278,11 @@ pub fn pos(text: &str, needle: &str, delta: usize, utf8: bool) -> Value {
     let at = text.find(needle).expect("needle in text");
     let mut off = at;
     for _ in 0..delta {
-        off += text[off..].chars().next().map(|c| c.len_utf8()).unwrap_or(0);
+        off += text[off..]
+            .chars()
+            .next()
+            .map(|c| c.len_utf8())
+            .unwrap_or(0);
     }
     let line_start = text[..off].rfind('\n').map(|i| i + 1).unwrap_or(0);
     let line = text[..off].matches('\n').count();
