@@ -265,6 +265,11 @@ impl Backend {
     async fn publish(&self, key: Key, paths: Vec<PathBuf>, only_if: Option<(PathBuf, u64)>) {
         let (ws, enc, versions) = {
             let st = self.lock();
+            if let Some((p, g)) = &only_if {
+                if st.generation.get(p).copied().unwrap_or(0) != *g {
+                    return; // a later change has its own job
+                }
+            }
             let Some(ws) = st.spaces.get(&key).cloned() else {
                 return;
             };
@@ -306,6 +311,13 @@ impl Backend {
             let version = versions.get(&path).copied();
             self.client.publish_diagnostics(uri, diags, version).await;
         }
+    }
+
+    /// Re-check in a task of its own, so that the handler returns at once and a burst of
+    /// changes does not hold up the requests behind it.
+    fn spawn_recheck(&self, path: PathBuf) {
+        let this = self.clone();
+        tokio::spawn(async move { this.recheck(path).await });
     }
 
     /// After a change to `path`: re-check it and the items that may reference it.
@@ -942,7 +954,7 @@ impl LanguageServer for Backend {
         if start {
             self.start_load(key);
         }
-        self.recheck(path).await;
+        self.spawn_recheck(path);
     }
 
     async fn did_change(&self, p: DidChangeTextDocumentParams) {
@@ -962,7 +974,7 @@ impl LanguageServer for Backend {
             *st.generation.entry(path.clone()).or_default() += 1;
             Self::apply_doc(&mut st, &path);
         }
-        self.recheck(path).await;
+        self.spawn_recheck(path);
     }
 
     async fn did_save(&self, _: DidSaveTextDocumentParams) {}
@@ -1024,31 +1036,36 @@ impl LanguageServer for Backend {
             }
         }
         let caps = self.lock().caps;
-        for key in affected {
-            let paths = {
-                let st = self.lock();
-                let space = Self::primary_space(&key);
-                st.spaces
-                    .get(&key)
-                    .map(|ws| {
-                        ws.items_in(space)
-                            .into_iter()
-                            .map(|i| i.path.clone())
-                            .collect::<Vec<_>>()
-                    })
-                    .unwrap_or_default()
-            };
-            self.publish(key, paths, None).await;
-        }
         let _ = env_changed;
-        if caps.inlay_refresh {
-            let _ = tokio::time::timeout(Duration::from_secs(5), self.client.inlay_hint_refresh())
-                .await;
-        }
-        if caps.lens_refresh {
-            let _ =
-                tokio::time::timeout(Duration::from_secs(5), self.client.code_lens_refresh()).await;
-        }
+        let this = self.clone();
+        tokio::spawn(async move {
+            for key in affected {
+                let paths = {
+                    let st = this.lock();
+                    let space = Self::primary_space(&key);
+                    st.spaces
+                        .get(&key)
+                        .map(|ws| {
+                            ws.items_in(space)
+                                .into_iter()
+                                .map(|i| i.path.clone())
+                                .collect::<Vec<_>>()
+                        })
+                        .unwrap_or_default()
+                };
+                this.publish(key, paths, None).await;
+            }
+            if caps.inlay_refresh {
+                let _ =
+                    tokio::time::timeout(Duration::from_secs(5), this.client.inlay_hint_refresh())
+                        .await;
+            }
+            if caps.lens_refresh {
+                let _ =
+                    tokio::time::timeout(Duration::from_secs(5), this.client.code_lens_refresh())
+                        .await;
+            }
+        });
     }
 
     async fn hover(&self, p: HoverParams) -> Result<Option<Hover>> {

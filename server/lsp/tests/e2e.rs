@@ -419,3 +419,67 @@ async fn a_panicking_handler_does_not_kill_the_server() {
     assert!(r.get("result").is_some(), "{r}");
     c.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crlf_documents_and_incremental_edits() {
+    let (_d, root) = common::project();
+    let g = greet(&root);
+    let text = std::fs::read_to_string(&g).unwrap().replace('\n', "\r\n");
+    std::fs::write(&g, &text).unwrap();
+    let mut c = Client::start(&root, false).await;
+    c.open(&g).await;
+    let at = pos(&text, "{input:who} freundlich", 3, false);
+    let h = hover(&mut c, &g, at.clone()).await;
+    let line = at["line"].clone();
+    assert_eq!(h["range"]["start"]["line"], line, "{h}");
+    assert_eq!(h["range"]["start"]["character"], json!(27), "{h}");
+    assert_eq!(h["range"]["end"]["character"], json!(38), "{h}");
+    // Two incremental edits in a row on the CRLF text, the second relative to the first;
+    // then a hover with no wait.
+    let p1 = pos(&text, "Who — the person", 0, false);
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri(&g), "version": 2}, "contentChanges": [
+            {"range": {"start": p1, "end": p1}, "text": "Dear "},
+            {"range": {"start": p1, "end": {"line": p1["line"], "character": p1["character"].as_u64().unwrap() + 5}}, "text": "Sweet\r\n"}
+        ]}),
+    )
+    .await;
+    // The placeholder moved one line down (the inserted CRLF).
+    let moved = json!({"line": line.as_u64().unwrap() + 1, "character": 30});
+    let h = hover(&mut c, &g, moved).await;
+    let md = h["contents"]["value"].as_str().unwrap_or("");
+    assert!(
+        md.contains("Sweet\r\nWho — the person") || md.contains("Sweet\nWho"),
+        "{h}"
+    );
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn k002_rename_is_a_file_rename() {
+    let (_d, root) = common::project();
+    let f = root.join(".ai/directives/hello.md");
+    let text = std::fs::read_to_string(greet(&root))
+        .unwrap()
+        .replace("name=\"greet\"", "name=\"greeting\"");
+    std::fs::write(&f, &text).unwrap();
+    let mut c = Client::start(&root, true).await;
+    c.indexed().await;
+    c.open(&f).await;
+    let at = pos(&text, "greeting", 2, true);
+    let actions = c
+        .call(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri(&f)}, "range": {"start": at, "end": at}, "context": {"diagnostics": []}}),
+        )
+        .await;
+    let k002: Vec<&Value> = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["diagnostics"][0]["code"] == "K002")
+        .collect();
+    insta::assert_json_snapshot!("k002_actions", c.redact(&json!(k002)));
+    c.shutdown().await;
+}

@@ -186,3 +186,41 @@ fn symbols_and_lenses() {
     let titles: Vec<_> = lenses.iter().map(|l| l.title.as_str()).collect();
     assert_eq!(titles, ["✓ Validate", "▶ Run step tool rt/py"]);
 }
+
+#[test]
+fn broken_xml_still_gets_hover_symbols_completion() {
+    // The `<step>` is never closed and `</process>` is missing.
+    let text = DIRECTIVE
+        .replace("    </step>\n  </process>\n", "")
+        .replace("{input:readme}\"/>", "{input:readme}\"/>\n        <");
+    let (ws, d) = ws_with("directives/t.md", ItemType::Directive, "t", &text);
+    let off = text.find("{input:readme}").unwrap() + 3;
+    let h = hover(&ws, &d, off).expect("hover on broken XML");
+    assert!(h.markdown.contains("The README file"), "{}", h.markdown);
+    let syms = symbols(&d);
+    assert!(!syms.is_empty());
+    let off = text.find("\"/>\n        <").unwrap() + "\"/>\n        <".len();
+    let names: Vec<String> = completions(&ws, &d, off)
+        .into_iter()
+        .map(|c| c.label)
+        .collect();
+    assert!(names.iter().any(|n| n == "param"), "{names:?}");
+}
+
+#[test]
+fn nothing_panics_at_any_offset() {
+    let (ws, d, _) = directive_at("{input:readme}");
+    let (rt, _) = fixture(RUNTIME);
+    let (ws2, t) = ws_with("tools/rt/py.py", ItemType::Tool, "rt/py", &rt);
+    for (ws, item) in [(&ws, &d), (&ws2, &t)] {
+        let len = item.text().len();
+        for off in 0..=len + 2 {
+            let _ = hover(ws, item, off);
+            let _ = completions(ws, item, off);
+            let _ = definition(ws, item, off);
+        }
+        let _ = symbols(item);
+        let _ = inlay_hints(ws, item);
+        let _ = code_lenses(ws, item);
+    }
+}
