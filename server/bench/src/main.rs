@@ -45,6 +45,17 @@ enum Cmd {
         #[arg(long)]
         kiwi: Option<PathBuf>,
     },
+    /// `kiwi lsp`: didChange -> publishDiagnostics on a 2,000-line directive and hover latency
+    /// (median, p99), indexing time and RSS after indexing a generated project.
+    Lsp {
+        #[arg(long, default_value_t = 10_000)]
+        items: usize,
+        #[arg(long, default_value_t = 50)]
+        runs: usize,
+        /// The kiwi binary (default: target/release/kiwi next to this benchmark).
+        #[arg(long)]
+        kiwi: Option<PathBuf>,
+    },
 }
 
 fn main() -> Result<()> {
@@ -100,10 +111,21 @@ fn main() -> Result<()> {
             }
             run_bench::run(&kiwi, runs, flood_mb)?;
         }
+        Cmd::Lsp { items, runs, kiwi } => {
+            let kiwi = kiwi.unwrap_or_else(default_kiwi);
+            if !kiwi.exists() {
+                bail!(
+                    "{} not found; build it with `cargo build --release -p kiwi`",
+                    kiwi.display()
+                );
+            }
+            lsp_bench::run(&kiwi, items, runs)?;
+        }
     }
     Ok(())
 }
 
+mod lsp_bench;
 mod run_bench;
 
 fn default_kiwi() -> PathBuf {

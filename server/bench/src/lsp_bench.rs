@@ -1,0 +1,263 @@
+//! `kiwi-bench lsp`: the language server under load. A generated project of N items is
+//! indexed; then a 2,000-line directive is edited (didChange -> its publishDiagnostics) and
+//! hovered, and the server's RSS is read after indexing.
+
+use crate::{generate, percentile, write};
+use anyhow::{bail, Context, Result};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, Instant};
+
+struct Lsp {
+    child: Child,
+    stdin: ChildStdin,
+    rx: Receiver<Value>,
+    next_id: i64,
+}
+
+fn frame(v: &Value) -> Vec<u8> {
+    let body = v.to_string();
+    format!("Content-Length: {}\r\n\r\n{}", body.len(), body).into_bytes()
+}
+
+impl Lsp {
+    fn start(kiwi: &Path, user: &Path) -> Result<Lsp> {
+        let mut child = Command::new(kiwi)
+            .arg("lsp")
+            .env("KIWI_USERSPACE_DIR", user)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("starting kiwi lsp")?;
+        let stdout = child.stdout.take().context("stdout")?;
+        let stdin = child.stdin.take().context("stdin")?;
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(stdout);
+            loop {
+                let mut len = None;
+                loop {
+                    let mut line = String::new();
+                    if r.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let line = line.trim_end();
+                    if line.is_empty() {
+                        break;
+                    }
+                    if let Some((k, v)) = line.split_once(':') {
+                        if k.eq_ignore_ascii_case("content-length") {
+                            len = v.trim().parse::<usize>().ok();
+                        }
+                    }
+                }
+                let Some(len) = len else { return };
+                let mut buf = vec![0u8; len];
+                if r.read_exact(&mut buf).is_err() {
+                    return;
+                }
+                let Ok(v) = serde_json::from_slice::<Value>(&buf) else {
+                    return;
+                };
+                if tx.send(v).is_err() {
+                    return;
+                }
+            }
+        });
+        Ok(Lsp {
+            child,
+            stdin,
+            rx,
+            next_id: 1,
+        })
+    }
+
+    fn send(&mut self, v: &Value) -> Result<()> {
+        self.stdin.write_all(&frame(v))?;
+        self.stdin.flush()?;
+        Ok(())
+    }
+
+    fn notify(&mut self, method: &str, params: Value) -> Result<()> {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Result<i64> {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
+        Ok(id)
+    }
+
+    /// Read messages until `pred` holds; server requests are answered on the way.
+    fn wait(&mut self, pred: impl Fn(&Value) -> bool) -> Result<Value> {
+        loop {
+            let m = self
+                .rx
+                .recv_timeout(Duration::from_secs(300))
+                .context("no message from the server")?;
+            if m.get("method").is_some() && m.get("id").is_some() {
+                self.send(&json!({"jsonrpc": "2.0", "id": m["id"], "result": null}))?;
+            }
+            if pred(&m) {
+                return Ok(m);
+            }
+        }
+    }
+
+    fn rss_kb(&self) -> u64 {
+        std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("VmRSS:"))
+                    .and_then(|l| l.split_whitespace().nth(1))
+                    .and_then(|n| n.parse().ok())
+            })
+            .unwrap_or(0)
+    }
+}
+
+/// A directive of about `lines` lines: many steps, each calling a tool.
+fn big_directive(lines: usize) -> String {
+    let mut s = String::from(
+        "# Big\n\n```xml\n<directive name=\"big\" version=\"1.0.0\">\n  <metadata>\n    <description>A long directive</description>\n    <category>big</category>\n    <permissions>\n      <execute resource=\"kiwi\" action=\"run\" item_type=\"tool\" id=\"cat*/*\"/>\n    </permissions>\n  </metadata>\n  <inputs>\n    <input name=\"target\" type=\"string\" required=\"true\">What to process</input>\n  </inputs>\n  <process>\n",
+    );
+    let mut i = 0;
+    while s.lines().count() + 8 < lines {
+        s.push_str(&format!(
+            "    <step name=\"s{i}\">\n      <description>Step {i} on {{input:target}}</description>\n      <execute item_type=\"tool\" item_id=\"cat{}/tool_{}\">\n        <param name=\"path\" value=\"{{input:target}}\"/>\n      </execute>\n    </step>\n",
+            i % 50,
+            i * 50 + i % 50
+        ));
+        i += 1;
+    }
+    s.push_str("  </process>\n</directive>\n```\n");
+    s
+}
+
+pub fn run(kiwi: &Path, items: usize, runs: usize) -> Result<()> {
+    let dir = std::env::temp_dir().join(format!("kiwi-bench-lsp-{items}"));
+    if !dir.join(".ai").is_dir() {
+        generate(&dir, items)?;
+    }
+    let big = dir.join(".ai/directives/big/big.md");
+    let text = big_directive(2000);
+    write(&big, &text)?;
+    let user = dir.join("user-space");
+    std::fs::create_dir_all(&user)?;
+    let uri = format!("file://{}", big.display());
+
+    let mut lsp = Lsp::start(kiwi, &user)?;
+    let t0 = Instant::now();
+    let id = lsp.request(
+        "initialize",
+        json!({"processId": null, "rootUri": format!("file://{}", dir.display()),
+               "workspaceFolders": [{"uri": format!("file://{}", dir.display()), "name": "bench"}],
+               "capabilities": {"window": {"workDoneProgress": true},
+                                "general": {"positionEncodings": ["utf-8"]}}}),
+    )?;
+    lsp.wait(|m| m["id"] == json!(id) && m.get("method").is_none())?;
+    lsp.notify("initialized", json!({}))?;
+    lsp.wait(|m| {
+        m["method"] == "$/progress"
+            && m["params"]["value"]["kind"] == "end"
+            && m["params"]["token"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("kiwi-index"))
+    })?;
+    let indexed = t0.elapsed();
+    let rss = lsp.rss_kb();
+
+    lsp.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "markdown", "version": 1, "text": text}}),
+    )?;
+    let u = uri.clone();
+    lsp.wait(move |m| {
+        m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == json!(u)
+    })?;
+
+    // didChange -> publishDiagnostics of that version.
+    let mut change = Vec::with_capacity(runs);
+    let line = text
+        .lines()
+        .position(|l| l.contains("Step 0 on"))
+        .context("step line")?;
+    for v in 2..(runs as i64 + 2) {
+        let t = Instant::now();
+        lsp.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": v},
+                   "contentChanges": [{"range": {"start": {"line": line, "character": 19},
+                                                  "end": {"line": line, "character": 20}},
+                                       "text": format!("{}", v % 10)}]}),
+        )?;
+        let u = uri.clone();
+        lsp.wait(move |m| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == json!(u)
+                && m["params"]["version"] == json!(v)
+        })?;
+        change.push(t.elapsed());
+    }
+    change.sort();
+
+    // Hover on `{input:target}` of the first step.
+    let col = text
+        .lines()
+        .nth(line)
+        .unwrap_or("")
+        .find("{input")
+        .unwrap_or(0)
+        + 3;
+    let mut hover = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let t = Instant::now();
+        let id = lsp.request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": col}}),
+        )?;
+        let r = lsp.wait(|m| m["id"] == json!(id) && m.get("method").is_none())?;
+        hover.push(t.elapsed());
+        if r["result"].is_null() {
+            bail!("hover returned nothing: {r}");
+        }
+    }
+    hover.sort();
+
+    let id = lsp.request("shutdown", Value::Null)?;
+    lsp.wait(|m| m["id"] == json!(id) && m.get("method").is_none())?;
+    lsp.notify("exit", Value::Null)?;
+    let _ = lsp.child.wait();
+
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!("{:<44} {:>12} {:>12}", "figure", "median", "p99");
+    println!(
+        "{:<44} {:>10.1}ms {:>10.1}ms",
+        format!("didChange -> diagnostics ({} lines)", text.lines().count()),
+        ms(percentile(&change, 0.5)),
+        ms(percentile(&change, 0.99))
+    );
+    println!(
+        "{:<44} {:>10.1}ms {:>10.1}ms",
+        "hover",
+        ms(percentile(&hover, 0.5)),
+        ms(percentile(&hover, 0.99))
+    );
+    println!(
+        "{:<44} {:>10.1}ms",
+        format!("index {} items (initialize -> progress end)", items + 1),
+        ms(indexed)
+    );
+    println!(
+        "{:<44} {:>10.1}MB",
+        "RSS after indexing",
+        rss as f64 / 1024.0
+    );
+    Ok(())
+}
