@@ -8,7 +8,7 @@ use kiwi_kernel::exec::{self, CancellationToken, OutputSink, Stream};
 use kiwi_kernel::ide;
 use kiwi_kernel::ids::{ItemType, Space};
 use kiwi_kernel::text::{Encoding, SourceText, TextRange};
-use kiwi_kernel::workspace::{parse_item, Item, Lookup, Workspace};
+use kiwi_kernel::workspace::{parse_item, Item, Lookup, Parsed, Workspace};
 use serde_json::{json, Value as Json};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -177,7 +177,13 @@ impl Backend {
         let Some((space, item_type, id)) = ws.classify(path) else {
             return;
         };
-        match parse_item(item_type, id, space, path.to_path_buf(), text.as_bytes()) {
+        // The kernel's parsers never panic; should one, the document keeps its last good item
+        // instead of the notification taking the server down.
+        let parsed = std::panic::catch_unwind(|| {
+            parse_item(item_type, id, space, path.to_path_buf(), text.as_bytes())
+        });
+        let Ok(parsed) = parsed else { return };
+        match parsed {
             Some(mut item) => {
                 if let Some(old) = ws.item(path) {
                     item.script = old.script.clone();
@@ -715,16 +721,30 @@ fn token_key(t: &ProgressToken) -> String {
     }
 }
 
-/// Items of the workspace that may reference the item at `path`: the non-builtin items
-/// whose text mentions its bare name.
+/// Items of the workspace whose diagnostics may depend on the item at `path`: those that
+/// reference it (a call, a relationship, an executor; knowledge by mention) and those with
+/// the same id (shadowing).
 fn dependents(ws: &Workspace, path: &Path) -> Vec<PathBuf> {
     let Some(item) = ws.item(path) else {
         return Vec::new();
     };
-    let bare = kiwi_kernel::ids::bare_name(&item.id).to_string();
+    let id = item.id.as_str();
+    let bare = kiwi_kernel::ids::bare_name(id);
+    let names = |r: &str| r == id || r == bare;
     let mut v: Vec<PathBuf> = ws
         .items()
-        .filter(|i| !i.is_builtin() && i.path != path && i.text().contains(&bare))
+        .filter(|i| !i.is_builtin() && i.path != path)
+        .filter(|i| {
+            i.id == item.id
+                || match &i.parsed {
+                    Parsed::Directive(d) => d.references.iter().any(|r| names(&r.id)),
+                    Parsed::Tool(t) => t
+                        .str(kiwi_kernel::tool::Field::ExecutorId)
+                        .is_some_and(names),
+                    Parsed::Knowledge(_) => i.text().contains(bare),
+                    Parsed::Unreadable(_) => false,
+                }
+        })
         .map(|i| i.path.clone())
         .collect();
     v.sort();
@@ -999,6 +1019,8 @@ impl LanguageServer for Backend {
 
     async fn did_change_watched_files(&self, p: DidChangeWatchedFilesParams) {
         let mut affected: HashSet<Key> = HashSet::new();
+        // Changed item files: published even when they are gone (to clear their diagnostics).
+        let mut changed: HashMap<Key, Vec<PathBuf>> = HashMap::new();
         let mut env_changed = false;
         {
             let mut st = self.lock();
@@ -1014,6 +1036,7 @@ impl LanguageServer for Backend {
                         }
                         if let Some(ws) = st.spaces.get_mut(&key) {
                             Arc::make_mut(ws).refresh_path(&path);
+                            changed.entry(key.clone()).or_default().push(path.clone());
                             affected.insert(key);
                         }
                     }
@@ -1053,6 +1076,12 @@ impl LanguageServer for Backend {
                         })
                         .unwrap_or_default()
                 };
+                let mut paths = paths;
+                for p in changed.remove(&key).unwrap_or_default() {
+                    if !paths.contains(&p) {
+                        paths.push(p);
+                    }
+                }
                 this.publish(key, paths, None).await;
             }
             if caps.inlay_refresh {

@@ -483,3 +483,37 @@ async fn k002_rename_is_a_file_rename() {
     insta::assert_json_snapshot!("k002_actions", c.redact(&json!(k002)));
     c.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watched_item_files_update_the_workspace() {
+    let (_d, root) = common::project();
+    let mut c = Client::start(&root, true).await;
+    c.indexed().await;
+    let g = greet(&root);
+    let d = c.diagnostics(&g).await;
+    assert_eq!(codes(&d), ["K003"], "{d}");
+    // A tool named like the broken reference appears on disk.
+    let new = root.join(".ai/tools/text/ecko.py");
+    std::fs::copy(echo(&root), &new).unwrap();
+    c.seen.clear();
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": uri(&new), "type": 1}]}),
+    )
+    .await;
+    let d = c.diagnostics(&g).await;
+    assert!(codes(&d).is_empty(), "{d}");
+    // It goes away again: the reference breaks, and its own diagnostics are cleared.
+    std::fs::remove_file(&new).unwrap();
+    c.seen.clear();
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": uri(&new), "type": 3}]}),
+    )
+    .await;
+    let gone = c.diagnostics(&new).await;
+    assert_eq!(gone, json!([]));
+    let d = c.diagnostics(&g).await;
+    assert_eq!(codes(&d), ["K003"], "{d}");
+    c.shutdown().await;
+}
