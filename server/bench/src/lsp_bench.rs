@@ -122,8 +122,9 @@ impl Lsp {
     }
 }
 
-/// A directive of about `lines` lines: many steps, each calling a tool.
-fn big_directive(lines: usize) -> String {
+/// A directive of about `lines` lines: many steps, each calling a tool of the generated
+/// project (`n_tool` tools, `tool_{t}` in `cat{t % 50}`).
+fn big_directive(lines: usize, n_tool: usize) -> String {
     let mut s = String::from(
         "# Big\n\n```xml\n<directive name=\"big\" version=\"1.0.0\">\n  <metadata>\n    <description>A long directive</description>\n    <category>big</category>\n    <permissions>\n      <execute resource=\"kiwi\" action=\"run\" item_type=\"tool\" id=\"cat*/*\"/>\n    </permissions>\n  </metadata>\n  <inputs>\n    <input name=\"target\" type=\"string\" required=\"true\">What to process</input>\n  </inputs>\n  <process>\n",
     );
@@ -131,8 +132,8 @@ fn big_directive(lines: usize) -> String {
     while s.lines().count() + 8 < lines {
         s.push_str(&format!(
             "    <step name=\"s{i}\">\n      <description>Step {i} on {{input:target}}</description>\n      <execute item_type=\"tool\" item_id=\"cat{}/tool_{}\">\n        <param name=\"path\" value=\"{{input:target}}\"/>\n      </execute>\n    </step>\n",
-            i % 50,
-            i * 50 + i % 50
+            ((i * 7) % n_tool.max(1)) % 50,
+            (i * 7) % n_tool.max(1)
         ));
         i += 1;
     }
@@ -146,7 +147,7 @@ pub fn run(kiwi: &Path, items: usize, runs: usize) -> Result<()> {
         generate(&dir, items)?;
     }
     let big = dir.join(".ai/directives/big/big.md");
-    let text = big_directive(2000);
+    let text = big_directive(2000, items * 35 / 100);
     write(&big, &text)?;
     let user = dir.join("user-space");
     std::fs::create_dir_all(&user)?;

@@ -287,22 +287,27 @@ impl Backend {
         };
         let computed = blocking(move || {
             let mut out = Vec::new();
-            for p in paths {
-                let Some(item) = ws.item(&p) else {
+            let items: Vec<Arc<Item>> = paths.iter().filter_map(|p| ws.item(p).cloned()).collect();
+            // In parallel: the whole workspace is checked after indexing.
+            let all = kiwi_kernel::check::check_items(&ws, &items);
+            let mut by_path: HashMap<&Path, (&Arc<Item>, &Vec<diag::Diagnostic>)> = items
+                .iter()
+                .zip(all.iter())
+                .map(|(i, d)| (i.path.as_path(), (i, d)))
+                .collect();
+            for p in &paths {
+                let Some(uri) = to_uri(p) else { continue };
+                let Some((item, diags)) = by_path.remove(p.as_path()) else {
                     // Not an item (any more): clear what was published.
-                    if let Some(uri) = to_uri(&p) {
-                        out.push((uri, p, Vec::new()));
-                    }
+                    out.push((uri, p.clone(), Vec::new()));
                     continue;
                 };
-                let Some(uri) = to_uri(&p) else { continue };
-                let diags = check_item(&ws, item);
                 let other = |q: &Path| ws.item(q).map(|i| i.source.clone());
                 let lsp: Vec<Diagnostic> = diags
                     .iter()
-                    .map(|d| convert::diagnostic(&item.source, &p, d, enc, &other))
+                    .map(|d| convert::diagnostic(&item.source, p, d, enc, &other))
                     .collect();
-                out.push((uri, p, lsp));
+                out.push((uri, p.clone(), lsp));
             }
             out
         })
