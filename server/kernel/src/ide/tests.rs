@@ -224,3 +224,70 @@ fn nothing_panics_at_any_offset() {
         let _ = code_lenses(ws, item);
     }
 }
+
+#[test]
+fn hover_system_field_shows_current_value() {
+    let text = DIRECTIVE.replace("{input:readme}\"/>", "{system.runtime.platform}\"/>");
+    let (ws, d) = ws_with("directives/t.md", ItemType::Directive, "t", &text);
+    let off = text.find("{system.runtime").unwrap() + 3;
+    let h = hover(&ws, &d, off).expect("hover");
+    assert!(h.markdown.contains("Current value: `"), "{}", h.markdown);
+    assert_eq!(
+        &text[h.range.start..h.range.end],
+        "{system.runtime.platform}"
+    );
+}
+
+#[test]
+fn completion_item_ids_elements_attributes() {
+    let (ws, _d, _) = directive_at("{input:readme}");
+    // item_id="  -> tool ids.
+    let text = DIRECTIVE.replace("item_id=\"rt/py\"", "item_id=\"rt/");
+    let (mut ws2, d) = ws_with("directives/t.md", ItemType::Directive, "t", &text);
+    for i in ws.items() {
+        if i.id == "rt/py" {
+            ws2.insert(i.clone());
+        }
+    }
+    let off = text.find("item_id=\"rt/").unwrap() + "item_id=\"rt/".len();
+    let c = completions(&ws2, &d, off);
+    assert!(c.iter().any(|c| c.label == "rt/py"), "{c:?}");
+    assert_eq!(&text[c[0].range.start..c[0].range.end], "rt/");
+    // An attribute name inside a start tag.
+    let text = DIRECTIVE.replace(
+        "item_type=\"tool\" item_id=\"rt/py\">",
+        "item_type=\"tool\" >",
+    );
+    let (ws3, d) = ws_with("directives/t.md", ItemType::Directive, "t", &text);
+    let off = text.find("item_type=\"tool\" >").unwrap() + "item_type=\"tool\" ".len();
+    let labels: Vec<String> = completions(&ws3, &d, off)
+        .into_iter()
+        .map(|c| c.label)
+        .collect();
+    assert_eq!(labels, ["item_id"]);
+    // action=" -> actions.
+    let off = DIRECTIVE.find("action=\"run").unwrap() + "action=\"".len();
+    let (ws4, d) = ws_with("directives/t.md", ItemType::Directive, "t", DIRECTIVE);
+    let labels: Vec<String> = completions(&ws4, &d, off)
+        .into_iter()
+        .map(|c| c.label)
+        .collect();
+    assert!(
+        labels.iter().any(|l| l == "run") && labels.iter().any(|l| l == "search"),
+        "{labels:?}"
+    );
+}
+
+#[test]
+fn definition_of_executor_and_knowledge_symbols() {
+    let (text, _) = fixture(RUNTIME);
+    let (ws, t) = ws_with("tools/rt/py.py", ItemType::Tool, "rt/py", &text);
+    let off = text.find("\"subprocess\"").unwrap() + 2;
+    let targets = definition(&ws, &t, off);
+    assert_eq!(targets.len(), 1);
+    assert!(targets[0].builtin_text.is_some(), "subprocess is a builtin");
+    let k = "---\nid: n\nentry_type: reference\n---\n\n# Title\n\n```md\n# not a heading\n```\n\n## Part ü\nx\n";
+    let (_, item) = ws_with("knowledge/n.md", ItemType::Knowledge, "n", k);
+    let names: Vec<String> = symbols(&item).into_iter().map(|s| s.name).collect();
+    assert_eq!(names, ["Title", "Part ü"]);
+}
