@@ -183,6 +183,8 @@ fn chain_markdown(ws: &Workspace, tool: &Arc<Item>, skip_first: bool) -> String 
             .collect::<Vec<_>>()
             .join(" → ")
     );
+    let built = build_env(ws, &links);
+    let n = links.len();
     for (i, l) in links.iter().enumerate() {
         if skip_first && i == 0 {
             continue;
@@ -194,6 +196,15 @@ fn chain_markdown(ws: &Workspace, tool: &Arc<Item>, skip_first: bool) -> String 
             space_name(l.space),
             shown_path(l)
         ));
+        // build() numbers links from the primitive up.
+        if let Some((_, r)) = built.resolutions.iter().find(|(k, _)| *k + 1 + i == n) {
+            let what = match (&r.outcome, &r.value) {
+                (Outcome::Found { .. }, Some(v)) => format!("`{v}`"),
+                (Outcome::Fallback, Some(v)) => format!("`{v}` (the fallback)"),
+                _ => "unset (nothing found, no fallback)".to_string(),
+            };
+            md.push_str(&format!("   - interpreter `{}` = {what}\n", r.var));
+        }
         for s in ws.all_with_id(ItemType::Tool, &l.id).into_iter().skip(1) {
             md.push_str(&format!(
                 "   - shadows `{}` ({}) — `{}`\n",
