@@ -100,6 +100,14 @@ impl Lsp {
                 .rx
                 .recv_timeout(Duration::from_secs(300))
                 .context("no message from the server")?;
+            // The server's own account of the indexing.
+            if m["method"] == "window/logMessage" {
+                if let Some(msg) = m["params"]["message"].as_str() {
+                    if msg.starts_with("kiwi: indexed") {
+                        println!("{msg}");
+                    }
+                }
+            }
             if m.get("method").is_some() && m.get("id").is_some() {
                 self.send(&json!({"jsonrpc": "2.0", "id": m["id"], "result": null}))?;
             }

@@ -233,11 +233,13 @@ impl Backend {
         if let Some((t, msg)) = &progress {
             self.progress_report(t, msg.clone()).await;
         }
+        let started = std::time::Instant::now();
         let host = self.shared.host.clone();
         let k = key.clone();
         let Ok(ws) = blocking(move || Workspace::load(k, host)).await else {
             return;
         };
+        let loaded_in = started.elapsed();
         let paths = {
             let mut st = self.lock();
             st.spaces.insert(key.clone(), Arc::new(ws));
@@ -262,7 +264,22 @@ impl Backend {
                 })
                 .unwrap_or_default()
         };
+        let n = paths.len();
+        let what = match &key {
+            Some(p) => p.display().to_string(),
+            None => "the user space".into(),
+        };
         self.publish(key, paths, None).await;
+        self.client
+            .log_message(
+                MessageType::LOG,
+                format!(
+                    "kiwi: indexed {n} items of {what}: read and parsed in {} ms, checked and published in {} ms",
+                    loaded_in.as_millis(),
+                    (started.elapsed() - loaded_in).as_millis()
+                ),
+            )
+            .await;
     }
 
     /// Compute and publish the diagnostics of these items of workspace `key`. When
