@@ -262,12 +262,15 @@ where
         .into_iter()
         .filter_map(|c| {
             let cl = c.to_ascii_lowercase();
-            let mut score = strsim::jaro_winkler(&lower, &cl);
+            // Edit distance relative to length first; Jaro-Winkler (discounted: it rates long
+            // shared prefixes such as `runtimes/` too highly) catches the rest.
+            let mut score = strsim::normalized_damerau_levenshtein(&lower, &cl)
+                .max(0.9 * strsim::jaro_winkler(&lower, &cl));
             // A candidate that contains the word, or is contained in it, is a strong hint.
             if !lower.is_empty() && (cl.contains(&lower) || lower.contains(&cl)) {
                 score = score.max(0.85);
             }
-            let dist = strsim::levenshtein(&lower, &cl);
+            let dist = strsim::damerau_levenshtein(&lower, &cl);
             if dist <= 2 && dist < cl.len().max(1) {
                 score = score.max(0.9 - dist as f64 * 0.01);
             }
@@ -276,7 +279,14 @@ where
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
     scored.dedup_by(|a, b| a.1 == b.1);
-    scored.into_iter().take(n).map(|(_, c)| c).collect()
+    // Only the candidates about as close as the best one: a clear typo gets one suggestion.
+    let best = scored.first().map(|s| s.0).unwrap_or(0.0);
+    scored
+        .into_iter()
+        .take_while(|s| s.0 >= best - 0.05)
+        .take(n)
+        .map(|(_, c)| c)
+        .collect()
 }
 
 /// " (did you mean `x`?)" or "".
