@@ -12,6 +12,7 @@ pub mod env;
 pub mod exec;
 pub mod ids;
 pub mod knowledge;
+pub mod pattern;
 pub mod system;
 pub mod template;
 pub mod text;
