@@ -292,7 +292,8 @@ fn parse_bench(items: usize, rounds: usize) -> Result<()> {
     if !dir.join(".ai").is_dir() {
         generate(&dir, items)?;
     }
-    let mut kinds: Vec<(&str, ItemType, Vec<(PathBuf, Vec<u8>)>)> = vec![
+    type Files = Vec<(PathBuf, Vec<u8>)>;
+    let mut kinds: Vec<(&str, ItemType, Files)> = vec![
         ("directive", ItemType::Directive, Vec::new()),
         ("python tool", ItemType::Tool, Vec::new()),
         ("yaml tool", ItemType::Tool, Vec::new()),
