@@ -13,6 +13,7 @@ pub mod exec;
 pub mod ide;
 pub mod ids;
 pub mod knowledge;
+pub mod pattern;
 pub mod system;
 pub mod template;
 pub mod text;

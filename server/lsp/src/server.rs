@@ -236,7 +236,14 @@ impl Backend {
         let started = std::time::Instant::now();
         let host = self.shared.host.clone();
         let k = key.clone();
-        let Ok(ws) = blocking(move || Workspace::load(k, host)).await else {
+        let Ok(ws) = blocking(move || {
+            let ws = Workspace::load(k, host);
+            // Parse everything here, on the blocking pool (items are parsed on first use).
+            ws.load_all();
+            ws
+        })
+        .await
+        else {
             return;
         };
         let loaded_in = started.elapsed();
