@@ -327,6 +327,9 @@ pub struct Service {
     spaces: Mutex<HashMap<Option<PathBuf>, Spaces>>,
 }
 
+/// The builtin tool whose primitive is the kernel's `init` (run in process by the server).
+pub const INIT_TOOL: &str = "core/init_userspace";
+
 const INSTRUCTIONS: &str = "Follow the directive's steps in order. Each step's calls name the \
 kiwi meta-tool to use (execute/search/load with item_type and item_id). While this directive is \
 active, every search, load and execute is checked against its permissions. When the outputs are \
@@ -415,6 +418,127 @@ impl Service {
             }
         }
         out
+    }
+
+    /// The directives (winners by precedence), for prompts: (id, description, inputs as
+    /// (name, description, required)).
+    pub fn directives(
+        &self,
+        project_path: Option<&str>,
+    ) -> Res<Vec<(String, Option<String>, Vec<(String, String, bool)>)>> {
+        let ws = self.workspace(project_path)?;
+        let mut out = Vec::new();
+        for id in ws.ids(ItemType::Directive) {
+            let Some(item) = ws.get(ItemType::Directive, id) else {
+                continue;
+            };
+            let Some(d) = item.directive() else { continue };
+            let inputs = d
+                .inputs
+                .iter()
+                .map(|i| {
+                    (
+                        i.name.value.clone(),
+                        i.description.trim().to_string(),
+                        i.required && i.default.is_none(),
+                    )
+                })
+                .collect();
+            out.push((
+                id.to_string(),
+                item.description().map(str::to_string),
+                inputs,
+            ));
+        }
+        Ok(out)
+    }
+
+    /// A directive as a prompt: its inputs bound and placeholders filled, with how to run it.
+    pub fn prompt(
+        &self,
+        session: &Session,
+        id: &str,
+        args: &Map<String, Json>,
+    ) -> Res<(Option<String>, String)> {
+        let at = |e: OpError| e.at(Some("directive"), Some("run"), Some(id));
+        session
+            .check("load", ItemType::Directive, Some(id))
+            .map_err(at)?;
+        let ws = self.workspace(None).map_err(at)?;
+        let item = Self::find(&ws, ItemType::Directive, id, None).map_err(at)?;
+        let Some(d) = item.directive() else {
+            return Err(at(OpError::new(
+                "invalid_content",
+                "this directive could not be read",
+            )));
+        };
+        let values = bind_inputs(d, args).map_err(at)?;
+        let filled = fill(item.text(), d, &values, &self.host, ws.project.as_deref());
+        let call = json!({"item_type": "directive", "action": "run", "item_id": item.id, "parameters": values});
+        let text = format!(
+            "Follow the kiwi directive `{}`. Start it with the kiwi `execute` tool: {call}, then follow the steps it returns and call done at the end.\n\n{filled}",
+            item.id
+        );
+        Ok((item.description().map(str::to_string), text))
+    }
+
+    /// Every item as a resource: (uri, name, description, mime type).
+    pub fn resources(
+        &self,
+        project_path: Option<&str>,
+    ) -> Res<Vec<(String, String, Option<String>, &'static str)>> {
+        let ws = self.workspace(project_path)?;
+        let mut out = Vec::new();
+        for t in ItemType::FILE_TYPES {
+            for id in ws.ids(t) {
+                let Some(item) = ws.get(t, id) else { continue };
+                out.push((
+                    format!("kiwi://{t}/{id}"),
+                    format!("{t} {id}"),
+                    item.description().map(str::to_string),
+                    mime_of(item),
+                ));
+            }
+        }
+        for s in system::CATALOGUE {
+            out.push((
+                format!("kiwi://system/{}", s.id),
+                format!("system {}", s.id),
+                Some(s.description.to_string()),
+                "application/json",
+            ));
+        }
+        Ok(out)
+    }
+
+    /// Read `kiwi://TYPE/ID`: (text, mime type).
+    pub fn read_resource(&self, session: &Session, uri: &str) -> Res<(String, &'static str)> {
+        let Some(rest) = uri.strip_prefix("kiwi://") else {
+            return Err(OpError::new(
+                "invalid_uri",
+                format!("`{uri}` is not a kiwi:// uri; use kiwi://TYPE/ID"),
+            ));
+        };
+        let Some((t, id)) = rest.split_once('/') else {
+            return Err(OpError::new(
+                "invalid_uri",
+                format!("`{uri}` has no id; use kiwi://TYPE/ID"),
+            ));
+        };
+        let t = parse_type(t)?;
+        check_id(id)?;
+        session.check("load", t, Some(id))?;
+        if t == ItemType::System {
+            let project = self.project_for(None)?;
+            let v = Self::system_item(id, &self.host, project.as_deref())?;
+            return Ok((
+                serde_json::to_string_pretty(&v).unwrap_or_default(),
+                "application/json",
+            ));
+        }
+        let ws = self.workspace(None)?;
+        let item = Self::find(&ws, t, id, None)?;
+        Ok((item.text().to_string(), mime_of(&item)))
     }
 
     // ------------------------------------------------------------------ search
@@ -695,6 +819,14 @@ impl Service {
                     environment: None,
                 };
                 let plan = exec::plan(&ws, &tool, &req).map_err(|e| at(exec_error(&e)))?;
+                if action == "run" && tool.is_builtin() && tool.id == INIT_TOOL {
+                    // The kernel's own primitive: `init` of the user space, in process.
+                    let force = matches!(req.params.get("force"), Some(Json::Bool(true)))
+                        || req.params.get("force").and_then(Json::as_str) == Some("true");
+                    let r = crate::init::init_userspace(&self.host, force)
+                        .map_err(|e| at(OpError::new("io_error", format!("init failed: {e}"))))?;
+                    return Ok(json!({"item_type": "tool", "id": tool.id, "result": r}));
+                }
                 if action == "dry_run" {
                     return Ok(json!({
                         "item_type": "tool",
@@ -935,6 +1067,15 @@ impl Service {
 
 // ---------------------------------------------------------------------------------------
 // Helpers
+
+fn mime_of(item: &Item) -> &'static str {
+    match item.path.extension().and_then(|e| e.to_str()) {
+        Some("md") => "text/markdown",
+        Some("py") => "text/x-python",
+        Some("yaml") | Some("yml") => "application/yaml",
+        _ => "text/plain",
+    }
+}
 
 fn exec_error(e: &exec::ExecError) -> OpError {
     let kind = serde_json::to_value(e.kind).unwrap_or(Json::Null);
