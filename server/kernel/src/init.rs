@@ -174,7 +174,7 @@ pub fn init_userspace(host: &Host, force: bool) -> std::io::Result<InitReport> {
 
 fn write(root: &Path, path: &Path, text: &str) -> std::io::Result<()> {
     crate::service::write_atomic(root, path, text, true)
-        .map_err(|e| std::io::Error::other(e.message))
+        .map_err(|e| std::io::Error::other(e.message.clone()))
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ use std::time::SystemTime;
 /// A refusal the agent can act on: `{error, item_type, action, item_id, message, suggestions}`
 /// plus any extra fields (`allowed_actions`, `diagnostics`, `missing_capability`, ...).
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct OpError {
+pub struct OpErrorBody {
     pub error: String,
     pub item_type: Option<String>,
     pub action: Option<String>,
@@ -38,9 +38,32 @@ pub struct OpError {
     pub extra: Map<String, Json>,
 }
 
+/// An [`OpErrorBody`], boxed (results stay small).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpError(pub Box<OpErrorBody>);
+
+impl std::ops::Deref for OpError {
+    type Target = OpErrorBody;
+    fn deref(&self) -> &OpErrorBody {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for OpError {
+    fn deref_mut(&mut self) -> &mut OpErrorBody {
+        &mut self.0
+    }
+}
+
+impl Serialize for OpError {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
 impl OpError {
     pub fn new(error: &str, message: impl Into<String>) -> Self {
-        OpError {
+        OpError(Box::new(OpErrorBody {
             error: error.into(),
             item_type: None,
             action: None,
@@ -48,7 +71,7 @@ impl OpError {
             message: message.into(),
             suggestions: Vec::new(),
             extra: Map::new(),
-        }
+        }))
     }
     fn at(mut self, item_type: Option<&str>, action: Option<&str>, id: Option<&str>) -> Self {
         if self.item_type.is_none() {
@@ -76,6 +99,11 @@ impl OpError {
 }
 
 type Res<T> = Result<T, OpError>;
+
+/// A directive as a prompt: (id, description, inputs as (name, description, required)).
+pub type DirectiveSummary = (String, Option<String>, Vec<(String, String, bool)>);
+/// An item as a resource: (uri, name, description, mime type).
+pub type ResourceSummary = (String, String, Option<String>, &'static str);
 
 // ---------------------------------------------------------------------------------------
 // Arguments
@@ -193,11 +221,11 @@ impl Session {
                     c.valid
                         && !c.deny
                         && (c.verb == verb || c.verb == "*")
-                        && matches!(c.resource, Resource::Any | Resource::Items(None))
-                        || matches!(c.resource, Resource::Items(Some(x)) if x == t)
-                            && c.valid
-                            && !c.deny
-                            && (c.verb == verb || c.verb == "*")
+                        && match c.resource {
+                            Resource::Any | Resource::Items(None) => true,
+                            Resource::Items(Some(x)) => x == t,
+                            _ => false,
+                        }
                 }),
             };
             if !ok {
@@ -216,6 +244,18 @@ impl Session {
                     ),
                 )
                 .with("missing_capability", json!(cap))
+                .with(
+                    "grant",
+                    json!(format!(
+                        "<{} resource=\"kiwi\" action=\"{verb}\" item_type=\"{t}\" id=\"{}\"/>",
+                        match verb {
+                            "search" => "search",
+                            "load" => "load",
+                            _ => "execute",
+                        },
+                        id.unwrap_or("*")
+                    )),
+                )
                 .with("directive", json!(a.id)));
             }
         }
@@ -422,10 +462,7 @@ impl Service {
 
     /// The directives (winners by precedence), for prompts: (id, description, inputs as
     /// (name, description, required)).
-    pub fn directives(
-        &self,
-        project_path: Option<&str>,
-    ) -> Res<Vec<(String, Option<String>, Vec<(String, String, bool)>)>> {
+    pub fn directives(&self, project_path: Option<&str>) -> Res<Vec<DirectiveSummary>> {
         let ws = self.workspace(project_path)?;
         let mut out = Vec::new();
         for id in ws.ids(ItemType::Directive) {
@@ -483,10 +520,7 @@ impl Service {
     }
 
     /// Every item as a resource: (uri, name, description, mime type).
-    pub fn resources(
-        &self,
-        project_path: Option<&str>,
-    ) -> Res<Vec<(String, String, Option<String>, &'static str)>> {
+    pub fn resources(&self, project_path: Option<&str>) -> Res<Vec<ResourceSummary>> {
         let ws = self.workspace(project_path)?;
         let mut out = Vec::new();
         for t in ItemType::FILE_TYPES {
@@ -813,20 +847,25 @@ impl Service {
             (ItemType::Tool, "run") | (ItemType::Tool, "dry_run") => {
                 let ws = self.workspace(pp).map_err(at)?;
                 let tool = Self::find(&ws, t, &a.item_id, None).map_err(at)?;
+                let builtin_init = tool.id == INIT_TOOL
+                    && (tool.is_builtin()
+                        || workspace::builtin_file("tools/core/init_userspace.yaml")
+                            == Some(tool.text()));
+                if action == "run" && builtin_init {
+                    // (also the user space's unchanged copy that `init` wrote)
+                    // The kernel's own primitive: `init` of the user space, in process.
+                    let force = matches!(params.get("force"), Some(Json::Bool(true)))
+                        || params.get("force").and_then(Json::as_str) == Some("true");
+                    let r = crate::init::init_userspace(&self.host, force)
+                        .map_err(|e| at(OpError::new("io_error", format!("init failed: {e}"))))?;
+                    return Ok(json!({"item_type": "tool", "id": tool.id, "result": r}));
+                }
                 let req = exec::Request {
                     params: Json::Object(params),
                     overrides: None,
                     environment: None,
                 };
                 let plan = exec::plan(&ws, &tool, &req).map_err(|e| at(exec_error(&e)))?;
-                if action == "run" && tool.is_builtin() && tool.id == INIT_TOOL {
-                    // The kernel's own primitive: `init` of the user space, in process.
-                    let force = matches!(req.params.get("force"), Some(Json::Bool(true)))
-                        || req.params.get("force").and_then(Json::as_str) == Some("true");
-                    let r = crate::init::init_userspace(&self.host, force)
-                        .map_err(|e| at(OpError::new("io_error", format!("init failed: {e}"))))?;
-                    return Ok(json!({"item_type": "tool", "id": tool.id, "result": r}));
-                }
                 if action == "dry_run" {
                     return Ok(json!({
                         "item_type": "tool",
@@ -933,6 +972,17 @@ impl Service {
             let target = root.join(folder).join(format!("{}.{ext}", a.item_id));
             (space, root, target)
         };
+        let force = action == "update" || params.get("force").and_then(Json::as_bool) == Some(true);
+        if !force && std::fs::symlink_metadata(&target).is_ok() {
+            return Err(OpError::new(
+                "exists",
+                format!(
+                    "{} exists; use update, or pass parameters.force: true",
+                    target.display()
+                ),
+            )
+            .with("path", json!(target.to_string_lossy())));
+        }
         // Refuse content that does not parse.
         let Some(parsed) = workspace::parse_item(
             t,
@@ -963,7 +1013,6 @@ impl Service {
             )
             .with("diagnostics", diagnostics_json(&parsed, &owned)));
         }
-        let force = action == "update" || params.get("force").and_then(Json::as_bool) == Some(true);
         write_atomic(&root, &target, content, force)?;
         let ws = self.workspace(a.project_path.as_deref())?;
         let diags = ws
@@ -1413,7 +1462,7 @@ pub fn bind_inputs(d: &Directive, params: &Map<String, Json>) -> Res<Map<String,
         }
         if let Some(allowed) = &input.enum_values {
             let s = as_text(&v);
-            if !allowed.iter().any(|a| *a == s) {
+            if !allowed.contains(&s) {
                 return Err(OpError::new(
                     "invalid_parameters",
                     format!(
