@@ -37,3 +37,12 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 
 step "tests"
 cargo test --workspace --locked
+
+step "MCP end to end (Python MCP SDK: initialize handshake, then server/discover)"
+venv=target/mcp-venv
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import mcp" 2>/dev/null; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check mcp
+fi
+cargo build -p kiwi --locked
+KIWI_BIN="${CARGO_TARGET_DIR:-target}/debug/kiwi" "$venv/bin/python" tests/mcp/e2e.py
