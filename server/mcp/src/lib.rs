@@ -318,6 +318,26 @@ impl KiwiServer {
     }
 }
 
+/// Run a tool handler so that a panic in it becomes an error result (the server lives on,
+/// and the client gets an answer instead of waiting for one that never comes).
+pub async fn guarded<F>(name: &str, fut: F) -> Result<CallToolResult, McpError>
+where
+    F: std::future::Future<Output = Result<CallToolResult, McpError>>,
+{
+    match std::panic::AssertUnwindSafe(fut).catch_unwind().await {
+        Ok(r) => r,
+        Err(_) => {
+            tracing::error!("the handler of tool `{name}` panicked");
+            Ok(CallToolResult::structured_error(json!({
+                "error": "internal_error",
+                "item_type": null, "action": null, "item_id": null,
+                "message": format!("kiwi hit a bug while running `{name}`; the server is still running"),
+                "suggestions": []
+            })))
+        }
+    }
+}
+
 fn internal(e: OpError) -> McpError {
     McpError::invalid_params(e.message.clone(), Some(e.to_json()))
 }
@@ -360,21 +380,9 @@ impl ServerHandler for KiwiServer {
     ) -> Result<CallToolResponse, McpError> {
         let name = r.name.to_string();
         let args = r.arguments.unwrap_or_default();
-        let fut = self.call(&name, args, Some(c));
-        match std::panic::AssertUnwindSafe(fut).catch_unwind().await {
-            Ok(Ok(r)) => Ok(r.into()),
-            Ok(Err(e)) => Err(e),
-            Err(_) => {
-                tracing::error!("the handler of tool `{name}` panicked");
-                Ok(CallToolResult::structured_error(json!({
-                    "error": "internal_error",
-                    "item_type": null, "action": null, "item_id": null,
-                    "message": format!("kiwi hit a bug while running `{name}`; the server is still running"),
-                    "suggestions": []
-                }))
-                .into())
-            }
-        }
+        guarded(&name, self.call(&name, args, Some(c)))
+            .await
+            .map(Into::into)
     }
 
     async fn list_prompts(
@@ -479,4 +487,28 @@ pub async fn serve_stdio(service: Service) -> Result<(), Box<dyn std::error::Err
     let running = server.serve(rmcp::transport::stdio()).await?;
     running.waiting().await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panic_becomes_an_error_result() {
+        let r = guarded("search", async {
+            if std::hint::black_box(true) {
+                panic!("boom");
+            }
+            Ok(CallToolResult::success(vec![]))
+        })
+        .await
+        .unwrap();
+        assert_eq!(r.is_error, Some(true));
+        let v = r.structured_content.unwrap();
+        assert_eq!(v["error"], "internal_error");
+        let ok = guarded("help", async { Ok(CallToolResult::success(vec![])) })
+            .await
+            .unwrap();
+        assert_ne!(ok.is_error, Some(true));
+    }
 }
