@@ -45,6 +45,16 @@ enum Cmd {
         #[arg(long)]
         kiwi: Option<PathBuf>,
     },
+    /// `kiwi mcp`: spawn to the `tools/list` answer, and warm `search` latency.
+    Mcp {
+        #[arg(long, value_delimiter = ',', default_value = "10000")]
+        sizes: Vec<usize>,
+        #[arg(long, default_value_t = 50)]
+        runs: usize,
+        /// The kiwi binary (default: target/release/kiwi next to this benchmark).
+        #[arg(long)]
+        kiwi: Option<PathBuf>,
+    },
 }
 
 fn main() -> Result<()> {
@@ -100,10 +110,21 @@ fn main() -> Result<()> {
             }
             run_bench::run(&kiwi, runs, flood_mb)?;
         }
+        Cmd::Mcp { sizes, runs, kiwi } => {
+            let kiwi = kiwi.unwrap_or_else(default_kiwi);
+            if !kiwi.exists() {
+                bail!(
+                    "{} not found; build it with `cargo build --release -p kiwi`",
+                    kiwi.display()
+                );
+            }
+            mcp_bench::run(&kiwi, &sizes, runs)?;
+        }
     }
     Ok(())
 }
 
+mod mcp_bench;
 mod run_bench;
 
 fn default_kiwi() -> PathBuf {

@@ -16,7 +16,7 @@ use crate::system;
 use crate::workspace::{self, Item, Lookup, Workspace, BUILTIN_ROOT};
 use serde::Serialize;
 use serde_json::{json, Map, Value as Json};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
@@ -274,7 +274,14 @@ impl Session {
 
 struct Spaces {
     ws: Workspace,
-    stamps: HashMap<PathBuf, Stamp>,
+    /// Every item file: its sidecar script and its stamp when last read.
+    files: HashMap<PathBuf, (Option<PathBuf>, Stamp)>,
+    /// Every folder that can hold items (the space roots, type folders and their subfolders,
+    /// present or not), with its modification time: a file added or removed changes it.
+    dirs: HashMap<PathBuf, Option<SystemTime>>,
+    /// An inotify watch of every folder (Linux): a refresh drains its queue instead of
+    /// stating every file. `None` where watching is not possible (then files are stated).
+    watch: Option<watch::Watch>,
     generation: u64,
     index: Option<(u64, Arc<Index>)>,
 }
@@ -290,6 +297,36 @@ fn stamp(path: &Path, script: Option<&Path>) -> Stamp {
     )
 }
 
+fn dir_mtime(d: &Path) -> Option<SystemTime> {
+    std::fs::symlink_metadata(d).ok()?.modified().ok()
+}
+
+fn skip_dir(name: &str) -> bool {
+    name.starts_with('.') || matches!(name, "__pycache__" | "node_modules" | "venv" | "target")
+}
+
+/// The folders to watch under a space root.
+fn collect_dirs(root: &Path, out: &mut HashMap<PathBuf, Option<SystemTime>>) {
+    out.insert(root.to_path_buf(), dir_mtime(root));
+    let mut stack: Vec<PathBuf> = ItemType::FILE_TYPES
+        .iter()
+        .filter_map(|t| t.folder())
+        .map(|f| root.join(f))
+        .collect();
+    while let Some(d) = stack.pop() {
+        out.insert(d.clone(), dir_mtime(&d));
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            if is_dir && !e.file_name().to_str().is_some_and(skip_dir) {
+                stack.push(e.path());
+            }
+        }
+    }
+}
+
 impl Spaces {
     fn roots(ws: &Workspace) -> Vec<PathBuf> {
         [Space::User, Space::Project]
@@ -300,49 +337,123 @@ impl Spaces {
 
     fn load(project: Option<PathBuf>, host: Host) -> Spaces {
         let ws = Workspace::load(project, host);
-        let mut stamps = HashMap::new();
-        for root in Self::roots(&ws) {
-            for f in workspace::discover(&root) {
-                stamps.insert(f.path.clone(), stamp(&f.path, f.script.as_deref()));
-            }
-        }
-        Spaces {
+        let mut sp = Spaces {
             ws,
-            stamps,
+            files: HashMap::new(),
+            dirs: HashMap::new(),
+            watch: None,
             generation: 0,
             index: None,
-        }
+        };
+        sp.scan(false);
+        sp
     }
 
-    /// Bring the index up to date with the disk: re-read what changed, drop what is gone.
-    fn refresh(&mut self) {
-        let mut seen = HashSet::new();
-        let mut changed = Vec::new();
+    /// Walk the spaces: every file's stamp, every folder's time; with `apply`, re-read what
+    /// changed and drop what is gone.
+    fn scan(&mut self, apply: bool) {
+        let mut dirs = HashMap::new();
+        let mut files = HashMap::new();
         for root in Self::roots(&self.ws) {
+            collect_dirs(&root, &mut dirs);
             for f in workspace::discover(&root) {
                 let s = stamp(&f.path, f.script.as_deref());
-                if self.stamps.get(&f.path) != Some(&s) {
-                    changed.push((f.path.clone(), s));
-                }
-                seen.insert(f.path);
+                files.insert(f.path, (f.script, s));
             }
         }
-        let gone: Vec<PathBuf> = self
-            .stamps
-            .keys()
-            .filter(|p| !seen.contains(*p))
-            .cloned()
-            .collect();
-        if changed.is_empty() && gone.is_empty() {
+        if apply {
+            let mut changed = false;
+            for p in self.files.keys() {
+                if !files.contains_key(p) {
+                    self.ws.remove(p);
+                    changed = true;
+                }
+            }
+            for (p, (_, s)) in &files {
+                if self.files.get(p).map(|(_, old)| old) != Some(s) {
+                    self.ws.refresh_path(p);
+                    changed = true;
+                }
+            }
+            if changed {
+                self.generation += 1;
+            }
+        }
+        self.watch = watch::Watch::new(
+            dirs.iter()
+                .filter(|(_, m)| m.is_some())
+                .map(|(d, _)| d.as_path()),
+        );
+        self.files = files;
+        self.dirs = dirs;
+    }
+
+    /// Bring the index up to date with the disk, cheaply: stat the known folders and files
+    /// (in parallel); walk again only when a folder changed (a file added or removed).
+    fn refresh(&mut self) {
+        use rayon::prelude::*;
+        if let Some(w) = &mut self.watch {
+            // A folder that did not exist may have been created (not watched).
+            let appeared = self
+                .dirs
+                .iter()
+                .any(|(d, m)| m.is_none() && dir_mtime(d).is_some());
+            match w.drain() {
+                Some(watch::Drained {
+                    structural: false,
+                    files,
+                }) if !appeared => {
+                    let mut changed = false;
+                    for p in files {
+                        let Some(e) = self.files.get_mut(&p) else {
+                            // A sidecar script changed: re-read its tool.
+                            let owner = self
+                                .files
+                                .iter()
+                                .find(|(_, (script, _))| script.as_deref() == Some(p.as_path()))
+                                .map(|(k, _)| k.clone());
+                            if let Some(k) = owner {
+                                self.ws.refresh_path(&k);
+                                changed = true;
+                            }
+                            continue;
+                        };
+                        let s = stamp(&p, e.0.as_deref());
+                        if s != e.1 {
+                            e.1 = s;
+                            self.ws.refresh_path(&p);
+                            changed = true;
+                        }
+                    }
+                    if changed {
+                        self.generation += 1;
+                    }
+                }
+                _ => self.scan(true),
+            }
             return;
         }
-        for p in gone {
-            self.stamps.remove(&p);
-            self.ws.remove(&p);
+        let dirs_changed = self.dirs.par_iter().any(|(d, m)| dir_mtime(d) != *m);
+        if dirs_changed {
+            self.scan(true);
+            return;
+        }
+        let changed: Vec<(PathBuf, Stamp)> = self
+            .files
+            .par_iter()
+            .filter_map(|(p, (script, old))| {
+                let s = stamp(p, script.as_deref());
+                (s != *old).then(|| (p.clone(), s))
+            })
+            .collect();
+        if changed.is_empty() {
+            return;
         }
         for (p, s) in changed {
             self.ws.refresh_path(&p);
-            self.stamps.insert(p, s);
+            if let Some(e) = self.files.get_mut(&p) {
+                e.1 = s;
+            }
         }
         self.generation += 1;
     }
@@ -355,6 +466,160 @@ impl Spaces {
                 self.index = Some((self.generation, idx.clone()));
                 idx
             }
+        }
+    }
+}
+
+/// Folder watching with inotify, drained synchronously: every change made before a call is
+/// in the queue when the call refreshes (no watcher thread, no race).
+mod watch {
+    use std::collections::HashMap;
+    use std::path::{Path, PathBuf};
+
+    pub struct Drained {
+        /// A file was created, removed or renamed, or the queue overflowed: walk again.
+        pub structural: bool,
+        /// Files whose contents changed.
+        pub files: Vec<PathBuf>,
+    }
+
+    #[cfg(target_os = "linux")]
+    pub struct Watch {
+        fd: i32,
+        wds: HashMap<i32, PathBuf>,
+    }
+
+    #[cfg(target_os = "linux")]
+    impl Watch {
+        pub fn new<'a>(dirs: impl Iterator<Item = &'a Path>) -> Option<Watch> {
+            use std::os::unix::ffi::OsStrExt;
+            // SAFETY: plain syscalls on a descriptor this struct owns.
+            let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
+            if fd < 0 {
+                return None;
+            }
+            let mut w = Watch {
+                fd,
+                wds: HashMap::new(),
+            };
+            let mask = libc::IN_MODIFY
+                | libc::IN_CLOSE_WRITE
+                | libc::IN_ATTRIB
+                | libc::IN_CREATE
+                | libc::IN_DELETE
+                | libc::IN_MOVED_FROM
+                | libc::IN_MOVED_TO
+                | libc::IN_DELETE_SELF
+                | libc::IN_MOVE_SELF;
+            for d in dirs {
+                let c = std::ffi::CString::new(d.as_os_str().as_bytes()).ok()?;
+                // SAFETY: a valid NUL-terminated path and our descriptor.
+                let wd = unsafe { libc::inotify_add_watch(fd, c.as_ptr(), mask) };
+                if wd < 0 {
+                    // Out of watches: fall back to stating files.
+                    return None;
+                }
+                w.wds.insert(wd, d.to_path_buf());
+            }
+            Some(w)
+        }
+
+        /// Everything queued so far; `None` when the descriptor failed.
+        pub fn drain(&mut self) -> Option<Drained> {
+            let mut out = Drained {
+                structural: false,
+                files: Vec::new(),
+            };
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                // SAFETY: reading into a buffer we own, within its length.
+                let n = unsafe { libc::read(self.fd, buf.as_mut_ptr().cast(), buf.len()) };
+                if n < 0 {
+                    let e = std::io::Error::last_os_error();
+                    if e.kind() == std::io::ErrorKind::WouldBlock {
+                        return Some(out);
+                    }
+                    if e.kind() == std::io::ErrorKind::Interrupted {
+                        continue;
+                    }
+                    return None;
+                }
+                if n == 0 {
+                    return Some(out);
+                }
+                let n = n as usize;
+                let head = std::mem::size_of::<libc::inotify_event>();
+                let mut at = 0;
+                while at + head <= n {
+                    // SAFETY: the kernel wrote whole events; read_unaligned copes with alignment.
+                    let ev: libc::inotify_event =
+                        unsafe { std::ptr::read_unaligned(buf[at..].as_ptr().cast()) };
+                    let len = ev.len as usize;
+                    let name_bytes = &buf[at + head..(at + head + len).min(n)];
+                    let name_end = name_bytes
+                        .iter()
+                        .position(|&b| b == 0)
+                        .unwrap_or(name_bytes.len());
+                    let name = std::ffi::OsStr::from_bytes_compat(&name_bytes[..name_end]);
+                    at += head + len;
+                    let m = ev.mask;
+                    if m & (libc::IN_Q_OVERFLOW
+                        | libc::IN_CREATE
+                        | libc::IN_DELETE
+                        | libc::IN_MOVED_FROM
+                        | libc::IN_MOVED_TO
+                        | libc::IN_DELETE_SELF
+                        | libc::IN_MOVE_SELF
+                        | libc::IN_IGNORED)
+                        != 0
+                    {
+                        // Our own temporary files come and go: still a change of the folder.
+                        out.structural = true;
+                        continue;
+                    }
+                    if let Some(dir) = self.wds.get(&ev.wd) {
+                        if !name.is_empty() {
+                            out.files.push(dir.join(name));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    trait FromBytesCompat {
+        fn from_bytes_compat(b: &[u8]) -> &std::ffi::OsStr;
+    }
+
+    #[cfg(target_os = "linux")]
+    impl FromBytesCompat for std::ffi::OsStr {
+        fn from_bytes_compat(b: &[u8]) -> &std::ffi::OsStr {
+            use std::os::unix::ffi::OsStrExt;
+            std::ffi::OsStr::from_bytes(b)
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    impl Drop for Watch {
+        fn drop(&mut self) {
+            // SAFETY: closing the descriptor this struct owns, once.
+            unsafe {
+                libc::close(self.fd);
+            }
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub struct Watch;
+
+    #[cfg(not(target_os = "linux"))]
+    impl Watch {
+        pub fn new<'a>(_dirs: impl Iterator<Item = &'a Path>) -> Option<Watch> {
+            None
+        }
+        pub fn drain(&mut self) -> Option<Drained> {
+            None
         }
     }
 }

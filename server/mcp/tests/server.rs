@@ -889,6 +889,16 @@ async fn create_update_delete_validate_link() {
         )
         .await;
     assert_eq!(s["results"][0]["id"], "k/disk");
+    // Changed in place (no file added or removed): seen too.
+    std::fs::write(
+        root.join("knowledge/k/disk.md"),
+        "---\nid: disk\nentry_type: reference\ntitle: Disk\n---\n\nplatypus\n",
+    )
+    .unwrap();
+    let s = c
+        .ok("search", json!({"item_type": "knowledge", "query": "platypus"}))
+        .await;
+    assert_eq!(s["results"][0]["id"], "k/disk");
     std::fs::remove_file(root.join("knowledge/k/disk.md")).unwrap();
     let s = c
         .ok(
