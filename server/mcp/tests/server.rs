@@ -896,7 +896,10 @@ async fn create_update_delete_validate_link() {
     )
     .unwrap();
     let s = c
-        .ok("search", json!({"item_type": "knowledge", "query": "platypus"}))
+        .ok(
+            "search",
+            json!({"item_type": "knowledge", "query": "platypus"}),
+        )
         .await;
     assert_eq!(s["results"][0]["id"], "k/disk");
     std::fs::remove_file(root.join("knowledge/k/disk.md")).unwrap();
@@ -1064,4 +1067,48 @@ async fn init_through_the_builtin_tool() {
         )
         .await;
     assert_eq!(v["source"], "user");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hundred_concurrent_calls_all_answer() {
+    let (_d, mut c) = setup().await;
+    let mut ids = Vec::new();
+    for i in 0..200 {
+        let args = match i % 4 {
+            0 => {
+                json!({"name": "search", "arguments": {"item_type": "knowledge", "query": "greeting"}})
+            }
+            1 => {
+                json!({"name": "load", "arguments": {"item_type": "knowledge", "item_id": "k/notes"}})
+            }
+            2 => {
+                json!({"name": "execute", "arguments": {"item_type": "system", "action": "run", "item_id": "mcp"}})
+            }
+            _ => json!({"name": "help", "arguments": {"topic": "search"}}),
+        };
+        ids.push((i, c.send_request("tools/call", args).await));
+    }
+    let mut answers = std::collections::HashMap::new();
+    while answers.len() < 200 {
+        let line = tokio::time::timeout(Duration::from_secs(60), c.r.next_line())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if let Some(id) = v.get("id").and_then(Value::as_u64) {
+            answers.insert(id, v);
+        }
+    }
+    for (i, id) in ids {
+        let r = &answers[&id]["result"];
+        assert_eq!(r["isError"], false, "{i}");
+        let s = &r["structuredContent"];
+        match i % 4 {
+            0 => assert_eq!(s["results"][0]["id"], "k/notes"),
+            1 => assert_eq!(s["id"], "k/notes"),
+            2 => assert_eq!(s["fields"]["server_name"], "kiwi"),
+            _ => assert_eq!(s["topic"], "search"),
+        }
+    }
 }
