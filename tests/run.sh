@@ -46,3 +46,6 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import mcp" 2>/dev/nu
 fi
 cargo build -p kiwi --locked
 KIWI_BIN="${CARGO_TARGET_DIR:-target}/debug/kiwi" "$venv/bin/python" tests/mcp/e2e.py
+
+step "MCP Inspector CLI (npm: @modelcontextprotocol/inspector under target/inspector)"
+KIWI_BIN="${CARGO_TARGET_DIR:-target}/debug/kiwi" bash tests/mcp/inspector.sh

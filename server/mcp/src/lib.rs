@@ -484,7 +484,12 @@ impl ServerHandler for KiwiServer {
 /// Serve MCP on stdio until the client closes it.
 pub async fn serve_stdio(service: Service) -> Result<(), Box<dyn std::error::Error>> {
     let server = KiwiServer::new(service);
-    let running = server.serve(rmcp::transport::stdio()).await?;
+    let running = match server.serve(rmcp::transport::stdio()).await {
+        Ok(r) => r,
+        // The client went away before starting a session: nothing to serve.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
     running.waiting().await?;
     Ok(())
 }
