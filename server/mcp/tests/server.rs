@@ -461,6 +461,38 @@ async fn load_with_destination_copies_atomically_and_never_overwrites() {
         assert_eq!(e["error"], "invalid_id");
         assert!(std::fs::read_dir(&outside).unwrap().next().is_none());
     }
+    // A symlinked item file that leads out of the space: refused, its target never shown.
+    #[cfg(unix)]
+    {
+        let secret = d.path().join("outside-secret.md");
+        std::fs::write(
+            &secret,
+            "---\nid: leak\ntitle: top secret words\n---\nclassified\n",
+        )
+        .unwrap();
+        let link = d
+            .path()
+            .canonicalize()
+            .unwrap()
+            .join("proj/.ai/knowledge/k/leak.md");
+        std::os::unix::fs::symlink(&secret, &link).unwrap();
+        let v = c
+            .ok(
+                "load",
+                json!({"item_type": "knowledge", "item_id": "k/leak"}),
+            )
+            .await;
+        assert_eq!(v["content"], "");
+        assert_eq!(v["diagnostics"][0]["code"], "K006");
+        let s = c
+            .ok(
+                "search",
+                json!({"item_type": "knowledge", "query": "classified"}),
+            )
+            .await;
+        assert!(s["results"].as_array().unwrap().is_empty());
+        assert!(!c.wire.contains("top secret words"));
+    }
     let e = c
         .err(
             "load",
