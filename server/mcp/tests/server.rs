@@ -1144,3 +1144,82 @@ async fn two_hundred_concurrent_calls_all_answer() {
         }
     }
 }
+
+#[tokio::test]
+async fn tools_and_directives_can_be_created_validated_deleted() {
+    let (d, mut c) = setup().await;
+    let root = d.path().canonicalize().unwrap().join("proj/.ai");
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "tool", "action": "create", "item_id": "t/echo2",
+                   "parameters": {"content": ECHO}}),
+        )
+        .await;
+    assert!(v["path"].as_str().unwrap().ends_with("tools/t/echo2.yaml"));
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "tool", "action": "validate", "item_id": "t/echo2"}),
+        )
+        .await;
+    assert_eq!(v["valid"], true, "{v:#}");
+    let r = c
+        .ok(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "t/echo2", "parameters": {"name": "Di"}}),
+        )
+        .await;
+    assert!(r["result"]["stdout"]
+        .as_str()
+        .unwrap()
+        .starts_with("hello Di"));
+    c.ok(
+        "execute",
+        json!({"item_type": "tool", "action": "delete", "item_id": "t/echo2"}),
+    )
+    .await;
+    assert!(!root.join("tools/t/echo2.yaml").exists());
+
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "directive", "action": "create", "item_id": "x/inner_copy",
+                   "parameters": {"content": INNER, "space": "user"}}),
+        )
+        .await;
+    assert_eq!(v["space"], "user");
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "directive", "action": "run", "item_id": "x/inner_copy"}),
+        )
+        .await;
+    assert_eq!(v["steps"][0]["calls"][0]["item_id"], "t/slow");
+    // Unknown ids everywhere get the closest ids.
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "t/eho"}),
+        )
+        .await;
+    assert_eq!(e["error"], "not_found");
+    assert_eq!(e["suggestions"][0], "t/echo");
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "directive", "action": "fly", "item_id": "d/greet"}),
+        )
+        .await;
+    assert_eq!(
+        e["allowed_actions"],
+        json!(["run", "done", "validate", "create", "update", "delete"])
+    );
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "t/echo", "parameters": [1, 2]}),
+        )
+        .await;
+    assert_eq!(e["error"], "invalid_parameters");
+}
