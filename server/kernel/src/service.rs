@@ -697,6 +697,12 @@ impl Service {
         Ok(f(sp))
     }
 
+    /// Load the fixed project's workspace and build its search index now (at start-up, in
+    /// the background), so that the first call does not wait for it.
+    pub fn warm(&self) {
+        let _ = self.with(None, |sp| sp.index());
+    }
+
     /// The current workspace of a project (a snapshot).
     pub fn workspace(&self, project_path: Option<&str>) -> Res<Workspace> {
         self.with(project_path, |sp| sp.ws.clone())

@@ -484,6 +484,8 @@ impl ServerHandler for KiwiServer {
 /// Serve MCP on stdio until the client closes it.
 pub async fn serve_stdio(service: Service) -> Result<(), Box<dyn std::error::Error>> {
     let server = KiwiServer::new(service);
+    let svc = server.service.clone();
+    tokio::task::spawn_blocking(move || svc.warm());
     let running = match server.serve(rmcp::transport::stdio()).await {
         Ok(r) => r,
         // The client went away before starting a session: nothing to serve.
