@@ -55,10 +55,19 @@ enum Cmd {
         #[arg(long)]
         kiwi: Option<PathBuf>,
     },
+    /// Time the kernel's parsers per file kind, in process (directives, Python tools,
+    /// YAML tools, knowledge), on the files of a generated workspace and the builtin space.
+    Parse {
+        #[arg(long, default_value_t = 1000)]
+        items: usize,
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+    },
 }
 
 fn main() -> Result<()> {
     match Cli::parse().command {
+        Cmd::Parse { items, rounds } => parse_bench(items, rounds)?,
         Cmd::Gen { dir, items } => {
             generate(&dir, items)?;
             println!("wrote {items} items under {}", dir.display());
@@ -293,6 +302,66 @@ Runs the {cat} workflow over the given target.
                 (i + 1) % n_know.max(1)
             ),
         )?;
+    }
+    Ok(())
+}
+
+/// Per-file parse time of each kind: median over rounds of the mean per file.
+fn parse_bench(items: usize, rounds: usize) -> Result<()> {
+    use kiwi_kernel::ids::{ItemType, Space};
+    let dir = std::env::temp_dir().join(format!("kiwi-bench-parse-{items}"));
+    if !dir.join(".ai").is_dir() {
+        generate(&dir, items)?;
+    }
+    type Files = Vec<(PathBuf, Vec<u8>)>;
+    let mut kinds: Vec<(&str, ItemType, Files)> = vec![
+        ("directive", ItemType::Directive, Vec::new()),
+        ("python tool", ItemType::Tool, Vec::new()),
+        ("yaml tool", ItemType::Tool, Vec::new()),
+        ("knowledge", ItemType::Knowledge, Vec::new()),
+    ];
+    for f in kiwi_kernel::workspace::discover(&dir.join(".ai")) {
+        let bytes = std::fs::read(&f.path)?;
+        let slot = match (f.item_type, f.path.extension().and_then(|e| e.to_str())) {
+            (ItemType::Directive, _) => 0,
+            (ItemType::Tool, Some("py")) => 1,
+            (ItemType::Tool, _) => 2,
+            _ => 3,
+        };
+        kinds[slot].2.push((f.path, bytes));
+    }
+    for item in kiwi_kernel::workspace::builtin_items() {
+        if item.path.extension().is_some_and(|e| e == "yaml") {
+            kinds[2]
+                .2
+                .push((item.path.clone(), item.text().as_bytes().to_vec()));
+        }
+    }
+    println!("{:<14} {:>7} {:>14}", "kind", "files", "per file");
+    for (name, t, files) in &kinds {
+        if files.is_empty() {
+            continue;
+        }
+        let mut times = Vec::new();
+        for _ in 0..rounds {
+            let start = Instant::now();
+            for (path, bytes) in files {
+                std::hint::black_box(kiwi_kernel::workspace::parse_item(
+                    *t,
+                    "x".into(),
+                    Space::Project,
+                    path.clone(),
+                    bytes,
+                ));
+            }
+            times.push(start.elapsed() / files.len() as u32);
+        }
+        times.sort();
+        println!(
+            "{name:<14} {:>7} {:>12.1}µs",
+            files.len(),
+            percentile(&times, 0.5).as_secs_f64() * 1e6
+        );
     }
     Ok(())
 }

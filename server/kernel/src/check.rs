@@ -550,7 +550,7 @@ fn check_config_types(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic
                 if contains_placeholder(v) {
                     continue;
                 }
-                let key = pointer.rsplit('/').next().unwrap_or("");
+                let key = readable_pointer(&pointer);
                 out.push(Diagnostic::new(
                     Code::T306,
                     v.range,
@@ -562,6 +562,23 @@ fn check_config_types(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic
             }
         }
     }
+}
+
+/// `/args/1` -> `args[1]`, `/retry/max_attempts` -> `retry.max_attempts`.
+fn readable_pointer(pointer: &str) -> String {
+    let mut out = String::new();
+    for seg in pointer.split('/').skip(1) {
+        let seg = seg.replace("~1", "/").replace("~0", "~");
+        if seg.parse::<usize>().is_ok() {
+            out.push_str(&format!("[{seg}]"));
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&seg);
+        }
+    }
+    out
 }
 
 /// The property names the primitive's schema declares at a pointer (for suggestions).

@@ -258,17 +258,33 @@ where
     I: IntoIterator<Item = &'a str>,
 {
     let lower = word.to_ascii_lowercase();
+    let n_chars = lower.chars().count();
     let mut scored: Vec<(f64, &str)> = candidates
         .into_iter()
         .filter_map(|c| {
-            let cl = c.to_ascii_lowercase();
-            let mut score = strsim::jaro_winkler(&lower, &cl);
+            let cl: std::borrow::Cow<str> = if c.bytes().any(|b| b.is_ascii_uppercase()) {
+                c.to_ascii_lowercase().into()
+            } else {
+                c.into()
+            };
             // A candidate that contains the word, or is contained in it, is a strong hint.
-            if !lower.is_empty() && (cl.contains(&lower) || lower.contains(&cl)) {
+            let contains =
+                !lower.is_empty() && (cl.contains(&lower) || lower.contains(cl.as_ref()));
+            let c_chars = cl.chars().count();
+            // Far apart in length and not containing each other: never close enough.
+            if !contains && n_chars.abs_diff(c_chars) * 3 > n_chars.max(c_chars) {
+                return None;
+            }
+            // Edit distance (with transpositions) relative to length first; Jaro-Winkler
+            // (discounted: it rates long shared prefixes such as `runtimes/` too highly)
+            // catches the rest.
+            let dist = strsim::osa_distance(&lower, &cl);
+            let relative = 1.0 - dist as f64 / n_chars.max(c_chars).max(1) as f64;
+            let mut score = relative.max(0.9 * strsim::jaro_winkler(&lower, &cl));
+            if contains {
                 score = score.max(0.85);
             }
-            let dist = strsim::levenshtein(&lower, &cl);
-            if dist <= 2 && dist < cl.len().max(1) {
+            if dist <= 2 && dist < c_chars.max(1) {
                 score = score.max(0.9 - dist as f64 * 0.01);
             }
             (score >= 0.8).then_some((score, c))
@@ -276,7 +292,14 @@ where
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
     scored.dedup_by(|a, b| a.1 == b.1);
-    scored.into_iter().take(n).map(|(_, c)| c).collect()
+    // Only the candidates about as close as the best one: a clear typo gets one suggestion.
+    let best = scored.first().map(|s| s.0).unwrap_or(0.0);
+    scored
+        .into_iter()
+        .take_while(|s| s.0 >= best - 0.05)
+        .take(n)
+        .map(|(_, c)| c)
+        .collect()
 }
 
 /// " (did you mean `x`?)" or "".

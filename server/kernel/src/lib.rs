@@ -13,6 +13,7 @@ pub mod exec;
 pub mod ids;
 pub mod init;
 pub mod knowledge;
+pub mod pattern;
 pub mod search;
 pub mod service;
 pub mod system;

@@ -274,11 +274,74 @@ pub fn discover(root: &Path) -> Vec<Found> {
     out
 }
 
-/// The builtin space, parsed once per process.
-pub fn builtin_items() -> &'static [Arc<Item>] {
-    static ITEMS: std::sync::OnceLock<Vec<Arc<Item>>> = std::sync::OnceLock::new();
-    ITEMS.get_or_init(|| {
-        let mut items = Vec::new();
+/// Where an entry's item comes from.
+#[derive(Debug)]
+enum Origin {
+    /// A file of a space on disk, read on first use (and refused when it resolves outside
+    /// the space root).
+    Disk { root: PathBuf },
+    /// A file compiled into the binary.
+    Builtin(&'static str),
+    /// An item given ready-made (by the language server, from an editor buffer).
+    Given,
+}
+
+/// A file known to the workspace. Its item is read and parsed on first use, once: a
+/// lookup or a chain touches only the items it needs, and `items_in` parses in parallel.
+#[derive(Debug)]
+struct Entry {
+    found: Found,
+    space: Space,
+    origin: Origin,
+    item: std::sync::OnceLock<Option<Arc<Item>>>,
+}
+
+impl Entry {
+    /// The item, parsed now if it was not yet; `None` when the file is not an item (a
+    /// Python helper module that declares nothing).
+    fn get(&self) -> Option<&Arc<Item>> {
+        self.item
+            .get_or_init(|| {
+                let item = match &self.origin {
+                    Origin::Disk { root } => load_file(&self.found, self.space, root),
+                    Origin::Builtin(text) => {
+                        let f = &self.found;
+                        parse_item(
+                            f.item_type,
+                            f.id.clone(),
+                            self.space,
+                            f.path.clone(),
+                            text.as_bytes(),
+                        )
+                    }
+                    Origin::Given => None,
+                };
+                item.map(Arc::new)
+            })
+            .as_ref()
+    }
+
+    fn given(item: Arc<Item>) -> Entry {
+        Entry {
+            found: Found {
+                item_type: item.item_type,
+                id: item.id.clone(),
+                path: item.path.clone(),
+                script: item.script.clone(),
+            },
+            space: item.space,
+            origin: Origin::Given,
+            item: std::sync::OnceLock::from(Some(item)),
+        }
+    }
+}
+
+/// The entries of the builtin space, made once per process and shared by every workspace
+/// (so each builtin item is parsed at most once).
+fn builtin_entries() -> &'static [Arc<Entry>] {
+    static ENTRIES: std::sync::OnceLock<Vec<Arc<Entry>>> = std::sync::OnceLock::new();
+    ENTRIES.get_or_init(|| {
+        let mut entries = Vec::new();
         for (rel, text) in builtin::FILES {
             let rel_path = Path::new(rel);
             let mut comps = rel_path.components();
@@ -298,12 +361,28 @@ pub fn builtin_items() -> &'static [Arc<Item>] {
             let Some(id) = ids::id_from_relative(comps.as_path()) else {
                 continue;
             };
-            if let Some(item) = parse_item(item_type, id, Space::Builtin, path, text.as_bytes()) {
-                items.push(Arc::new(item));
-            }
+            entries.push(Arc::new(Entry {
+                found: Found {
+                    item_type,
+                    id,
+                    path,
+                    script: None,
+                },
+                space: Space::Builtin,
+                origin: Origin::Builtin(text),
+                item: std::sync::OnceLock::new(),
+            }));
         }
-        items
+        entries
     })
+}
+
+/// Every item of the builtin space (parsed on first call).
+pub fn builtin_items() -> Vec<Arc<Item>> {
+    builtin_entries()
+        .iter()
+        .filter_map(|e| e.get().cloned())
+        .collect()
 }
 
 /// The contents of a builtin file by its path relative to the builtin root.
@@ -356,7 +435,7 @@ pub struct Workspace {
     pub user: PathBuf,
     pub host: Host,
     pub config: Config,
-    items: HashMap<PathBuf, Arc<Item>>,
+    items: HashMap<PathBuf, Arc<Entry>>,
     /// (type, id) -> paths, highest precedence first.
     by_id: HashMap<(ItemType, String), Vec<PathBuf>>,
     /// (type, bare name) -> ids that end with it.
@@ -377,8 +456,8 @@ impl Workspace {
             by_id: HashMap::new(),
             by_bare: HashMap::new(),
         };
-        for item in builtin_items() {
-            ws.insert(item.clone());
+        for entry in builtin_entries() {
+            ws.add(entry.clone());
         }
         ws
     }
@@ -391,16 +470,32 @@ impl Workspace {
             roots.push((Space::Project, p.join(".ai")));
         }
         for (space, root) in roots {
-            let found = discover(&root);
-            let items: Vec<Item> = found
-                .par_iter()
-                .filter_map(|f| load_file(f, space, &root))
-                .collect();
-            for item in items {
-                ws.insert(Arc::new(item));
+            for found in discover(&root) {
+                ws.add(Arc::new(Entry {
+                    found,
+                    space,
+                    origin: Origin::Disk { root: root.clone() },
+                    item: std::sync::OnceLock::new(),
+                }));
             }
         }
         ws
+    }
+
+    /// Parse every item not parsed yet, in parallel.
+    pub fn load_all(&self) {
+        self.preload(|_| true);
+    }
+
+    fn preload(&self, keep: impl Fn(&Entry) -> bool + Sync) {
+        let pending: Vec<&Arc<Entry>> = self
+            .items
+            .values()
+            .filter(|e| e.item.get().is_none() && keep(e))
+            .collect();
+        pending.par_iter().for_each(|e| {
+            e.get();
+        });
     }
 
     /// The root of a space on disk (`None` for builtin, or no project).
@@ -433,31 +528,46 @@ impl Workspace {
 
     /// Add or replace an item (keyed by its path).
     pub fn insert(&mut self, item: Arc<Item>) {
-        self.remove(&item.path.clone());
-        let key = (item.item_type, item.id.clone());
+        self.add(Arc::new(Entry::given(item)));
+    }
+
+    fn add(&mut self, entry: Arc<Entry>) {
+        let path = entry.found.path.clone();
+        self.remove_entry(&path);
+        let key = (entry.found.item_type, entry.found.id.clone());
         let paths = self.by_id.entry(key).or_default();
-        paths.push(item.path.clone());
+        paths.push(path.clone());
         let items = &self.items;
-        let rank = |p: &PathBuf| items.get(p).map(|i| i.space).unwrap_or(item.space);
+        let rank = |p: &PathBuf| items.get(p).map(|e| e.space).unwrap_or(entry.space);
         paths.sort_by(|a, b| rank(a).cmp(&rank(b)).then(a.cmp(b)));
         self.by_bare
-            .entry((item.item_type, ids::bare_name(&item.id).to_string()))
+            .entry((
+                entry.found.item_type,
+                ids::bare_name(&entry.found.id).to_string(),
+            ))
             .or_default()
-            .insert(item.id.clone());
-        self.items.insert(item.path.clone(), item);
+            .insert(entry.found.id.clone());
+        self.items.insert(path, entry);
     }
 
     /// Remove the item of a path; returns it.
     pub fn remove(&mut self, path: &Path) -> Option<Arc<Item>> {
+        self.remove_entry(path).and_then(|e| e.get().cloned())
+    }
+
+    fn remove_entry(&mut self, path: &Path) -> Option<Arc<Entry>> {
         let old = self.items.remove(path)?;
-        let key = (old.item_type, old.id.clone());
+        let key = (old.found.item_type, old.found.id.clone());
         if let Some(paths) = self.by_id.get_mut(&key) {
             paths.retain(|p| p != path);
             if paths.is_empty() {
                 self.by_id.remove(&key);
-                let bare = (old.item_type, ids::bare_name(&old.id).to_string());
+                let bare = (
+                    old.found.item_type,
+                    ids::bare_name(&old.found.id).to_string(),
+                );
                 if let Some(set) = self.by_bare.get_mut(&bare) {
-                    set.remove(&old.id);
+                    set.remove(&old.found.id);
                     if set.is_empty() {
                         self.by_bare.remove(&bare);
                     }
@@ -497,16 +607,24 @@ impl Workspace {
     }
 
     pub fn item(&self, path: &Path) -> Option<&Arc<Item>> {
-        self.items.get(path)
+        self.items.get(path).and_then(|e| e.get())
     }
 
+    /// Every item (all parsed first, in parallel).
     pub fn items(&self) -> impl Iterator<Item = &Arc<Item>> {
-        self.items.values()
+        self.load_all();
+        self.items.values().filter_map(|e| e.get())
     }
 
-    /// Items of a space, sorted by path.
+    /// Items of a space, sorted by path (parsed first, in parallel).
     pub fn items_in(&self, space: Space) -> Vec<&Arc<Item>> {
-        let mut v: Vec<_> = self.items.values().filter(|i| i.space == space).collect();
+        self.preload(|e| e.space == space);
+        let mut v: Vec<_> = self
+            .items
+            .values()
+            .filter(|e| e.space == space)
+            .filter_map(|e| e.get())
+            .collect();
         v.sort_by(|a, b| a.path.cmp(&b.path));
         v
     }
@@ -523,7 +641,7 @@ impl Workspace {
     pub fn all_with_id(&self, item_type: ItemType, id: &str) -> Vec<&Arc<Item>> {
         self.by_id
             .get(&(item_type, id.to_string()))
-            .map(|paths| paths.iter().filter_map(|p| self.items.get(p)).collect())
+            .map(|paths| paths.iter().filter_map(|p| self.item(p)).collect())
             .unwrap_or_default()
     }
 
@@ -537,7 +655,7 @@ impl Workspace {
         let mut v: Vec<&str> = self
             .by_id
             .keys()
-            .filter(|(t, _)| *t == item_type)
+            .filter(|(t, id)| *t == item_type && !self.all_with_id(*t, id).is_empty())
             .map(|(_, id)| id.as_str())
             .collect();
         v.sort();
@@ -613,7 +731,7 @@ impl Workspace {
                 *t == item_type
                     && paths
                         .iter()
-                        .filter_map(|p| self.items.get(p))
+                        .filter_map(|p| self.item(p))
                         .any(|i| allowed(&i))
             })
             .map(|((_, id), _)| id.as_str())

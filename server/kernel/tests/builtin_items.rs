@@ -15,7 +15,7 @@ fn every_builtin_item_is_clean() {
     let ws = Workspace::load(None, host);
     let mut bad = Vec::new();
     for item in builtin_items() {
-        let diags = check_item(&ws, item);
+        let diags = check_item(&ws, &item);
         for d in diags {
             bad.push(format!(
                 "{}: {} {}",

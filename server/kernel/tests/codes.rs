@@ -18,7 +18,12 @@ fn directive(name: &str, body: &str) -> String {
 }
 
 fn step_call(item_type: &str, id: &str) -> String {
-    format!("    <step name=\"s\">\n      <execute item_type=\"{item_type}\" item_id=\"{id}\"/>\n    </step>\n")
+    // Step names are unique: the id, made safe.
+    let name: String = id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    format!("    <step name=\"call{name}\">\n      <execute item_type=\"{item_type}\" item_id=\"{id}\"/>\n    </step>\n")
 }
 
 #[test]

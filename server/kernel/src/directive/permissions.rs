@@ -302,13 +302,18 @@ fn undot(p: &str) -> (String, bool) {
 
 /// Placeholders in a path, replaced by a literal so the glob compiles.
 fn without_placeholders(p: &str) -> String {
+    replace_placeholders(p, "PLACEHOLDER")
+}
+
+/// Every `{...}` of a pattern replaced by `with`.
+fn replace_placeholders(p: &str, with: &str) -> String {
     let mut out = String::new();
     let mut rest = p;
     while let Some(i) = rest.find('{') {
         match rest[i..].find('}') {
             Some(j) => {
                 out.push_str(&rest[..i]);
-                out.push_str("PLACEHOLDER");
+                out.push_str(with);
                 rest = &rest[i + j + 1..];
             }
             None => break,
@@ -1032,20 +1037,7 @@ pub(crate) fn run(text: &str, root: &Element, d: &mut Directive) {
 
 fn id_glob(id: &str) -> String {
     // Placeholders become wildcards: `{input:category}/{input:name}` -> `*/*`.
-    let mut out = String::new();
-    let mut rest = id;
-    while let Some(i) = rest.find('{') {
-        match rest[i..].find('}') {
-            Some(j) => {
-                out.push_str(&rest[..i]);
-                out.push('*');
-                rest = &rest[i + j + 1..];
-            }
-            None => break,
-        }
-    }
-    out.push_str(rest);
-    out
+    replace_placeholders(id, "*")
 }
 
 /// The narrowest grant for a need, in the directive's own spelling.

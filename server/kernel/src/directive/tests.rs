@@ -934,28 +934,6 @@ const FIX_CASES: &[(&str, &str)] = &[
     ("recovery_inputs", "```xml\n<directive name=\"x\" version=\"1.0.0\">\n  <metadata><description>d</description></metadata>\n  <inputs>\n    <input name=\"a\" type=\"string\">The a\n    <input name=\"b\" type=\"string\"/>\n  </inputs>\n  <process>\n    <step name=\"one\"><action>{input:a} {input:b}</action>\n    <step name=\"two\"/>\n  </process>\n</directive>\n```\n"),
 ];
 
-/// `cargo test --release -p kiwi-kernel directive_speed -- --ignored --nocapture`
-#[test]
-#[ignore]
-fn directive_speed() {
-    let Some(dir) = corpus_dir() else { return };
-    let files: Vec<String> = md_files(&dir)
-        .iter()
-        .map(|p| std::fs::read_to_string(p).unwrap())
-        .collect();
-    let bytes: usize = files.iter().map(String::len).sum();
-    for _ in 0..3 {
-        let t = std::time::Instant::now();
-        for _ in 0..50 {
-            for f in &files {
-                std::hint::black_box(parse(f));
-            }
-        }
-        let per = t.elapsed() / (50 * files.len() as u32);
-        eprintln!("{} files, {bytes} bytes: {per:?} per file", files.len());
-    }
-}
-
 /// The D112 rule, pinned on the corpus: sha256 of the `<directive>` element reproduces the
 /// hash of 14 of the 22 `rye:signed` directives; the 8 others were edited after signing.
 #[test]

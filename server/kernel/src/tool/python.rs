@@ -16,7 +16,7 @@ use crate::value::{Entry, Str, Value, ValueKind};
 use crate::yaml::{parse_tree, snippet, MAX_DEPTH};
 use std::cell::RefCell;
 use std::sync::LazyLock;
-use tree_sitter::{Language, Node, Parser, Point, Query, QueryCursor, Range, StreamingIterator};
+use tree_sitter::{Language, Node, Parser, Point, Range};
 
 /// The extraction query (kept with the other grammar files at the repository root).
 pub const EXTRACT_QUERY: &str = include_str!("../../../../grammars/python/extract.scm");
@@ -30,15 +30,18 @@ fn python_language() -> Language {
 }
 
 struct Compiled {
-    query: Query,
-    name: u32,
-    value: u32,
+    query: crate::pattern::Query,
+    name: usize,
+    value: usize,
 }
 
+/// The extraction query, matched structurally (see `pattern.rs` for why not
+/// `tree_sitter::Query`).
 static QUERY: LazyLock<Option<Compiled>> = LazyLock::new(|| {
-    let query = Query::new(&python_language(), EXTRACT_QUERY).ok()?;
-    let name = query.capture_index_for_name("name")?;
-    let value = query.capture_index_for_name("value")?;
+    let query = crate::pattern::Query::parse(EXTRACT_QUERY).ok()?;
+    let names = query.capture_names();
+    let name = names.iter().position(|n| *n == "name")?;
+    let value = names.iter().position(|n| *n == "value")?;
     Some(Compiled { query, name, value })
 });
 
@@ -83,20 +86,17 @@ pub(crate) fn extract(text: &str) -> (Vec<FieldEntry>, Vec<Diagnostic>) {
     let Some(tree) = parse_tree(&PARSER, python_language, parse_text, &ranges) else {
         return (Vec::new(), Vec::new());
     };
-    let mut cursor = QueryCursor::new();
-    // Patterns start at the module: the cursor need not look deeper for a start.
-    cursor.set_max_start_depth(Some(0));
     // The last assignment of each field wins: (field index, name node, value node).
     let mut winners: Vec<Option<(Node, Node)>> = vec![None; FIELDS.len()];
-    let mut matches = cursor.matches(&compiled.query, tree.root_node(), text.as_bytes());
-    while let Some(m) = matches.next() {
+    // The patterns start at the module (tree-sitter's `set_max_start_depth(Some(0))`).
+    for m in compiled.query.matches_at(tree.root_node()) {
         let mut name = None;
         let mut value = None;
-        for cap in m.captures() {
-            if cap.index == compiled.name {
-                name = Some(cap.node);
-            } else if cap.index == compiled.value {
-                value = Some(cap.node);
+        for (index, node) in m {
+            if index == compiled.name {
+                name = Some(node);
+            } else if index == compiled.value {
+                value = Some(node);
             }
         }
         let (Some(name), Some(mut value)) = (name, value) else {

@@ -388,66 +388,6 @@ fn query_compiles() {
     assert!(q.is_ok(), "{q:?}");
 }
 
-/// Not a timed test: prints the time per file so that a regression is visible.
-#[test]
-#[ignore]
-fn bench_python_extraction() {
-    let mut text = String::from(GOOD_PY);
-    for i in 0..150 {
-        text.push_str(&format!(
-            "def f{i}(x):\n    return x * {i} + len(str(x))\n\n"
-        ));
-    }
-    let n = 2_000;
-    let start = std::time::Instant::now();
-    for _ in 0..n {
-        let _ = parse_python(&text);
-    }
-    let el = start.elapsed();
-    eprintln!("{} lines: {:?} per file", text.lines().count(), el / n);
-    let start = std::time::Instant::now();
-    for _ in 0..n {
-        let _ = parse_yaml(GOOD_YAML);
-    }
-    eprintln!("yaml tool: {:?} per file", start.elapsed() / n);
-}
-
-#[test]
-#[ignore]
-fn bench_pieces() {
-    let n = 2_000u32;
-    let time = |name: &str, f: &dyn Fn()| {
-        let start = std::time::Instant::now();
-        for _ in 0..n {
-            f();
-        }
-        eprintln!("{name}: {:?}", start.elapsed() / n);
-    };
-    let small = "version: \"1.0.0\"\ntool_type: http\n";
-    time("yaml parse 2 lines", &|| {
-        let _ = crate::yaml::parse(small, 0);
-    });
-    time("yaml parse GOOD_YAML", &|| {
-        let _ = crate::yaml::parse(GOOD_YAML, 0);
-    });
-    let big: String = (0..200).map(|i| format!("key{i}: value {i}\n")).collect();
-    time("yaml parse 200 lines", &|| {
-        let _ = crate::yaml::parse(&big, 0);
-    });
-    let schema = serde_json::json!({"type": "object", "properties": {"url": {"type": "string"}}});
-    time("meta validate", &|| {
-        let v = jsonschema::meta::validator_for(&schema).unwrap();
-        let _ = v.iter_errors(&schema).count();
-    });
-    time("build validator", &|| {
-        let _ = jsonschema::options().offline().build(&schema);
-    });
-    let py = "__version__ = '1.0.0'\n__tool_type__ = 'python'\n";
-    time("python 2 lines", &|| {
-        let _ = parse_python(py);
-    });
-}
-
 #[test]
 fn only_module_level_statements_are_read() {
     let text = r#""""Docs.
