@@ -55,3 +55,15 @@ cargo test --workspace --locked
 
 step "neovim end to end (kiwi lsp)"
 bash tests/nvim/run.sh
+
+step "MCP end to end (Python MCP SDK: initialize handshake, then server/discover)"
+venv=target/mcp-venv
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import mcp" 2>/dev/null; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check mcp
+fi
+cargo build -p kiwi --locked
+KIWI_BIN="${CARGO_TARGET_DIR:-target}/debug/kiwi" "$venv/bin/python" tests/mcp/e2e.py
+
+step "MCP Inspector CLI (npm: @modelcontextprotocol/inspector under target/inspector)"
+KIWI_BIN="${CARGO_TARGET_DIR:-target}/debug/kiwi" bash tests/mcp/inspector.sh

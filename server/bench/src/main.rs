@@ -56,6 +56,16 @@ enum Cmd {
         #[arg(long)]
         kiwi: Option<PathBuf>,
     },
+    /// `kiwi mcp`: spawn to the `tools/list` answer, and warm `search` latency.
+    Mcp {
+        #[arg(long, value_delimiter = ',', default_value = "10000")]
+        sizes: Vec<usize>,
+        #[arg(long, default_value_t = 50)]
+        runs: usize,
+        /// The kiwi binary (default: target/release/kiwi next to this benchmark).
+        #[arg(long)]
+        kiwi: Option<PathBuf>,
+    },
     /// Time the kernel's parsers per file kind, in process (directives, Python tools,
     /// YAML tools, knowledge), on the files of a generated workspace and the builtin space.
     Parse {
@@ -130,11 +140,22 @@ fn main() -> Result<()> {
             }
             lsp_bench::run(&kiwi, items, runs)?;
         }
+        Cmd::Mcp { sizes, runs, kiwi } => {
+            let kiwi = kiwi.unwrap_or_else(default_kiwi);
+            if !kiwi.exists() {
+                bail!(
+                    "{} not found; build it with `cargo build --release -p kiwi`",
+                    kiwi.display()
+                );
+            }
+            mcp_bench::run(&kiwi, &sizes, runs)?;
+        }
     }
     Ok(())
 }
 
 mod lsp_bench;
+mod mcp_bench;
 mod run_bench;
 
 fn default_kiwi() -> PathBuf {

@@ -217,6 +217,10 @@ fn reference_diagnostic(
     if id.contains('{') || id.contains('$') || id.trim().is_empty() {
         return None;
     }
+    // System items are virtual: they exist when the catalogue has them.
+    if item_type == Some(ItemType::System) && crate::system::item(id.trim()).is_some() {
+        return None;
+    }
     let types: Vec<ItemType> = match item_type {
         Some(t) => vec![t],
         None => ItemType::FILE_TYPES.to_vec(),

@@ -2,6 +2,7 @@
 
 mod cmd_check;
 mod cmd_env;
+mod cmd_mcp;
 mod cmd_run;
 mod report;
 
@@ -97,6 +98,37 @@ values only for variables the chain itself defines) and runs nothing.")]
         #[arg(long)]
         json: bool,
     },
+    /// Serve MCP over stdio: the tools search, load, execute and help, directives as prompts,
+    /// items as kiwi:// resources. Logs go to stderr (KIWI_LOG=debug for more).
+    Mcp {
+        /// The project (default: the working directory when it holds `.ai/`, else each call's project_path).
+        #[arg(long)]
+        project: Option<PathBuf>,
+    },
+    /// Search items by relevance (BM25, typo tolerant) across the project, user and builtin spaces.
+    Search {
+        query: String,
+        /// directive, tool, knowledge or system (default: every type).
+        #[arg(long = "type")]
+        item_type: Option<String>,
+        /// project, user, builtin or all.
+        #[arg(long)]
+        source: Option<String>,
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
+        #[arg(long)]
+        project: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Create the user space (folders, config.yaml, the core directives and tools). Idempotent;
+    /// --force refreshes files init wrote, never a file you changed.
+    Init {
+        #[arg(long)]
+        force: bool,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -130,6 +162,23 @@ fn main() -> ExitCode {
             dry_run,
             json,
         }),
+        Command::Mcp { project } => cmd_mcp::mcp(project),
+        Command::Search {
+            query,
+            item_type,
+            source,
+            limit,
+            project,
+            json,
+        } => cmd_mcp::search(&cmd_mcp::SearchOptions {
+            query: &query,
+            item_type: item_type.as_deref(),
+            source: source.as_deref(),
+            limit,
+            project: project.as_deref(),
+            json,
+        }),
+        Command::Init { force, json } => cmd_mcp::init(force, json),
     };
     match result {
         Ok(code) => code,

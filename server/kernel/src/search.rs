@@ -1,0 +1,448 @@
+//! Search: a BM25 ranking (BM25F-style field weights) over the items of the three spaces and
+//! the system catalogue, tolerant of typos (a query term that is not in the vocabulary is
+//! matched to the terms within a small edit distance, and to terms it is a prefix of).
+
+use crate::ids::{ItemType, Space};
+use crate::system;
+use crate::workspace::{Item, Parsed, Workspace};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Field weights: name matches count most.
+const W_NAME: f32 = 4.0;
+const W_DESC: f32 = 2.0;
+const W_CATEGORY: f32 = 1.5;
+const W_TAGS: f32 = 1.5;
+const W_BODY: f32 = 1.0;
+const K1: f32 = 1.2;
+const B: f32 = 0.75;
+
+/// The searchable metadata of an item.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Meta {
+    pub name: String,
+    pub description: Option<String>,
+    pub category: Option<String>,
+    pub version: Option<String>,
+    pub tags: Vec<String>,
+}
+
+/// The metadata of an item, whatever its type.
+pub fn meta(item: &Item) -> Meta {
+    let mut m = Meta {
+        name: item.id.clone(),
+        description: item.description().map(str::to_string),
+        ..Meta::default()
+    };
+    match &item.parsed {
+        Parsed::Directive(d) => {
+            if let Some(n) = &d.name {
+                m.name = n.value.clone();
+            }
+            m.category = d.category.as_ref().map(|c| c.value.clone());
+            m.version = d.version.as_ref().map(|c| c.value.clone());
+        }
+        Parsed::Tool(t) => {
+            m.name = crate::ids::bare_name(&item.id).to_string();
+            m.category = t.str(crate::tool::Field::Category).map(str::to_string);
+            m.version = t.str(crate::tool::Field::Version).map(str::to_string);
+        }
+        Parsed::Knowledge(k) => {
+            m.name = k
+                .field("name")
+                .and_then(|v| v.as_str())
+                .unwrap_or_else(|| crate::ids::bare_name(&item.id))
+                .to_string();
+            m.category = k
+                .field("category")
+                .and_then(|v| v.as_str())
+                .map(str::to_string);
+            m.version = k
+                .field("version")
+                .and_then(|v| v.as_str())
+                .map(str::to_string);
+            if let Some(list) = k.field("tags").and_then(|v| v.as_list()) {
+                m.tags = list
+                    .iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect();
+            }
+        }
+        Parsed::Unreadable(_) => {}
+    }
+    m
+}
+
+/// Lowercase alphanumeric words; `snake_case`, `kebab-case` and `a/b` split.
+pub fn tokenize(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty() && w.len() <= 40)
+        .map(str::to_lowercase)
+        .collect()
+}
+
+#[derive(Debug, Clone)]
+struct Doc {
+    item_type: ItemType,
+    id: String,
+    source: Option<Space>,
+    path: Option<PathBuf>,
+    meta: Meta,
+    /// Weighted term frequencies.
+    tf: HashMap<u32, f32>,
+    len: f32,
+}
+
+/// One ranked result.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Hit {
+    pub item_type: String,
+    pub id: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub category: Option<String>,
+    pub version: Option<String>,
+    /// `project`, `user`, `builtin`, or `system` for system items.
+    pub source: String,
+    pub path: Option<String>,
+    pub score: f64,
+    /// The space whose item of the same id wins over this one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shadowed_by: Option<String>,
+}
+
+/// An inverted index over a snapshot of a workspace.
+#[derive(Debug, Default)]
+pub struct Index {
+    vocab: HashMap<String, u32>,
+    terms: Vec<String>,
+    postings: Vec<Vec<u32>>,
+    docs: Vec<Doc>,
+    avg_len: f32,
+    /// (type, id) -> space of the winning item.
+    winners: HashMap<(ItemType, String), Space>,
+}
+
+impl Index {
+    /// Index every item of the workspace and the system catalogue.
+    pub fn build(ws: &Workspace) -> Index {
+        let mut idx = Index::default();
+        let mut items: Vec<&Arc<Item>> = ws.items().collect();
+        items.sort_by(|a, b| (a.item_type, &a.id, a.space).cmp(&(b.item_type, &b.id, b.space)));
+        for item in items {
+            if let Some(w) = ws.get(item.item_type, &item.id) {
+                idx.winners
+                    .insert((item.item_type, item.id.clone()), w.space);
+            }
+            let m = meta(item);
+            let tags = m.tags.join(" ");
+            let (name, desc, cat) = (
+                m.name.clone(),
+                m.description.clone().unwrap_or_default(),
+                m.category.clone().unwrap_or_default(),
+            );
+            let body = match &item.parsed {
+                Parsed::Unreadable(_) => "",
+                _ => item.text(),
+            };
+            let fields: [(&str, f32); 6] = [
+                (&item.id, W_NAME),
+                (&name, W_NAME),
+                (&desc, W_DESC),
+                (&cat, W_CATEGORY),
+                (&tags, W_TAGS),
+                (body, W_BODY),
+            ];
+            idx.add(
+                item.item_type,
+                item.id.clone(),
+                Some(item.space),
+                Some(item.path.clone()),
+                m,
+                &fields,
+            );
+        }
+        for s in system::CATALOGUE {
+            let m = Meta {
+                name: s.id.to_string(),
+                description: Some(s.description.to_string()),
+                category: Some("system".into()),
+                version: Some(system::KIWI_VERSION.to_string()),
+                tags: Vec::new(),
+            };
+            let fields_text: String = s
+                .fields
+                .iter()
+                .map(|f| format!("{} {}", f.name, f.description))
+                .collect::<Vec<_>>()
+                .join(" ");
+            let fields: [(&str, f32); 4] = [
+                (s.id, W_NAME),
+                (s.title, W_NAME / 2.0),
+                (s.description, W_DESC),
+                (&fields_text, W_BODY),
+            ];
+            idx.add(ItemType::System, s.id.to_string(), None, None, m, &fields);
+        }
+        let total: f32 = idx.docs.iter().map(|d| d.len).sum();
+        idx.avg_len = if idx.docs.is_empty() {
+            1.0
+        } else {
+            (total / idx.docs.len() as f32).max(1.0)
+        };
+        idx
+    }
+
+    fn add(
+        &mut self,
+        item_type: ItemType,
+        id: String,
+        source: Option<Space>,
+        path: Option<PathBuf>,
+        meta: Meta,
+        fields: &[(&str, f32)],
+    ) {
+        let doc_no = self.docs.len() as u32;
+        let mut tf: HashMap<u32, f32> = HashMap::new();
+        let mut len = 0.0;
+        for (text, w) in fields {
+            for tok in tokenize(text) {
+                let next = self.terms.len() as u32;
+                let t = *self.vocab.entry(tok.clone()).or_insert_with(|| {
+                    self.terms.push(tok);
+                    self.postings.push(Vec::new());
+                    next
+                });
+                let e = tf.entry(t).or_insert(0.0);
+                if *e == 0.0 {
+                    self.postings[t as usize].push(doc_no);
+                }
+                *e += w;
+                len += 1.0;
+            }
+        }
+        self.docs.push(Doc {
+            item_type,
+            id,
+            source,
+            path,
+            meta,
+            tf,
+            len,
+        });
+    }
+
+    pub fn len(&self) -> usize {
+        self.docs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.docs.is_empty()
+    }
+
+    /// The vocabulary terms a query term stands for, each with a weight: itself (1.0), else
+    /// close spellings (typos) and longer words it begins.
+    fn expand(&self, q: &str) -> Vec<(u32, f32)> {
+        let mut out = Vec::new();
+        if let Some(&t) = self.vocab.get(q) {
+            out.push((t, 1.0));
+        }
+        let qn = q.chars().count();
+        if qn < 3 {
+            return out;
+        }
+        let max_dist = if qn >= 8 { 2 } else { 1 };
+        for (i, term) in self.terms.iter().enumerate() {
+            if term == q {
+                continue;
+            }
+            let tn = term.chars().count();
+            if tn >= qn && term.starts_with(q) {
+                out.push((i as u32, 0.6));
+                continue;
+            }
+            if out.first().is_some_and(|(_, w)| *w == 1.0) || tn.abs_diff(qn) > max_dist {
+                continue;
+            }
+            if qn >= 4 && strsim::damerau_levenshtein(q, term) <= max_dist {
+                out.push((i as u32, 0.7));
+            }
+        }
+        out
+    }
+
+    /// Rank the documents of a type (and space) for a query; best first.
+    pub fn search(
+        &self,
+        item_type: ItemType,
+        query: &str,
+        source: Option<Space>,
+        limit: usize,
+    ) -> Vec<Hit> {
+        let n = self.docs.len() as f32;
+        let mut scores: HashMap<u32, f32> = HashMap::new();
+        let q_terms = tokenize(query);
+        let wanted = |d: &Doc| {
+            d.item_type == item_type
+                && (source.is_none() || d.source.is_none() || d.source == source)
+        };
+        for q in &q_terms {
+            for (t, weight) in self.expand(q) {
+                let posting = &self.postings[t as usize];
+                let df = posting.len() as f32;
+                let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
+                for &d in posting {
+                    let doc = &self.docs[d as usize];
+                    if !wanted(doc) {
+                        continue;
+                    }
+                    let tf = doc.tf.get(&t).copied().unwrap_or(0.0);
+                    let norm = K1 * (1.0 - B + B * doc.len / self.avg_len);
+                    let s = idf * tf * (K1 + 1.0) / (tf + norm);
+                    *scores.entry(d).or_insert(0.0) += s * weight;
+                }
+            }
+        }
+        // An exact id or name match of the whole query comes first.
+        let ql = query.trim().to_lowercase();
+        for (i, d) in self.docs.iter().enumerate() {
+            if wanted(d)
+                && !ql.is_empty()
+                && (d.id.to_lowercase() == ql
+                    || d.meta.name.to_lowercase() == ql
+                    || crate::ids::bare_name(&d.id).to_lowercase() == ql)
+            {
+                *scores.entry(i as u32).or_insert(0.0) += 10.0;
+            }
+        }
+        let mut ranked: Vec<(u32, f32)> = scores.into_iter().filter(|(_, s)| *s > 0.0).collect();
+        ranked.sort_by(|a, b| {
+            b.1.total_cmp(&a.1).then_with(|| {
+                let (x, y) = (&self.docs[a.0 as usize], &self.docs[b.0 as usize]);
+                (&x.id, x.source).cmp(&(&y.id, y.source))
+            })
+        });
+        ranked
+            .into_iter()
+            .take(limit)
+            .map(|(d, s)| self.hit(&self.docs[d as usize], s))
+            .collect()
+    }
+
+    /// Every document of a type (an empty query lists them), sorted by id.
+    pub fn list(&self, item_type: ItemType, source: Option<Space>, limit: usize) -> Vec<Hit> {
+        let mut v: Vec<&Doc> = self
+            .docs
+            .iter()
+            .filter(|d| {
+                d.item_type == item_type
+                    && (source.is_none() || d.source.is_none() || d.source == source)
+            })
+            .collect();
+        v.sort_by(|a, b| (&a.id, a.source).cmp(&(&b.id, b.source)));
+        v.into_iter()
+            .take(limit)
+            .map(|d| self.hit(d, 0.0))
+            .collect()
+    }
+
+    fn hit(&self, d: &Doc, score: f32) -> Hit {
+        let shadowed_by = d.source.and_then(|s| {
+            let w = self.winners.get(&(d.item_type, d.id.clone()))?;
+            (*w != s).then(|| w.as_str().to_string())
+        });
+        Hit {
+            item_type: d.item_type.as_str().to_string(),
+            id: d.id.clone(),
+            name: d.meta.name.clone(),
+            description: d.meta.description.clone(),
+            category: d.meta.category.clone(),
+            version: d.meta.version.clone(),
+            source: d
+                .source
+                .map(|s| s.as_str().to_string())
+                .unwrap_or_else(|| "system".into()),
+            path: d.path.as_ref().map(|p| p.to_string_lossy().into_owned()),
+            score: (f64::from(score) * 1000.0).round() / 1000.0,
+            shadowed_by,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::Host;
+
+    fn ws_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace) {
+        let dir = tempfile::tempdir().unwrap();
+        for (rel, text) in files {
+            let p = dir.path().join("proj/.ai").join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        let user = dir.path().join("user");
+        let host = Host::for_tests(&[("KIWI_USERSPACE_DIR", user.to_str().unwrap())]);
+        let ws = Workspace::load(Some(dir.path().join("proj")), host);
+        (dir, ws)
+    }
+
+    fn knowledge(title: &str, tags: &str, body: &str) -> String {
+        format!("---\ntitle: {title}\ntags: [{tags}]\n---\n\n{body}\n")
+    }
+
+    #[test]
+    fn ranks_name_matches_first_and_tolerates_typos() {
+        let (_d, ws) = ws_with(&[
+            (
+                "knowledge/web/deploy.md",
+                &knowledge("Deploying the site", "deploy, web", "How to ship."),
+            ),
+            (
+                "knowledge/notes/misc.md",
+                &knowledge("Misc", "notes", "We deploy on fridays sometimes."),
+            ),
+        ]);
+        let idx = Index::build(&ws);
+        let hits = idx.search(ItemType::Knowledge, "deploy", None, 10);
+        assert_eq!(hits[0].id, "web/deploy");
+        assert_eq!(hits[1].id, "notes/misc");
+        let typo = idx.search(ItemType::Knowledge, "delpoy", None, 10);
+        assert_eq!(typo[0].id, "web/deploy");
+        let prefix = idx.search(ItemType::Knowledge, "deplo", None, 10);
+        assert_eq!(prefix[0].id, "web/deploy");
+        assert!(idx
+            .search(ItemType::Knowledge, "zzzqqq", None, 10)
+            .is_empty());
+    }
+
+    #[test]
+    fn system_items_and_sources() {
+        let (_d, ws) = ws_with(&[]);
+        let idx = Index::build(&ws);
+        let hits = idx.search(ItemType::System, "shell", None, 10);
+        assert_eq!(hits[0].id, "shell");
+        assert_eq!(hits[0].source, "system");
+        let b = idx.search(ItemType::Tool, "subprocess", Some(Space::Builtin), 10);
+        assert_eq!(b[0].id, "subprocess");
+        assert!(idx
+            .search(ItemType::Tool, "subprocess", Some(Space::Project), 10)
+            .is_empty());
+    }
+
+    #[test]
+    fn shadowing_is_shown() {
+        let (_d, ws) = ws_with(&[(
+            "knowledge/core/env-config.md",
+            &knowledge("My env config", "env", "mine"),
+        )]);
+        let idx = Index::build(&ws);
+        let hits = idx.search(ItemType::Knowledge, "env-config", None, 10);
+        let builtin = hits.iter().find(|h| h.source == "builtin").unwrap();
+        assert_eq!(builtin.shadowed_by.as_deref(), Some("project"));
+        let project = hits.iter().find(|h| h.source == "project").unwrap();
+        assert_eq!(project.shadowed_by, None);
+    }
+}

@@ -1,0 +1,138 @@
+//! `kiwi mcp`, `kiwi search`, `kiwi init`.
+
+use crate::cmd_env::project_for;
+use anyhow::{bail, Context, Result};
+use kiwi_kernel::context::Host;
+use kiwi_kernel::ids::ItemType;
+use kiwi_kernel::service::{SearchArgs, Service, Session};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+fn out(text: &str) {
+    let mut o = std::io::stdout().lock();
+    let _ = o.write_all(text.as_bytes());
+    let _ = o.write_all(b"\n");
+    let _ = o.flush();
+}
+
+pub fn mcp(project: Option<PathBuf>) -> Result<ExitCode> {
+    let level = match std::env::var("KIWI_LOG").ok().as_deref() {
+        Some("debug") => tracing_subscriber::filter::LevelFilter::DEBUG,
+        Some("info") => tracing_subscriber::filter::LevelFilter::INFO,
+        Some("trace") => tracing_subscriber::filter::LevelFilter::TRACE,
+        _ => tracing_subscriber::filter::LevelFilter::WARN,
+    };
+    // Logs go to stderr only: stdout carries the protocol.
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_max_level(level)
+        .try_init();
+    let project = match project {
+        Some(p) => project_for(Some(&p))?,
+        None => std::env::current_dir()
+            .ok()
+            .filter(|d| d.join(".ai").is_dir()),
+    };
+    let service = Service::new(project, Host::from_process());
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    rt.block_on(kiwi_mcp::serve_stdio(service))
+        .map_err(|e| anyhow::anyhow!("the MCP server stopped: {e}"))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub struct SearchOptions<'a> {
+    pub query: &'a str,
+    pub item_type: Option<&'a str>,
+    pub source: Option<&'a str>,
+    pub limit: usize,
+    pub project: Option<&'a Path>,
+    pub json: bool,
+}
+
+pub fn search(o: &SearchOptions) -> Result<ExitCode> {
+    let project = project_for(o.project)?;
+    let service = Service::new(project, Host::from_process());
+    let types: Vec<&str> = match o.item_type {
+        Some(t) => {
+            if ItemType::parse(t).is_none() {
+                bail!("--type `{t}` is not an item type; use directive, tool, knowledge or system");
+            }
+            vec![t]
+        }
+        None => vec!["directive", "tool", "knowledge", "system"],
+    };
+    let session = Session::default();
+    let mut all = Vec::new();
+    for t in types {
+        let r = service
+            .search(
+                &session,
+                &SearchArgs {
+                    item_type: t.to_string(),
+                    query: o.query.to_string(),
+                    source: o.source.map(str::to_string),
+                    limit: Some(o.limit),
+                    project_path: None,
+                },
+            )
+            .map_err(|e| anyhow::anyhow!("{}", e.message))?;
+        if let Some(results) = r.get("results").and_then(|v| v.as_array()) {
+            all.extend(results.iter().cloned());
+        }
+    }
+    all.sort_by(|a, b| {
+        let s = |v: &serde_json::Value| v.get("score").and_then(|s| s.as_f64()).unwrap_or(0.0);
+        s(b).total_cmp(&s(a))
+    });
+    all.truncate(o.limit);
+    if o.json {
+        out(&serde_json::to_string_pretty(
+            &serde_json::json!({"query": o.query, "results": all}),
+        )?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if all.is_empty() {
+        out(&format!("no item matches `{}`", o.query));
+        return Ok(ExitCode::from(1));
+    }
+    for h in &all {
+        let g = |k: &str| h.get(k).and_then(|v| v.as_str()).unwrap_or("");
+        let shadow = match h.get("shadowed_by").and_then(|v| v.as_str()) {
+            Some(s) => format!(" (shadowed by {s})"),
+            None => String::new(),
+        };
+        out(&format!(
+            "{:>7.3}  {:<9} {:<40} [{}]{shadow}  {}",
+            h.get("score").and_then(|v| v.as_f64()).unwrap_or(0.0),
+            g("item_type"),
+            g("id"),
+            g("source"),
+            g("description"),
+        ));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn init(force: bool, json: bool) -> Result<ExitCode> {
+    let host = Host::from_process();
+    let r = kiwi_kernel::init::init_userspace(&host, force)
+        .with_context(|| format!("cannot initialise {}", host.user_space().display()))?;
+    if json {
+        out(&serde_json::to_string_pretty(&r)?);
+    } else {
+        out(&r.message);
+        for f in &r.written {
+            out(&format!("  wrote {f}"));
+        }
+        for f in &r.left_alone {
+            out(&format!("  left alone (you changed it): {f}"));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

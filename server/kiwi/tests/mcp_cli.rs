@@ -1,0 +1,182 @@
+//! `kiwi init`, `kiwi search` and `kiwi mcp` as a user runs them.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+fn kiwi(user: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_kiwi"))
+        .args(args)
+        .env("KIWI_USERSPACE_DIR", user)
+        .env("FAKE_API_KEY", "canary-cli-4242")
+        .output()
+        .unwrap()
+}
+
+fn json_of(o: &std::process::Output) -> serde_json::Value {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn init_twice_then_force_keeps_user_edits() {
+    let dir = tempfile::tempdir().unwrap();
+    let user = dir.path().join("user");
+    let first = json_of(&kiwi(&user, &["init", "--json"]));
+    assert_eq!(first["existed"], false);
+    let written: Vec<&str> = first["written"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(written.contains(&"config.yaml"));
+    assert!(written.contains(&"directives/core/init.md"));
+    assert!(written.contains(&"tools/core/init_userspace.yaml"));
+    for f in [
+        "directives/core",
+        "tools/core",
+        "knowledge",
+        "vectors",
+        "threads",
+        "logs",
+        "cache",
+    ] {
+        assert!(user.join(f).is_dir(), "{f}");
+    }
+    let cfg = std::fs::read_to_string(user.join("config.yaml")).unwrap();
+    for key in [
+        "version:",
+        "userspace:",
+        "platform:",
+        "shell:",
+        "# env:",
+        "# execution:",
+    ] {
+        assert!(cfg.contains(key), "config.yaml lacks {key}");
+    }
+    let snapshot = |root: &Path| -> Vec<(PathBuf, Vec<u8>)> {
+        let mut v: Vec<_> = walk(root)
+            .into_iter()
+            .map(|p| {
+                let b = std::fs::read(&p).unwrap();
+                (p, b)
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let before = snapshot(&user);
+    let second = json_of(&kiwi(&user, &["init", "--json"]));
+    assert_eq!(second["written"], serde_json::json!([]));
+    assert_eq!(snapshot(&user), before, "the second init changed nothing");
+    let human = kiwi(&user, &["init"]);
+    assert!(String::from_utf8_lossy(&human.stdout).contains("nothing changed"));
+
+    let edited = user.join("directives/core/create_tool.md");
+    std::fs::write(&edited, "my version\n").unwrap();
+    let forced = json_of(&kiwi(&user, &["init", "--force", "--json"]));
+    assert_eq!(
+        forced["left_alone"],
+        serde_json::json!(["directives/core/create_tool.md"])
+    );
+    assert_eq!(std::fs::read_to_string(&edited).unwrap(), "my version\n");
+}
+
+fn walk(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn search_ranks_and_prints_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let demo = repo().join("fixtures/demo");
+    let o = kiwi(
+        &dir.path().join("u"),
+        &[
+            "search",
+            "site helth",
+            "--project",
+            demo.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    let v = json_of(&o);
+    assert_eq!(v["results"][0]["id"], "ops/site_health");
+    let o = kiwi(
+        &dir.path().join("u"),
+        &[
+            "search",
+            "subprocess",
+            "--type",
+            "tool",
+            "--source",
+            "builtin",
+            "--project",
+            demo.to_str().unwrap(),
+        ],
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("subprocess") && text.contains("[builtin]"),
+        "{text}"
+    );
+    let o = kiwi(&dir.path().join("u"), &["search", "x", "--type", "widget"]);
+    assert!(!o.status.success());
+}
+
+#[test]
+fn mcp_over_stdio_keeps_stdout_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let demo = repo().join("fixtures/demo");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kiwi"))
+        .args(["mcp", "--project", demo.to_str().unwrap()])
+        .env("KIWI_USERSPACE_DIR", dir.path().join("u"))
+        .env("KIWI_LOG", "debug")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#).unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list"}}"#).unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut got = Vec::new();
+    for _ in 0..2 {
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(&line).expect("stdout carries JSON-RPC only");
+        got.push(v);
+    }
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    assert_eq!(got[0]["result"]["serverInfo"]["name"], "kiwi");
+    assert_eq!(got[1]["result"]["tools"].as_array().unwrap().len(), 4);
+}

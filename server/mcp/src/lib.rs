@@ -1,0 +1,521 @@
+//! `kiwi mcp`: the MCP face. It only translates between MCP (rmcp 3.9) and the kernel's
+//! [`Service`]: the four meta-tools `search`, `load`, `execute`, `help`; every directive as
+//! a prompt; every item as a `kiwi://TYPE/ID` resource. One server process is one session:
+//! the directive an agent runs limits what the session may do (04, Enforcement).
+
+use futures::FutureExt;
+use kiwi_kernel::exec::{OutputSink, Stream};
+use kiwi_kernel::service::{self, ExecuteArgs, LoadArgs, OpError, SearchArgs, Service, Session};
+use rmcp::model::*;
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{json, Map, Value as Json};
+use std::sync::{Arc, Mutex};
+
+/// The MCP server: a kernel service and this connection's session.
+#[derive(Clone)]
+pub struct KiwiServer {
+    service: Arc<Service>,
+    session: Arc<Mutex<Session>>,
+}
+
+const ITEM_TYPES: [&str; 4] = ["directive", "tool", "knowledge", "system"];
+
+fn obj(v: Json) -> Arc<JsonObject> {
+    match v {
+        Json::Object(m) => Arc::new(m),
+        _ => Arc::new(Map::new()),
+    }
+}
+
+fn project_path_prop() -> Json {
+    json!({"type": "string", "description": "The project root (a folder holding .ai/), when the server was not started in one"})
+}
+
+/// The four tools, with input and output schemas and annotations.
+pub fn tools() -> Vec<Tool> {
+    let search_in = json!({
+        "type": "object",
+        "properties": {
+            "item_type": {"type": "string", "enum": ITEM_TYPES, "description": "What to search"},
+            "query": {"type": "string", "description": "Words to look for (typos tolerated); empty lists everything"},
+            "source": {"type": "string", "enum": ["project", "user", "builtin", "all"], "default": "all"},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 10},
+            "project_path": project_path_prop(),
+        },
+        "required": ["item_type", "query"],
+    });
+    let hit = json!({
+        "type": "object",
+        "properties": {
+            "item_type": {"type": "string"}, "id": {"type": "string"}, "name": {"type": "string"},
+            "description": {"type": ["string", "null"]}, "category": {"type": ["string", "null"]},
+            "version": {"type": ["string", "null"]}, "source": {"type": "string"},
+            "path": {"type": ["string", "null"]}, "score": {"type": "number"},
+            "shadowed_by": {"type": "string"}
+        },
+        "required": ["item_type", "id", "source", "score"]
+    });
+    let search_out = json!({
+        "type": "object",
+        "properties": {
+            "item_type": {"type": "string"}, "query": {"type": "string"},
+            "total": {"type": "integer"}, "results": {"type": "array", "items": hit}
+        },
+        "required": ["item_type", "results"]
+    });
+    let load_in = json!({
+        "type": "object",
+        "properties": {
+            "item_type": {"type": "string", "enum": ITEM_TYPES},
+            "item_id": {"type": "string", "description": "The item id, such as core/init"},
+            "source": {"type": "string", "enum": ["project", "user", "builtin", "all"], "description": "Load from this space only"},
+            "destination": {"type": "string", "enum": ["project", "user"], "description": "Copy the item into this space"},
+            "force": {"type": "boolean", "default": false, "description": "Overwrite an existing file at the destination"},
+            "project_path": project_path_prop(),
+        },
+        "required": ["item_type", "item_id"],
+    });
+    let any_out = |props: Json| json!({"type": "object", "properties": props});
+    let execute_in = json!({
+        "type": "object",
+        "properties": {
+            "item_type": {"type": "string", "enum": ITEM_TYPES},
+            "action": {"type": "string", "enum": ["run", "done", "dry_run", "validate", "create", "update", "delete", "link"],
+                       "description": "directive: run done validate create update delete; tool: run dry_run validate create update delete; knowledge: run validate create update delete link; system: run"},
+            "item_id": {"type": "string"},
+            "parameters": {"type": "object", "description": "Inputs of a directive, parameters of a tool; content for create/update; reference for link"},
+            "dry_run": {"type": "boolean", "default": false, "description": "For a tool run: show what would run, run nothing"},
+            "project_path": project_path_prop(),
+        },
+        "required": ["item_type", "action", "item_id"],
+    });
+    let help_in = json!({
+        "type": "object",
+        "properties": {"topic": {"type": "string", "enum": service::HELP_TOPICS}},
+    });
+    vec![
+        Tool::new(
+            "search",
+            "Find directives, tools, knowledge or system items by relevance (BM25 over name, description, category, tags and body; typo tolerant). Results show the space of each item and what shadows it.",
+            obj(search_in),
+        )
+        .with_title("Search kiwi items")
+        .with_raw_output_schema(obj(search_out))
+        .with_annotations(ToolAnnotations::new().read_only(true).idempotent(true).open_world(false)),
+        Tool::new(
+            "load",
+            "Read an item: content, parsed metadata, path, space and diagnostics. With destination (project|user), copy it there (atomic; never overwrites without force).",
+            obj(load_in),
+        )
+        .with_title("Load a kiwi item")
+        .with_raw_output_schema(obj(any_out(json!({
+            "item_type": {"type": "string"}, "id": {"type": "string"}, "source": {"type": "string"},
+            "path": {"type": "string"}, "content": {"type": "string"}, "metadata": {"type": "object"},
+            "diagnostics": {"type": "array"}
+        }))))
+        .with_annotations(ToolAnnotations::new().read_only(true).idempotent(true).open_world(false)),
+        Tool::new(
+            "execute",
+            "Act on an item: run a directive (returns its steps; it becomes the session's active directive, end it with done), run or dry_run a tool (progress notifications stream its output), read knowledge or a system item, validate, create/update (parameters.content), delete, link.",
+            obj(execute_in),
+        )
+        .with_title("Execute an action on a kiwi item")
+        .with_raw_output_schema(obj(any_out(json!({
+            "item_type": {"type": "string"}, "id": {"type": "string"}
+        }))))
+        .with_annotations(
+            ToolAnnotations::new().read_only(false).idempotent(false).destructive(true).open_world(true),
+        ),
+        Tool::new(
+            "help",
+            "Short help on a topic (overview search load execute directives tools knowledge system permissions environment), each with one real call.",
+            obj(help_in),
+        )
+        .with_title("Kiwi help")
+        .with_raw_output_schema(obj(any_out(json!({
+            "topic": {"type": "string"}, "text": {"type": "string"}, "example": {"type": "object"}
+        }))))
+        .with_annotations(ToolAnnotations::new().read_only(true).idempotent(true).open_world(false)),
+    ]
+}
+
+fn s(args: &JsonObject, k: &str) -> Option<String> {
+    match args.get(k) {
+        Some(Json::String(v)) => Some(v.clone()),
+        _ => None,
+    }
+}
+
+fn b(args: &JsonObject, k: &str) -> bool {
+    matches!(args.get(k), Some(Json::Bool(true)))
+}
+
+/// A required string argument, or the error body that names it.
+fn req(args: &JsonObject, k: &str, tool: &str) -> Result<String, OpError> {
+    match args.get(k) {
+        Some(Json::String(v)) => Ok(v.clone()),
+        Some(other) => Err(OpError::new(
+            "invalid_arguments",
+            format!("`{k}` must be a string, not {other}"),
+        )),
+        None => {
+            let mut e = OpError::new(
+                "invalid_arguments",
+                format!("`{tool}` needs the argument `{k}`"),
+            );
+            e.suggestions = vec![k.to_string()];
+            Err(e)
+        }
+    }
+}
+
+/// Sends a tool's output as progress notifications.
+struct ProgressSink {
+    tx: tokio::sync::mpsc::UnboundedSender<String>,
+}
+
+impl OutputSink for ProgressSink {
+    fn output(&self, stream: Stream, text: &str, _newline: bool) {
+        let prefix = match stream {
+            Stream::Stdout => "",
+            Stream::Stderr => "[stderr] ",
+        };
+        let _ = self.tx.send(format!("{prefix}{text}"));
+    }
+}
+
+impl KiwiServer {
+    pub fn new(service: Service) -> Self {
+        KiwiServer {
+            service: Arc::new(service),
+            session: Arc::new(Mutex::new(Session::default())),
+        }
+    }
+
+    fn session(&self) -> Session {
+        self.session
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// The answer as MCP: redacted JSON as structured content and text.
+    fn answer(&self, r: Result<Json, OpError>) -> CallToolResult {
+        match r {
+            Ok(v) => CallToolResult::structured(self.redact_json(v)),
+            Err(e) => CallToolResult::structured_error(self.redact_json(e.to_json())),
+        }
+    }
+
+    fn redact_json(&self, v: Json) -> Json {
+        let text = v.to_string();
+        let red = self.service.redact(&text);
+        if red == text {
+            v
+        } else {
+            serde_json::from_str(&red).unwrap_or(v)
+        }
+    }
+
+    /// One tool call (no protocol errors: every failure is a tool result).
+    pub async fn call(
+        &self,
+        name: &str,
+        args: JsonObject,
+        ctx: Option<RequestContext<RoleServer>>,
+    ) -> Result<CallToolResult, McpError> {
+        let svc = self.service.clone();
+        let r = match name {
+            "search" => (|| {
+                let a = SearchArgs {
+                    item_type: req(&args, "item_type", "search")?,
+                    query: s(&args, "query").unwrap_or_default(),
+                    source: s(&args, "source"),
+                    limit: args
+                        .get("limit")
+                        .and_then(Json::as_u64)
+                        .map(|n| n.min(1000) as usize),
+                    project_path: s(&args, "project_path"),
+                };
+                svc.search(&self.session(), &a)
+            })(),
+            "load" => (|| {
+                let a = LoadArgs {
+                    item_type: req(&args, "item_type", "load")?,
+                    item_id: req(&args, "item_id", "load")?,
+                    source: s(&args, "source"),
+                    destination: s(&args, "destination"),
+                    force: b(&args, "force"),
+                    project_path: s(&args, "project_path"),
+                };
+                svc.load(&self.session(), &a)
+            })(),
+            "help" => service::help(s(&args, "topic").as_deref()),
+            "execute" => {
+                let a = (|| {
+                    Ok::<_, OpError>(ExecuteArgs {
+                        item_type: req(&args, "item_type", "execute")?,
+                        action: req(&args, "action", "execute")?,
+                        item_id: req(&args, "item_id", "execute")?,
+                        parameters: args.get("parameters").cloned(),
+                        dry_run: b(&args, "dry_run"),
+                        project_path: s(&args, "project_path"),
+                    })
+                })();
+                match a {
+                    Err(e) => Err(e),
+                    Ok(a) => self.execute(&a, ctx).await,
+                }
+            }
+            other => {
+                return Err(McpError::invalid_params(
+                    format!("unknown tool `{other}`; the tools are search, load, execute, help"),
+                    None,
+                ))
+            }
+        };
+        Ok(self.answer(r))
+    }
+
+    async fn execute(
+        &self,
+        a: &ExecuteArgs,
+        ctx: Option<RequestContext<RoleServer>>,
+    ) -> Result<Json, OpError> {
+        let cancel = ctx.as_ref().map(|c| c.ct.clone()).unwrap_or_default();
+        let token = ctx.as_ref().and_then(|c| c.meta.get_progress_token());
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let sink = ProgressSink { tx };
+        let pump = match (token, ctx.as_ref().map(|c| c.peer.clone())) {
+            (Some(token), Some(peer)) => {
+                let service = self.service.clone();
+                Some(tokio::spawn(async move {
+                    let mut n = 0u64;
+                    while let Some(line) = rx.recv().await {
+                        n += 1;
+                        let msg = service.redact(&line);
+                        let _ = peer
+                            .notify_progress(
+                                ProgressNotificationParam::new(token.clone(), n as f64)
+                                    .with_message(msg),
+                            )
+                            .await;
+                    }
+                }))
+            }
+            _ => {
+                drop(rx);
+                None
+            }
+        };
+        let r = self.service.execute(&self.session, a, &sink, &cancel).await;
+        drop(sink);
+        if let Some(p) = pump {
+            let _ = p.await;
+        }
+        r
+    }
+}
+
+/// Run a tool handler so that a panic in it becomes an error result (the server lives on,
+/// and the client gets an answer instead of waiting for one that never comes).
+pub async fn guarded<F>(name: &str, fut: F) -> Result<CallToolResult, McpError>
+where
+    F: std::future::Future<Output = Result<CallToolResult, McpError>>,
+{
+    match std::panic::AssertUnwindSafe(fut).catch_unwind().await {
+        Ok(r) => r,
+        Err(_) => {
+            tracing::error!("the handler of tool `{name}` panicked");
+            Ok(CallToolResult::structured_error(json!({
+                "error": "internal_error",
+                "item_type": null, "action": null, "item_id": null,
+                "message": format!("kiwi hit a bug while running `{name}`; the server is still running"),
+                "suggestions": []
+            })))
+        }
+    }
+}
+
+fn internal(e: OpError) -> McpError {
+    McpError::invalid_params(e.message.clone(), Some(e.to_json()))
+}
+
+impl ServerHandler for KiwiServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_prompts()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            kiwi_kernel::system::SERVER_NAME,
+            kiwi_kernel::system::KIWI_VERSION,
+        ))
+        .with_instructions(
+            "Kiwi workspaces: directives (workflows), tools (things that run) and knowledge, in project, user and builtin spaces. \
+             Use search to find items, load to read them, execute to run them (a directive's steps tell you what to do next), help for a topic.",
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(tools()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        tools().into_iter().find(|t| t.name == name)
+    }
+
+    async fn call_tool(
+        &self,
+        r: CallToolRequestParams,
+        c: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = r.name.to_string();
+        let args = r.arguments.unwrap_or_default();
+        guarded(&name, self.call(&name, args, Some(c)))
+            .await
+            .map(Into::into)
+    }
+
+    async fn list_prompts(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let ds = self.service.directives(None).unwrap_or_default();
+        let prompts = ds
+            .into_iter()
+            .map(|(id, desc, inputs)| {
+                let args: Vec<PromptArgument> = inputs
+                    .into_iter()
+                    .map(|(n, d, required)| {
+                        let a = PromptArgument::new(n).with_required(required);
+                        if d.is_empty() {
+                            a
+                        } else {
+                            a.with_description(d)
+                        }
+                    })
+                    .collect();
+                Prompt::new(id, desc, Some(args))
+            })
+            .collect();
+        Ok(ListPromptsResult::with_all_items(prompts))
+    }
+
+    async fn get_prompt(
+        &self,
+        r: GetPromptRequestParams,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let args = r.arguments.unwrap_or_default();
+        let (desc, text) = self
+            .service
+            .prompt(&self.session(), &r.name, &args)
+            .map_err(internal)?;
+        let text = self.service.redact(&text);
+        let mut res = GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)]);
+        if let Some(d) = desc {
+            res = res.with_description(d);
+        }
+        Ok(res.into())
+    }
+
+    async fn list_resources(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let rs = self.service.resources(None).unwrap_or_default();
+        let list = rs
+            .into_iter()
+            .map(|(uri, name, desc, mime)| {
+                let r = Resource::new(uri, name).with_mime_type(mime);
+                match desc {
+                    Some(d) => r.with_description(d),
+                    None => r,
+                }
+            })
+            .collect();
+        Ok(ListResourcesResult::with_all_items(list))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new("kiwi://{type}/{id}", "kiwi item").with_description(
+                "A kiwi item: type directive, tool, knowledge or system; id such as core/init",
+            ),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        r: ReadResourceRequestParams,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        match self.service.read_resource(&self.session(), &r.uri) {
+            Ok((text, mime)) => Ok(ReadResourceResult::new(vec![ResourceContents::text(
+                self.service.redact(&text),
+                r.uri.clone(),
+            )
+            .with_mime_type(mime)])
+            .into()),
+            Err(e) if e.error == "not_found" => Err(McpError::resource_not_found(
+                e.message.clone(),
+                Some(e.to_json()),
+            )),
+            Err(e) => Err(internal(e)),
+        }
+    }
+}
+
+/// Serve MCP on stdio until the client closes it.
+pub async fn serve_stdio(service: Service) -> Result<(), Box<dyn std::error::Error>> {
+    let server = KiwiServer::new(service);
+    let svc = server.service.clone();
+    tokio::task::spawn_blocking(move || svc.warm());
+    let running = match server.serve(rmcp::transport::stdio()).await {
+        Ok(r) => r,
+        // The client went away before starting a session: nothing to serve.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    running.waiting().await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panic_becomes_an_error_result() {
+        let r = guarded("search", async {
+            if std::hint::black_box(true) {
+                panic!("boom");
+            }
+            Ok(CallToolResult::success(vec![]))
+        })
+        .await
+        .unwrap();
+        assert_eq!(r.is_error, Some(true));
+        let v = r.structured_content.unwrap();
+        assert_eq!(v["error"], "internal_error");
+        let ok = guarded("help", async { Ok(CallToolResult::success(vec![])) })
+            .await
+            .unwrap();
+        assert_ne!(ok.is_error, Some(true));
+    }
+}

@@ -1,0 +1,1225 @@
+//! The MCP server driven in process: newline-delimited JSON-RPC over a `tokio::io::duplex`,
+//! exactly as a client would speak it on stdio.
+
+use kiwi_kernel::context::Host;
+use kiwi_kernel::service::Service;
+use kiwi_mcp::KiwiServer;
+use rmcp::ServiceExt;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+const CANARIES: [(&str, &str); 3] = [
+    ("FAKE_API_KEY", "canary-key-5f1e2d"),
+    ("SOME_TOKEN", "canary-token-9a8b7c"),
+    ("DB_PASSWORD", "canary-password-3c4d"),
+];
+
+struct Client {
+    w: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    r: tokio::io::Lines<BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+    next: u64,
+    /// Notifications received so far.
+    notes: Vec<Value>,
+    /// Every line received (for the canary check).
+    wire: String,
+    tmp: String,
+}
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+const DIRECTIVE: &str = r#"# Greet
+
+```xml
+<directive name="greet" version="1.0.0">
+  <metadata>
+    <description>Greet someone with the echo tool</description>
+    <category>test</category>
+    <author>tests</author>
+    <permissions>
+      <execute resource="kiwi" action="run" item_type="tool" id="t/echo"/>
+      <load resource="kiwi" action="load" item_type="knowledge" id="k/*"/>
+      <search resource="kiwi" action="search" item_type="knowledge" id="*"/>
+      <execute resource="kiwi" action="run" item_type="directive" id="d/inner"/>
+    </permissions>
+  </metadata>
+  <inputs>
+    <input name="name" type="string" required="true">Who to greet</input>
+    <input name="times" type="integer" default="1">How many times</input>
+    <input name="tone" type="string" enum="warm|dry" default="warm">The tone</input>
+  </inputs>
+  <process>
+    <step name="greet">
+      <description>Greet {input:name} {input:times} time(s), {input:tone}</description>
+      <execute item_type="tool" item_id="t/echo">
+        <param name="name" value="{input:name}"/>
+      </execute>
+    </step>
+    <step name="notes">
+      <description>Read the notes</description>
+      <load item_type="knowledge" item_id="k/notes"/>
+      <search item_type="knowledge" query="greeting"/>
+    </step>
+    <step name="inner">
+      <description>Run the inner directive</description>
+      <execute item_type="directive" item_id="d/inner"/>
+    </step>
+  </process>
+  <outputs>
+    <success>{input:name} was greeted</success>
+  </outputs>
+</directive>
+```
+"#;
+
+const INNER: &str = r#"# Inner
+
+```xml
+<directive name="inner" version="1.0.0">
+  <metadata>
+    <description>An inner directive that asks for more than its parent grants</description>
+    <category>test</category>
+    <author>tests</author>
+    <permissions>
+      <execute resource="kiwi" action="run" item_type="tool" id="*"/>
+    </permissions>
+  </metadata>
+  <process>
+    <step name="slow">
+      <description>Run the slow tool</description>
+      <execute item_type="tool" item_id="t/slow"/>
+    </step>
+  </process>
+  <outputs>
+    <success>done</success>
+  </outputs>
+</directive>
+```
+"#;
+
+const ECHO: &str = r#"version: "1.0.0"
+tool_type: yaml
+executor_id: subprocess
+category: test
+description: Print a greeting and the environment the tool gets
+config_schema:
+  type: object
+  properties:
+    name:
+      type: string
+  required: [name]
+config:
+  command: bash
+  args: ["-c", "echo hello {name}; env"]
+  timeout: 20
+"#;
+
+const SLOW: &str = r#"version: "1.0.0"
+tool_type: yaml
+executor_id: subprocess
+category: test
+description: Print numbered lines slowly
+config_schema:
+  type: object
+  properties:
+    n:
+      type: integer
+config:
+  command: bash
+  args: ["-c", "for i in $(seq 1 {n}); do echo line $i; sleep 0.1; done"]
+  timeout: 60
+"#;
+
+const NOTES: &str = "---\nid: notes\nentry_type: reference\ntitle: Greeting notes\ntags: [greeting, notes]\n---\n\nBe kind when you greet.\n";
+
+fn project(tmp: &Path) -> PathBuf {
+    let p = tmp.join("proj");
+    let ai = p.join(".ai");
+    write(&ai, "directives/d/greet.md", DIRECTIVE);
+    write(&ai, "directives/d/inner.md", INNER);
+    write(&ai, "tools/t/echo.yaml", ECHO);
+    write(&ai, "tools/t/slow.yaml", SLOW);
+    write(&ai, "knowledge/k/notes.md", NOTES);
+    write(
+        &ai,
+        "knowledge/other/secret.md",
+        "---\nid: secret\nentry_type: reference\ntitle: Other\n---\n\nnot for greet\n",
+    );
+    p.canonicalize().unwrap()
+}
+
+fn host(tmp: &Path) -> Host {
+    let user = tmp.join("user");
+    let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into());
+    let home = tmp.join("home");
+    let mut vars: Vec<(&str, &str)> = vec![
+        ("KIWI_USERSPACE_DIR", user.to_str().unwrap()),
+        ("PATH", &path),
+        ("HOME", home.to_str().unwrap()),
+        ("SHELL", "/bin/bash"),
+    ];
+    vars.extend(CANARIES);
+    let mut h = Host::for_tests(&vars);
+    h.cwd = Some(tmp.to_path_buf());
+    h
+}
+
+impl Client {
+    async fn start(project: Option<PathBuf>, host: Host, tmp: &Path) -> Client {
+        let (a, b) = tokio::io::duplex(1 << 22);
+        let server = KiwiServer::new(Service::new(project, host));
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve(a).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let (r, w) = tokio::io::split(b);
+        let mut c = Client {
+            w,
+            r: BufReader::new(r).lines(),
+            next: 0,
+            notes: Vec::new(),
+            wire: String::new(),
+            tmp: tmp.to_string_lossy().into_owned(),
+        };
+        let init = c
+            .request(
+                "initialize",
+                json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "tests", "version": "1"}}),
+            )
+            .await;
+        assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
+        c.notify("notifications/initialized", json!({})).await;
+        c
+    }
+
+    async fn send(&mut self, msg: Value) {
+        let mut line = msg.to_string();
+        line.push('\n');
+        self.w.write_all(line.as_bytes()).await.unwrap();
+        self.w.flush().await.unwrap();
+    }
+
+    async fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}))
+            .await;
+    }
+
+    async fn send_request(&mut self, method: &str, params: Value) -> u64 {
+        self.next += 1;
+        let id = self.next;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        id
+    }
+
+    /// The response to `id`; notifications met on the way are kept.
+    async fn response(&mut self, id: u64) -> Value {
+        loop {
+            let line = tokio::time::timeout(Duration::from_secs(30), self.r.next_line())
+                .await
+                .expect("a response within 30 s")
+                .unwrap()
+                .expect("the server closed the stream");
+            self.wire.push_str(&line);
+            self.wire.push('\n');
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v.get("id") == Some(&json!(id)) {
+                return v;
+            }
+            if v.get("method").is_some() {
+                self.notes.push(v);
+            }
+        }
+    }
+
+    async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send_request(method, params).await;
+        self.response(id).await
+    }
+
+    /// A tool call; returns (isError, structuredContent) after checking the text copy.
+    async fn call(&mut self, name: &str, args: Value) -> (bool, Value) {
+        let r = self
+            .request("tools/call", json!({"name": name, "arguments": args}))
+            .await;
+        let res = &r["result"];
+        assert!(res.is_object(), "no result: {r}");
+        let structured = res["structuredContent"].clone();
+        let text = res["content"][0]["text"].as_str().unwrap();
+        let parsed: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(parsed, structured, "the text is the same JSON");
+        (res["isError"] == json!(true), structured)
+    }
+
+    async fn ok(&mut self, name: &str, args: Value) -> Value {
+        let (err, v) = self.call(name, args).await;
+        assert!(!err, "unexpected error: {v:#}");
+        v
+    }
+
+    async fn err(&mut self, name: &str, args: Value) -> Value {
+        let (err, v) = self.call(name, args).await;
+        assert!(err, "expected an error: {v:#}");
+        for k in [
+            "error",
+            "item_type",
+            "action",
+            "item_id",
+            "message",
+            "suggestions",
+        ] {
+            assert!(v.get(k).is_some(), "error body lacks `{k}`: {v:#}");
+        }
+        v
+    }
+
+    fn norm(&self, v: &Value) -> Value {
+        serde_json::from_str(&v.to_string().replace(&self.tmp, "<TMP>")).unwrap()
+    }
+
+    fn assert_no_canary(&self) {
+        for (_, value) in CANARIES {
+            assert!(!self.wire.contains(value), "a secret leaked on the wire");
+        }
+    }
+}
+
+async fn setup() -> (tempfile::TempDir, Client) {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().canonicalize().unwrap();
+    let p = project(&tmp);
+    let c = Client::start(Some(p), host(&tmp), &tmp).await;
+    (dir, c)
+}
+
+#[tokio::test]
+async fn lists_tools_with_schemas_and_annotations() {
+    let (_d, mut c) = setup().await;
+    let r = c.request("tools/list", json!({})).await;
+    let tools = r["result"]["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["search", "load", "execute", "help"]);
+    for t in tools {
+        assert_eq!(t["inputSchema"]["type"], "object");
+        assert_eq!(t["outputSchema"]["type"], "object");
+        let ro = t["annotations"]["readOnlyHint"] == json!(true);
+        let idem = t["annotations"]["idempotentHint"] == json!(true);
+        assert_eq!(ro, t["name"] != "execute", "{}", t["name"]);
+        assert_eq!(idem, t["name"] != "execute");
+    }
+}
+
+#[tokio::test]
+async fn search_ranks_tolerates_typos_and_shows_shadowing() {
+    let (_d, mut c) = setup().await;
+    let v = c
+        .ok(
+            "search",
+            json!({"item_type": "knowledge", "query": "greeting"}),
+        )
+        .await;
+    assert_eq!(v["results"][0]["id"], "k/notes");
+    insta::assert_json_snapshot!("search_greeting", c.norm(&v));
+    let typo = c
+        .ok(
+            "search",
+            json!({"item_type": "knowledge", "query": "greetign"}),
+        )
+        .await;
+    assert_eq!(typo["results"][0]["id"], "k/notes");
+    let sys = c
+        .ok("search", json!({"item_type": "system", "query": "shell"}))
+        .await;
+    assert_eq!(sys["results"][0]["id"], "shell");
+    let b = c
+        .ok(
+            "search",
+            json!({"item_type": "tool", "query": "subprocess", "source": "builtin", "limit": 1}),
+        )
+        .await;
+    assert_eq!(b["results"].as_array().unwrap().len(), 1);
+    assert_eq!(b["results"][0]["source"], "builtin");
+    let e = c
+        .err("search", json!({"item_type": "widget", "query": "x"}))
+        .await;
+    assert_eq!(e["error"], "invalid_item_type");
+    assert_eq!(
+        e["suggestions"],
+        json!(["directive", "tool", "knowledge", "system"])
+    );
+    let e = c
+        .err(
+            "search",
+            json!({"item_type": "tool", "query": "x", "source": "nowhere"}),
+        )
+        .await;
+    assert_eq!(e["error"], "invalid_source");
+    let e = c.err("search", json!({"query": "x"})).await;
+    assert_eq!(e["error"], "invalid_arguments");
+}
+
+#[tokio::test]
+async fn load_returns_content_and_errors_suggest() {
+    let (_d, mut c) = setup().await;
+    let v = c
+        .ok(
+            "load",
+            json!({"item_type": "knowledge", "item_id": "k/notes"}),
+        )
+        .await;
+    insta::assert_json_snapshot!("load_notes", c.norm(&v));
+    let e = c
+        .err(
+            "load",
+            json!({"item_type": "knowledge", "item_id": "k/note"}),
+        )
+        .await;
+    insta::assert_json_snapshot!("load_unknown", c.norm(&e));
+    for bad in ["../etc/passwd", "/etc/passwd", "a/../../b"] {
+        let e = c
+            .err("load", json!({"item_type": "tool", "item_id": bad}))
+            .await;
+        assert_eq!(e["error"], "invalid_id", "{bad}");
+    }
+    let sys = c
+        .ok("load", json!({"item_type": "system", "item_id": "runtime"}))
+        .await;
+    assert_eq!(sys["fields"]["platform"], "linux");
+    let e = c
+        .err("load", json!({"item_type": "system", "item_id": "path"}))
+        .await;
+    assert_eq!(e["suggestions"][0], "paths");
+}
+
+#[tokio::test]
+async fn load_with_destination_copies_atomically_and_never_overwrites() {
+    let (d, mut c) = setup().await;
+    let v = c
+        .ok(
+            "load",
+            json!({"item_type": "knowledge", "item_id": "core/permissions", "destination": "project"}),
+        )
+        .await;
+    let path = PathBuf::from(v["path"].as_str().unwrap());
+    assert!(path.ends_with(".ai/knowledge/core/permissions.md"));
+    assert!(path.exists());
+    let e = c
+        .err(
+            "load",
+            json!({"item_type": "knowledge", "item_id": "core/permissions", "source": "builtin", "destination": "project"}),
+        )
+        .await;
+    assert_eq!(e["error"], "exists");
+    std::fs::write(
+        &path,
+        "---\nid: permissions\nentry_type: reference\ntitle: mine\n---\n\nmine\n",
+    )
+    .unwrap();
+    c.ok(
+        "load",
+        json!({"item_type": "knowledge", "item_id": "core/permissions", "source": "builtin", "destination": "project", "force": true}),
+    )
+    .await;
+    assert!(std::fs::read_to_string(&path)
+        .unwrap()
+        .contains("Permissions"));
+    // The copy now shadows the builtin one.
+    let s = c
+        .ok(
+            "search",
+            json!({"item_type": "knowledge", "query": "core/permissions"}),
+        )
+        .await;
+    let builtin = s["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["source"] == "builtin")
+        .unwrap();
+    assert_eq!(builtin["shadowed_by"], "project");
+    // A symlinked folder that leads out of the space is refused.
+    #[cfg(unix)]
+    {
+        let outside = d.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        let ai = d.path().canonicalize().unwrap().join("proj/.ai/tools/esc");
+        std::os::unix::fs::symlink(&outside, &ai).unwrap();
+        let e = c
+            .err(
+                "execute",
+                json!({"item_type": "tool", "action": "create", "item_id": "esc/x",
+                       "parameters": {"content": ECHO}}),
+            )
+            .await;
+        assert_eq!(e["error"], "invalid_id");
+        assert!(std::fs::read_dir(&outside).unwrap().next().is_none());
+    }
+    // A symlinked item file that leads out of the space: refused, its target never shown.
+    #[cfg(unix)]
+    {
+        let secret = d.path().join("outside-secret.md");
+        std::fs::write(
+            &secret,
+            "---\nid: leak\ntitle: top secret words\n---\nclassified\n",
+        )
+        .unwrap();
+        let link = d
+            .path()
+            .canonicalize()
+            .unwrap()
+            .join("proj/.ai/knowledge/k/leak.md");
+        std::os::unix::fs::symlink(&secret, &link).unwrap();
+        let v = c
+            .ok(
+                "load",
+                json!({"item_type": "knowledge", "item_id": "k/leak"}),
+            )
+            .await;
+        assert_eq!(v["content"], "");
+        assert_eq!(v["diagnostics"][0]["code"], "K006");
+        let s = c
+            .ok(
+                "search",
+                json!({"item_type": "knowledge", "query": "classified"}),
+            )
+            .await;
+        assert!(s["results"].as_array().unwrap().is_empty());
+        assert!(!c.wire.contains("top secret words"));
+    }
+    let e = c
+        .err(
+            "load",
+            json!({"item_type": "system", "item_id": "paths", "destination": "user"}),
+        )
+        .await;
+    assert_eq!(e["allowed_actions"], json!(["run"]));
+}
+
+#[tokio::test]
+async fn directive_run_binds_inputs_and_enforces_permissions() {
+    let (_d, mut c) = setup().await;
+    // Bad parameters first: each refused, nothing becomes active.
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "directive", "action": "run", "item_id": "d/greet", "parameters": {}}),
+        )
+        .await;
+    assert_eq!(e["error"], "invalid_parameters");
+    assert_eq!(e["suggestions"], json!(["name"]));
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "directive", "action": "run", "item_id": "d/greet",
+                   "parameters": {"name": "Ada", "tones": "dry"}}),
+        )
+        .await;
+    assert!(e["message"].as_str().unwrap().contains("not an input"));
+    assert_eq!(e["suggestions"][0], "tone");
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "directive", "action": "run", "item_id": "d/greet",
+                   "parameters": {"name": "Ada", "tone": "loud"}}),
+        )
+        .await;
+    assert_eq!(e["suggestions"], json!(["warm", "dry"]));
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "directive", "action": "run", "item_id": "d/greet",
+                   "parameters": {"name": "Ada", "times": "many"}}),
+        )
+        .await;
+    assert!(e["message"].as_str().unwrap().contains("integer"));
+
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "directive", "action": "run", "item_id": "d/greet",
+                   "parameters": {"name": "Ada", "times": "2"}}),
+        )
+        .await;
+    assert_eq!(
+        v["inputs"],
+        json!({"name": "Ada", "times": 2, "tone": "warm"})
+    );
+    assert_eq!(v["steps"][0]["description"], "Greet Ada 2 time(s), warm");
+    assert_eq!(v["steps"][0]["calls"][0]["item_id"], "t/echo");
+    assert_eq!(
+        v["steps"][0]["calls"][0]["parameters"],
+        json!({"name": "Ada"})
+    );
+    assert_eq!(v["outputs"][0]["description"], "Ada was greeted");
+    assert_eq!(v["session"]["active_directive"], "d/greet");
+    assert!(v["body"].as_str().unwrap().contains("Greet Ada"));
+
+    // Granted: run t/echo, load k/*, search knowledge.
+    let r = c
+        .ok(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "t/echo", "parameters": {"name": "Ada"}}),
+        )
+        .await;
+    assert!(r["result"]["stdout"]
+        .as_str()
+        .unwrap()
+        .contains("hello Ada"));
+    c.ok(
+        "load",
+        json!({"item_type": "knowledge", "item_id": "k/notes"}),
+    )
+    .await;
+    let s = c
+        .ok(
+            "search",
+            json!({"item_type": "knowledge", "query": "not for greet other"}),
+        )
+        .await;
+    // Results are filtered by what the directive grants (search on any knowledge).
+    assert!(s["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|h| h["id"] == "other/secret"));
+    // Refused: another tool, other knowledge, a search of tools.
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "t/slow"}),
+        )
+        .await;
+    insta::assert_json_snapshot!("refused_capability", c.norm(&e));
+    let e = c
+        .err(
+            "load",
+            json!({"item_type": "knowledge", "item_id": "other/secret"}),
+        )
+        .await;
+    assert_eq!(e["error"], "permission_denied");
+    let e = c
+        .err("search", json!({"item_type": "tool", "query": "echo"}))
+        .await;
+    assert_eq!(e["missing_capability"], "kiwi.search.tool.*");
+    // System items stay readable? Not granted here: refused too.
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "system", "action": "run", "item_id": "paths"}),
+        )
+        .await;
+    assert_eq!(e["error"], "permission_denied");
+
+    // Nested: the inner directive asks for run on any tool, but the parent narrows it.
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "directive", "action": "run", "item_id": "d/inner"}),
+        )
+        .await;
+    assert_eq!(v["session"]["depth"], 2);
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "t/slow", "parameters": {"n": 1}}),
+        )
+        .await;
+    assert_eq!(e["directive"], "d/greet");
+    c.ok(
+        "execute",
+        json!({"item_type": "directive", "action": "done", "item_id": "d/inner"}),
+    )
+    .await;
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "directive", "action": "done", "item_id": "d/greet"}),
+        )
+        .await;
+    assert_eq!(v["active_directive"], Value::Null);
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "directive", "action": "done", "item_id": "d/greet"}),
+        )
+        .await;
+    assert_eq!(e["error"], "not_active");
+    // Unrestricted again.
+    c.ok(
+        "execute",
+        json!({"item_type": "tool", "action": "run", "item_id": "t/slow", "parameters": {"n": 1}}),
+    )
+    .await;
+    c.assert_no_canary();
+}
+
+#[tokio::test]
+async fn tool_run_dry_run_progress_and_secrets() {
+    let (_d, mut c) = setup().await;
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "tool", "action": "dry_run", "item_id": "t/echo", "parameters": {"name": "Bo"}}),
+        )
+        .await;
+    assert_eq!(v["plan"]["command"][0], "bash");
+    let v2 = c
+        .ok(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "t/echo", "dry_run": true, "parameters": {"name": "Bo"}}),
+        )
+        .await;
+    assert_eq!(v2["dry_run"], true);
+    let id = c
+        .send_request(
+            "tools/call",
+            json!({"name": "execute", "_meta": {"progressToken": "pt-1"},
+                   "arguments": {"item_type": "tool", "action": "run", "item_id": "t/slow", "parameters": {"n": 3}}}),
+        )
+        .await;
+    let r = c.response(id).await;
+    assert_eq!(r["result"]["isError"], false);
+    let msgs: Vec<&str> = c
+        .notes
+        .iter()
+        .filter(|n| {
+            n["method"] == "notifications/progress" && n["params"]["progressToken"] == "pt-1"
+        })
+        .filter_map(|n| n["params"]["message"].as_str())
+        .collect();
+    assert_eq!(msgs, ["line 1", "line 2", "line 3"]);
+    // The tool's environment holds none of the canaries; nothing on the wire does.
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "t/echo", "parameters": {"name": "Bo"}}),
+        )
+        .await;
+    assert!(!v["result"]["stdout"]
+        .as_str()
+        .unwrap()
+        .contains("FAKE_API_KEY"));
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "t/echo", "parameters": {"nam": "Bo"}}),
+        )
+        .await;
+    assert_eq!(e["error"], "execution_error");
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "tool", "action": "link", "item_id": "t/echo"}),
+        )
+        .await;
+    assert_eq!(e["error"], "invalid_action");
+    c.assert_no_canary();
+}
+
+#[tokio::test]
+async fn cancel_stops_the_tool() {
+    let (_d, mut c) = setup().await;
+    let started = std::time::Instant::now();
+    let id = c
+        .send_request(
+            "tools/call",
+            json!({"name": "execute", "_meta": {"progressToken": 7},
+                   "arguments": {"item_type": "tool", "action": "run", "item_id": "t/slow", "parameters": {"n": 300}}}),
+        )
+        .await;
+    // Wait for the first line, then cancel.
+    loop {
+        let line = c.r.next_line().await.unwrap().unwrap();
+        if line.contains("notifications/progress") {
+            break;
+        }
+    }
+    c.notify(
+        "notifications/cancelled",
+        json!({"requestId": id, "reason": "test"}),
+    )
+    .await;
+    // The server answers the next request; the cancelled one gets no response.
+    let r = c
+        .request("tools/call", json!({"name": "help", "arguments": {}}))
+        .await;
+    assert_eq!(r["result"]["isError"], false);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(started.elapsed() < Duration::from_secs(20));
+    // No process of the tool remains (its group was stopped): `seq 1 300` with 0.1 s sleeps
+    // would still be running.
+    let out = std::process::Command::new("pgrep")
+        .args(["-f", "seq 1 300"])
+        .output();
+    if let Ok(o) = out {
+        assert!(o.stdout.is_empty(), "the tool still runs");
+    }
+}
+
+#[tokio::test]
+async fn system_items_are_read_only() {
+    let (_d, mut c) = setup().await;
+    for id in ["paths", "runtime", "shell", "mcp"] {
+        let v = c
+            .ok(
+                "execute",
+                json!({"item_type": "system", "action": "run", "item_id": id}),
+            )
+            .await;
+        assert_eq!(v["read_only"], true);
+    }
+    for action in ["create", "update", "delete", "validate"] {
+        let e = c
+            .err(
+                "execute",
+                json!({"item_type": "system", "action": action, "item_id": "paths"}),
+            )
+            .await;
+        assert_eq!(e["error"], "read_only");
+        assert_eq!(e["allowed_actions"], json!(["run"]));
+    }
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "system", "action": "run", "item_id": "secrets"}),
+        )
+        .await;
+    assert_eq!(e["error"], "not_found");
+    c.assert_no_canary();
+}
+
+#[tokio::test]
+async fn create_update_delete_validate_link() {
+    let (d, mut c) = setup().await;
+    let root = d.path().canonicalize().unwrap().join("proj/.ai");
+    // Unparsable content is refused with its diagnostics; nothing is written.
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "tool", "action": "create", "item_id": "t/bad",
+                   "parameters": {"content": "version: [unclosed\n  - : :\n"}}),
+        )
+        .await;
+    assert_eq!(e["error"], "invalid_content");
+    assert!(!e["diagnostics"].as_array().unwrap().is_empty());
+    assert!(!root.join("tools/t/bad.yaml").exists());
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "knowledge", "action": "create", "item_id": "k/new", "parameters": {}}),
+        )
+        .await;
+    assert_eq!(e["suggestions"], json!(["content"]));
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "knowledge", "action": "create", "item_id": "k/new",
+                   "parameters": {"content": "---\nid: new\nentry_type: reference\ntitle: New entry\n---\n\nFresh words zanzibar.\n"}}),
+        )
+        .await;
+    assert_eq!(v["space"], "project");
+    // The index is true at once.
+    let s = c
+        .ok(
+            "search",
+            json!({"item_type": "knowledge", "query": "zanzibar"}),
+        )
+        .await;
+    assert_eq!(s["results"][0]["id"], "k/new");
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "knowledge", "action": "create", "item_id": "k/new",
+                   "parameters": {"content": "---\ntitle: again\n---\n"}}),
+        )
+        .await;
+    assert_eq!(e["error"], "exists");
+    c.ok(
+        "execute",
+        json!({"item_type": "knowledge", "action": "update", "item_id": "k/new",
+               "parameters": {"content": "---\nid: new\nentry_type: reference\ntitle: New entry\n---\n\nNow about quokkas.\n"}}),
+    )
+    .await;
+    let s = c
+        .ok(
+            "search",
+            json!({"item_type": "knowledge", "query": "quokkas"}),
+        )
+        .await;
+    assert_eq!(s["results"][0]["id"], "k/new");
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "knowledge", "action": "link", "item_id": "k/new",
+                   "parameters": {"reference": "k/notes"}}),
+        )
+        .await;
+    assert_eq!(v["references_added"], json!(["k/notes"]));
+    let text = std::fs::read_to_string(root.join("knowledge/k/new.md")).unwrap();
+    assert!(text.contains("references: [k/notes]"), "{text}");
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "knowledge", "action": "validate", "item_id": "k/new"}),
+        )
+        .await;
+    assert_eq!(v["valid"], true);
+    c.ok(
+        "execute",
+        json!({"item_type": "knowledge", "action": "delete", "item_id": "k/new"}),
+    )
+    .await;
+    assert!(!root.join("knowledge/k/new.md").exists());
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "knowledge", "action": "delete", "item_id": "k/new"}),
+        )
+        .await;
+    assert_eq!(e["error"], "not_found");
+    // The builtin space is never touched.
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "directive", "action": "delete", "item_id": "core/init"}),
+        )
+        .await;
+    assert_eq!(e["error"], "read_only");
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "directive", "action": "update", "item_id": "core/init",
+                   "parameters": {"content": DIRECTIVE}}),
+        )
+        .await;
+    assert_eq!(e["error"], "read_only");
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "directive", "action": "create", "item_id": "x/y",
+                   "parameters": {"content": DIRECTIVE, "space": "builtin"}}),
+        )
+        .await;
+    assert_eq!(e["error"], "read_only");
+    // A file changed on disk by someone else is seen by the next call.
+    std::fs::write(
+        root.join("knowledge/k/disk.md"),
+        "---\nid: disk\nentry_type: reference\ntitle: Disk\n---\n\nwombat\n",
+    )
+    .unwrap();
+    let s = c
+        .ok(
+            "search",
+            json!({"item_type": "knowledge", "query": "wombat"}),
+        )
+        .await;
+    assert_eq!(s["results"][0]["id"], "k/disk");
+    // Changed in place (no file added or removed): seen too.
+    std::fs::write(
+        root.join("knowledge/k/disk.md"),
+        "---\nid: disk\nentry_type: reference\ntitle: Disk\n---\n\nplatypus\n",
+    )
+    .unwrap();
+    let s = c
+        .ok(
+            "search",
+            json!({"item_type": "knowledge", "query": "platypus"}),
+        )
+        .await;
+    assert_eq!(s["results"][0]["id"], "k/disk");
+    std::fs::remove_file(root.join("knowledge/k/disk.md")).unwrap();
+    let s = c
+        .ok(
+            "search",
+            json!({"item_type": "knowledge", "query": "wombat"}),
+        )
+        .await;
+    assert!(s["results"].as_array().unwrap().is_empty());
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "directive", "action": "validate", "item_id": "d/greet"}),
+        )
+        .await;
+    assert!(v["diagnostics"].is_array());
+}
+
+#[tokio::test]
+async fn help_topics() {
+    let (_d, mut c) = setup().await;
+    for t in kiwi_kernel::service::HELP_TOPICS {
+        let v = c.ok("help", json!({"topic": t})).await;
+        assert!(v["example"]["tool"].is_string());
+    }
+    let e = c.err("help", json!({"topic": "serch"})).await;
+    assert_eq!(e["suggestions"][0], "search");
+    let r = c
+        .request("tools/call", json!({"name": "nope", "arguments": {}}))
+        .await;
+    assert!(r["error"].is_object());
+}
+
+#[tokio::test]
+async fn prompts_and_resources() {
+    let (_d, mut c) = setup().await;
+    let r = c.request("prompts/list", json!({})).await;
+    let prompts = r["result"]["prompts"].as_array().unwrap();
+    let greet = prompts.iter().find(|p| p["name"] == "d/greet").unwrap();
+    assert_eq!(
+        greet["arguments"],
+        json!([{"name": "name", "description": "Who to greet", "required": true},
+               {"name": "times", "description": "How many times", "required": false},
+               {"name": "tone", "description": "The tone", "required": false}])
+    );
+    assert!(prompts.iter().any(|p| p["name"] == "core/init"));
+    let r = c
+        .request(
+            "prompts/get",
+            json!({"name": "d/greet", "arguments": {"name": "Cy"}}),
+        )
+        .await;
+    let text = r["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(text.contains("Greet Cy 1 time(s), warm"));
+    let r = c
+        .request("prompts/get", json!({"name": "d/greet", "arguments": {}}))
+        .await;
+    assert!(r["error"].is_object());
+
+    let r = c.request("resources/list", json!({})).await;
+    let res = r["result"]["resources"].as_array().unwrap();
+    let uris: Vec<&str> = res.iter().map(|r| r["uri"].as_str().unwrap()).collect();
+    assert!(uris.contains(&"kiwi://directive/d/greet"));
+    assert!(uris.contains(&"kiwi://system/paths"));
+    assert!(uris.contains(&"kiwi://tool/subprocess"));
+    let r = c.request("resources/templates/list", json!({})).await;
+    assert_eq!(
+        r["result"]["resourceTemplates"][0]["uriTemplate"],
+        "kiwi://{type}/{id}"
+    );
+    let r = c
+        .request("resources/read", json!({"uri": "kiwi://knowledge/k/notes"}))
+        .await;
+    assert_eq!(r["result"]["contents"][0]["mimeType"], "text/markdown");
+    assert!(r["result"]["contents"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("Be kind"));
+    let r = c
+        .request("resources/read", json!({"uri": "kiwi://system/runtime"}))
+        .await;
+    assert_eq!(r["result"]["contents"][0]["mimeType"], "application/json");
+    let r = c
+        .request("resources/read", json!({"uri": "kiwi://knowledge/k/nope"}))
+        .await;
+    assert!(r["error"].is_object());
+    let r = c
+        .request(
+            "resources/read",
+            json!({"uri": "kiwi://tool/../../etc/passwd"}),
+        )
+        .await;
+    assert!(r["error"].is_object());
+    c.assert_no_canary();
+}
+
+#[tokio::test]
+async fn without_a_project_calls_name_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().canonicalize().unwrap();
+    let p = project(&tmp);
+    let mut c = Client::start(None, host(&tmp), &tmp).await;
+    // Builtin and user items need no project.
+    c.ok(
+        "load",
+        json!({"item_type": "directive", "item_id": "core/init"}),
+    )
+    .await;
+    let e = c
+        .err(
+            "load",
+            json!({"item_type": "directive", "item_id": "d/greet"}),
+        )
+        .await;
+    assert_eq!(e["error"], "not_found");
+    c.ok(
+        "load",
+        json!({"item_type": "directive", "item_id": "d/greet", "project_path": p.to_str().unwrap()}),
+    )
+    .await;
+    let e = c
+        .err(
+            "load",
+            json!({"item_type": "directive", "item_id": "core/init", "destination": "project"}),
+        )
+        .await;
+    assert_eq!(e["error"], "no_project");
+    let e = c
+        .err(
+            "search",
+            json!({"item_type": "directive", "query": "x", "project_path": "/nonexistent"}),
+        )
+        .await;
+    assert_eq!(e["error"], "invalid_project_path");
+}
+
+#[tokio::test]
+async fn init_through_the_builtin_tool() {
+    let (d, mut c) = setup().await;
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "core/init_userspace"}),
+        )
+        .await;
+    assert_eq!(v["result"]["existed"], false);
+    let user = d.path().canonicalize().unwrap().join("user");
+    assert!(user.join("config.yaml").exists());
+    assert!(user.join("directives/core/init.md").exists());
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "core/init_userspace"}),
+        )
+        .await;
+    assert_eq!(v["result"]["written"], json!([]));
+    // The user space copy now shadows the builtin directive.
+    let v = c
+        .ok(
+            "load",
+            json!({"item_type": "directive", "item_id": "core/init"}),
+        )
+        .await;
+    assert_eq!(v["source"], "user");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hundred_concurrent_calls_all_answer() {
+    let (_d, mut c) = setup().await;
+    let mut ids = Vec::new();
+    for i in 0..200 {
+        let args = match i % 4 {
+            0 => {
+                json!({"name": "search", "arguments": {"item_type": "knowledge", "query": "greeting"}})
+            }
+            1 => {
+                json!({"name": "load", "arguments": {"item_type": "knowledge", "item_id": "k/notes"}})
+            }
+            2 => {
+                json!({"name": "execute", "arguments": {"item_type": "system", "action": "run", "item_id": "mcp"}})
+            }
+            _ => json!({"name": "help", "arguments": {"topic": "search"}}),
+        };
+        ids.push((i, c.send_request("tools/call", args).await));
+    }
+    let mut answers = std::collections::HashMap::new();
+    while answers.len() < 200 {
+        let line = tokio::time::timeout(Duration::from_secs(60), c.r.next_line())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if let Some(id) = v.get("id").and_then(Value::as_u64) {
+            answers.insert(id, v);
+        }
+    }
+    for (i, id) in ids {
+        let r = &answers[&id]["result"];
+        assert_eq!(r["isError"], false, "{i}");
+        let s = &r["structuredContent"];
+        match i % 4 {
+            0 => assert_eq!(s["results"][0]["id"], "k/notes"),
+            1 => assert_eq!(s["id"], "k/notes"),
+            2 => assert_eq!(s["fields"]["server_name"], "kiwi"),
+            _ => assert_eq!(s["topic"], "search"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn tools_and_directives_can_be_created_validated_deleted() {
+    let (d, mut c) = setup().await;
+    let root = d.path().canonicalize().unwrap().join("proj/.ai");
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "tool", "action": "create", "item_id": "t/echo2",
+                   "parameters": {"content": ECHO}}),
+        )
+        .await;
+    assert!(v["path"].as_str().unwrap().ends_with("tools/t/echo2.yaml"));
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "tool", "action": "validate", "item_id": "t/echo2"}),
+        )
+        .await;
+    assert_eq!(v["valid"], true, "{v:#}");
+    let r = c
+        .ok(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "t/echo2", "parameters": {"name": "Di"}}),
+        )
+        .await;
+    assert!(r["result"]["stdout"]
+        .as_str()
+        .unwrap()
+        .starts_with("hello Di"));
+    c.ok(
+        "execute",
+        json!({"item_type": "tool", "action": "delete", "item_id": "t/echo2"}),
+    )
+    .await;
+    assert!(!root.join("tools/t/echo2.yaml").exists());
+
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "directive", "action": "create", "item_id": "x/inner_copy",
+                   "parameters": {"content": INNER, "space": "user"}}),
+        )
+        .await;
+    assert_eq!(v["space"], "user");
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "directive", "action": "run", "item_id": "x/inner_copy"}),
+        )
+        .await;
+    assert_eq!(v["steps"][0]["calls"][0]["item_id"], "t/slow");
+    // Unknown ids everywhere get the closest ids.
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "t/eho"}),
+        )
+        .await;
+    assert_eq!(e["error"], "not_found");
+    assert_eq!(e["suggestions"][0], "t/echo");
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "directive", "action": "fly", "item_id": "d/greet"}),
+        )
+        .await;
+    assert_eq!(
+        e["allowed_actions"],
+        json!(["run", "done", "validate", "create", "update", "delete"])
+    );
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "t/echo", "parameters": [1, 2]}),
+        )
+        .await;
+    assert_eq!(e["error"], "invalid_parameters");
+}

@@ -1,0 +1,280 @@
+"""End-to-end tests of `kiwi mcp` with the official Python MCP SDK (PyPI `mcp` 2.x).
+
+Run twice: once with the classic handshake (`ClientSession.initialize()`, protocol 2025-11-25)
+and once with `mcp.Client`, which sends `server/discover` first (2026-07-28). Each run lists
+tools, prompts and resources; searches; loads; runs a directive; runs a tool with a progress
+token and once more with a cancel; reads a system item; and checks that no canary secret from
+the server's environment appears in any result.
+
+    KIWI_BIN=target/debug/kiwi target/mcp-venv/bin/python tests/mcp/e2e.py
+
+Prints one line per check and a closing `N passed, M failed`; exits 1 when any failed.
+"""
+
+import asyncio
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+from mcp import Client, ClientSession, StdioServerParameters, stdio_client
+
+ROOT = Path(__file__).resolve().parents[2]
+CANARIES = {
+    "FAKE_API_KEY": "canary-api-key-e2e-71f3",
+    "SOME_TOKEN": "canary-token-e2e-88a2",
+    "DB_PASSWORD": "canary-password-e2e-19c4",
+}
+
+SLOW_TOOL = """version: "1.0.0"
+tool_type: yaml
+executor_id: subprocess
+category: test
+description: Print numbered lines slowly, and count them in ticks.txt
+config_schema:
+  type: object
+  properties:
+    n:
+      type: integer
+config:
+  command: bash
+  args: ["-c", "for i in $(seq 1 {n}); do echo $i >> ticks.txt; echo line $i; sleep 0.1; done"]
+  timeout: 120
+"""
+
+ENV_TOOL = """version: "1.0.0"
+tool_type: yaml
+executor_id: subprocess
+category: test
+description: Print the environment the tool gets
+config:
+  command: env
+  timeout: 20
+"""
+
+
+def kiwi_bin():
+    if os.environ.get("KIWI_BIN"):
+        return os.environ["KIWI_BIN"]
+    target = os.environ.get("CARGO_TARGET_DIR", str(ROOT / "target"))
+    return str(Path(target) / "debug" / "kiwi")
+
+
+def make_project(tmp: Path) -> Path:
+    proj = tmp / "proj"
+    shutil.copytree(ROOT / "fixtures" / "demo", proj)
+    tools = proj / ".ai" / "tools" / "e2e"
+    tools.mkdir(parents=True)
+    (tools / "slow.yaml").write_text(SLOW_TOOL)
+    (tools / "envdump.yaml").write_text(ENV_TOOL)
+    return proj
+
+
+def dump(obj):
+    return obj.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class Checks:
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+        self.wire = []  # every result, for the canary check
+
+    def record(self, obj):
+        self.wire.append(json.dumps(dump(obj) if hasattr(obj, "model_dump") else obj))
+        return obj
+
+    async def run(self, name, coro):
+        try:
+            await coro
+            self.passed += 1
+            print(f"ok   {name}", flush=True)
+        except Exception:  # noqa: BLE001 - a failed check is reported, the rest go on
+            self.failed += 1
+            print(f"FAIL {name}", flush=True)
+            traceback.print_exc()
+
+
+def structured(result):
+    assert result.structured_content is not None, result
+    text = result.content[0].text
+    assert json.loads(text) == result.structured_content, "the text copy is the same JSON"
+    return result.structured_content
+
+
+async def scenario(mode, api, checks: Checks, proj: Path):
+    """`api` is a ClientSession (session mode) or a Client (auto mode)."""
+    p = f"[{mode}]"
+
+    async def tools_listed():
+        r = checks.record(await api.list_tools())
+        names = sorted(t.name for t in r.tools)
+        assert names == ["execute", "help", "load", "search"], names
+        by = {t.name: t for t in r.tools}
+        assert by["search"].annotations.read_only_hint is True
+        assert by["execute"].annotations.read_only_hint is False
+        assert by["load"].output_schema is not None
+
+    async def prompts_listed():
+        r = checks.record(await api.list_prompts())
+        names = {pr.name for pr in r.prompts}
+        assert "ops/site_health" in names and "core/init" in names, names
+        g = checks.record(await api.get_prompt("ops/site_health", {"url": "https://example.com/"}))
+        assert "https://example.com/" in g.messages[0].content.text
+
+    async def resources_listed():
+        r = checks.record(await api.list_resources())
+        uris = {str(x.uri) for x in r.resources}
+        assert "kiwi://system/paths" in uris and "kiwi://directive/ops/site_health" in uris, uris
+        t = checks.record(await api.list_resource_templates())
+        assert t.resource_templates[0].uri_template == "kiwi://{type}/{id}"
+
+    async def search():
+        r = checks.record(await api.call_tool("search", {"item_type": "directive", "query": "site helth"}))
+        v = structured(r)
+        assert not r.is_error
+        assert v["results"][0]["id"] == "ops/site_health", v
+
+    async def load():
+        r = checks.record(await api.call_tool("load", {"item_type": "knowledge", "item_id": "ops/incident-notes"}))
+        v = structured(r)
+        assert v["source"] == "project" and "When the site is down" in v["content"], v
+        r = checks.record(await api.call_tool("load", {"item_type": "knowledge", "item_id": "ops/incident-note"}))
+        v = structured(r)
+        assert r.is_error and v["error"] == "not_found" and v["suggestions"] == ["ops/incident-notes"], v
+
+    async def directive_run():
+        r = checks.record(await api.call_tool(
+            "execute", {"item_type": "directive", "action": "run", "item_id": "ops/site_health",
+                        "parameters": {"url": "https://example.net/"}}))
+        v = structured(r)
+        assert not r.is_error, v
+        assert v["inputs"] == {"url": "https://example.net/"}
+        assert v["steps"][0]["calls"][0]["parameters"] == {"url": "https://example.net/"}
+        # While it runs, a tool it does not grant is refused, naming the capability.
+        r = checks.record(await api.call_tool(
+            "execute", {"item_type": "tool", "action": "run", "item_id": "e2e/envdump"}))
+        v = structured(r)
+        assert r.is_error and v["error"] == "permission_denied" and v["directive"] == "ops/site_health", v
+        r = checks.record(await api.call_tool(
+            "execute", {"item_type": "directive", "action": "done", "item_id": "ops/site_health"}))
+        assert not r.is_error, structured(r)
+
+    async def tool_with_progress():
+        seen = []
+
+        async def on_progress(progress, total, message):
+            seen.append(message)
+
+        r = checks.record(await api.call_tool(
+            "execute", {"item_type": "tool", "action": "run", "item_id": "e2e/slow", "parameters": {"n": 3}},
+            progress_callback=on_progress))
+        v = structured(r)
+        assert not r.is_error, v
+        assert v["result"]["stdout"] == "line 1\nline 2\nline 3\n", v
+        assert seen == ["line 1", "line 2", "line 3"], seen
+
+    async def tool_cancelled():
+        ticks = proj / "ticks.txt"
+        ticks.unlink(missing_ok=True)
+        first = asyncio.Event()
+
+        async def on_progress(progress, total, message):
+            first.set()
+
+        task = asyncio.create_task(api.call_tool(
+            "execute", {"item_type": "tool", "action": "run", "item_id": "e2e/slow", "parameters": {"n": 600}},
+            progress_callback=on_progress))
+        await asyncio.wait_for(first.wait(), 30)
+        task.cancel()
+        try:
+            await task
+        except (asyncio.CancelledError, Exception):  # noqa: BLE001
+            pass
+        await asyncio.sleep(1.0)
+        n1 = len(ticks.read_text().split())
+        await asyncio.sleep(1.0)
+        n2 = len(ticks.read_text().split())
+        assert n1 == n2 and n2 < 100, (n1, n2)
+        # The server goes on answering.
+        r = checks.record(await api.call_tool("help", {"topic": "tools"}))
+        assert not r.is_error
+
+    async def system_item():
+        r = checks.record(await api.call_tool("execute", {"item_type": "system", "action": "run", "item_id": "runtime"}))
+        v = structured(r)
+        assert v["fields"]["platform"] == "linux", v
+        r = checks.record(await api.call_tool("execute", {"item_type": "system", "action": "delete", "item_id": "runtime"}))
+        v = structured(r)
+        assert r.is_error and v["allowed_actions"] == ["run"], v
+        rr = checks.record(await api.read_resource("kiwi://system/paths"))
+        assert json.loads(rr.contents[0].text)["fields"]["project_path"] == str(proj)
+
+    async def no_canary():
+        r = checks.record(await api.call_tool("execute", {"item_type": "tool", "action": "run", "item_id": "e2e/envdump"}))
+        assert not r.is_error
+        r = checks.record(await api.call_tool("execute", {"item_type": "tool", "action": "dry_run", "item_id": "e2e/envdump"}))
+        assert not r.is_error
+        blob = "\n".join(checks.wire)
+        for name, value in CANARIES.items():
+            assert value not in blob, f"the value of {name} leaked"
+
+    for name, fn in [
+        ("tools/list", tools_listed),
+        ("prompts", prompts_listed),
+        ("resources", resources_listed),
+        ("search", search),
+        ("load", load),
+        ("directive run + enforcement", directive_run),
+        ("tool run with progress", tool_with_progress),
+        ("tool run cancelled", tool_cancelled),
+        ("system item", system_item),
+        ("no canary in any result", no_canary),
+    ]:
+        await checks.run(f"{p} {name}", fn())
+
+
+async def main():
+    checks = Checks()
+    kiwi = kiwi_bin()
+    with tempfile.TemporaryDirectory() as t:
+        tmp = Path(t).resolve()
+        env = dict(os.environ)
+        env.update(CANARIES)
+        env["KIWI_USERSPACE_DIR"] = str(tmp / "user")
+        for mode in ["session", "auto"]:
+            proj = make_project(tmp / mode)
+            params = StdioServerParameters(command=kiwi, args=["mcp", "--project", str(proj)], env=env)
+            if mode == "session":
+                async with stdio_client(params) as (read, write):
+                    async with ClientSession(read, write) as session:
+                        init = await session.initialize()
+                        checks.record(init)
+
+                        async def handshake():
+                            assert init.protocol_version == "2025-11-25", init.protocol_version
+                            assert init.server_info.name == "kiwi"
+
+                        await checks.run("[session] initialize", handshake())
+                        await scenario(mode, session, checks, proj)
+            else:
+                async with Client(params) as client:
+                    await scenario(mode, client, checks, proj)
+
+                    async def negotiated():
+                        v = getattr(client.session, "_negotiated_version", None)
+                        assert v in ("2026-07-28", "2025-11-25"), v
+
+                    await checks.run("[auto] server/discover negotiated", negotiated())
+    print(f"{checks.passed} passed, {checks.failed} failed")
+    return 1 if checks.failed else 0
+
+
+if __name__ == "__main__":
+    start = time.time()
+    code = asyncio.run(asyncio.wait_for(main(), timeout=240))
+    sys.exit(code)
