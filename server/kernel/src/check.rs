@@ -11,7 +11,7 @@ use crate::ids::{self, ItemType, Space};
 use crate::template::{self, Piece};
 use crate::text::TextRange;
 use crate::tool::Field;
-use crate::value::{Value, ValueKind};
+use crate::value::Value;
 use crate::workspace::{Item, Lookup, Parsed, Workspace};
 use rayon::prelude::*;
 use std::collections::BTreeSet;
@@ -446,20 +446,6 @@ fn primitive_validator(primitive: &Item) -> Option<Arc<jsonschema::Validator>> {
     v
 }
 
-/// The `Value` at a JSON pointer inside a `Value`.
-fn value_at_pointer<'a>(root: &'a Value, pointer: &str) -> Option<&'a Value> {
-    let mut cur = root;
-    for seg in pointer.split('/').skip(1) {
-        let seg = seg.replace("~1", "/").replace("~0", "~");
-        cur = match &cur.kind {
-            ValueKind::Map(_) => cur.get(&seg)?,
-            ValueKind::List(l) => l.get(seg.parse::<usize>().ok()?)?,
-            _ => return None,
-        };
-    }
-    Some(cur)
-}
-
 fn contains_placeholder(v: &Value) -> bool {
     let mut found = false;
     v.walk(&mut |x| {
@@ -496,7 +482,7 @@ fn check_config_types(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic
         use jsonschema::error::ValidationErrorKind as K;
         match err.kind() {
             K::AdditionalProperties { unexpected } => {
-                let Some(parent) = value_at_pointer(config, &pointer) else {
+                let Some(parent) = config.at_pointer(&pointer) else {
                     continue;
                 };
                 for key in unexpected {
@@ -544,7 +530,7 @@ fn check_config_types(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic
                 }
             }
             _ => {
-                let Some(v) = value_at_pointer(config, &pointer) else {
+                let Some(v) = config.at_pointer(&pointer) else {
                     continue;
                 };
                 if contains_placeholder(v) {
@@ -567,8 +553,7 @@ fn check_config_types(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic
 /// `/args/1` -> `args[1]`, `/retry/max_attempts` -> `retry.max_attempts`.
 fn readable_pointer(pointer: &str) -> String {
     let mut out = String::new();
-    for seg in pointer.split('/').skip(1) {
-        let seg = seg.replace("~1", "/").replace("~0", "~");
+    for seg in crate::value::pointer_segments(pointer) {
         if seg.parse::<usize>().is_ok() {
             out.push_str(&format!("[{seg}]"));
         } else {
@@ -591,8 +576,8 @@ fn primitive_keys(primitive: &Item, pointer: &str) -> Vec<String> {
         return Vec::new();
     };
     let mut cur = &schema;
-    for seg in pointer.split('/').skip(1) {
-        match cur.get("properties").and_then(|p| p.get(seg)) {
+    for seg in crate::value::pointer_segments(pointer) {
+        match cur.get("properties").and_then(|p| p.get(&seg)) {
             Some(next) => cur = next,
             None => return Vec::new(),
         }

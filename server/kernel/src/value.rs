@@ -139,6 +139,19 @@ impl Value {
         }
     }
 
+    /// The value a JSON pointer (`/env/PATH`, `/args/1`) designates.
+    pub fn at_pointer(&self, pointer: &str) -> Option<&Value> {
+        let mut cur = self;
+        for seg in pointer_segments(pointer) {
+            cur = match &cur.kind {
+                ValueKind::Map(_) => cur.get(&seg)?,
+                ValueKind::List(l) => l.get(seg.parse::<usize>().ok()?)?,
+                _ => return None,
+            };
+        }
+        Some(cur)
+    }
+
     /// The innermost value whose range touches `offset`, with the map key path to it.
     pub fn value_at(&self, offset: usize) -> Option<(Vec<&str>, &Value)> {
         if !self.range.touches(offset) {
@@ -174,4 +187,12 @@ impl Value {
             }
         }
     }
+}
+
+/// The unescaped segments of a JSON pointer (`/a~1b/0` -> `a/b`, `0`).
+pub fn pointer_segments(pointer: &str) -> impl Iterator<Item = String> + '_ {
+    pointer
+        .split('/')
+        .skip(1)
+        .map(|s| s.replace("~1", "/").replace("~0", "~"))
 }

@@ -483,10 +483,7 @@ pub fn validate_params(tool: &Item, params: &Json) -> Result<Json, ExecError> {
         for err in validator.iter_errors(&instance) {
             use jsonschema::error::ValidationErrorKind as K;
             let pointer = err.instance_path().to_string();
-            let name = pointer
-                .split('/')
-                .nth(1)
-                .map(|s| s.replace("~1", "/").replace("~0", "~"));
+            let name = crate::value::pointer_segments(&pointer).next();
             match (name, err.kind()) {
                 (None, K::Required { property }) => {
                     let p = property

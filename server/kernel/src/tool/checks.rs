@@ -395,8 +395,7 @@ const JSON_TYPES: &[&str] = &[
 fn locate<'v>(root: &'v Value, pointer: &str) -> (&'v Value, Vec<Seg>) {
     let mut cur = root;
     let mut path = Vec::new();
-    for raw in pointer.split('/').skip(1) {
-        let seg = raw.replace("~1", "/").replace("~0", "~");
+    for seg in crate::value::pointer_segments(pointer) {
         let next = match &cur.kind {
             ValueKind::Map(_) => cur.get(&seg).map(|v| (v, Seg::Key(seg.clone()))),
             ValueKind::List(items) => seg
