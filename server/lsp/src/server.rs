@@ -145,6 +145,20 @@ impl Backend {
         None
     }
 
+    /// The paths of the items a workspace checks (its own space), parsed if need be.
+    fn item_paths(st: &State, key: &Key) -> Vec<PathBuf> {
+        let space = Self::primary_space(key);
+        st.spaces
+            .get(key)
+            .map(|ws| {
+                ws.items_in(space)
+                    .into_iter()
+                    .map(|i| i.path.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     fn primary_space(key: &Key) -> Space {
         if key.is_some() {
             Space::Project
@@ -260,16 +274,7 @@ impl Backend {
             for p in &open {
                 Self::apply_doc(&mut st, p);
             }
-            let space = Self::primary_space(&key);
-            st.spaces
-                .get(&key)
-                .map(|ws| {
-                    ws.items_in(space)
-                        .into_iter()
-                        .map(|i| i.path.clone())
-                        .collect::<Vec<_>>()
-                })
-                .unwrap_or_default()
+            Self::item_paths(&st, &key)
         };
         let n = paths.len();
         let what = match &key {
@@ -1092,19 +1097,7 @@ impl LanguageServer for Backend {
         let this = self.clone();
         tokio::spawn(async move {
             for key in affected {
-                let paths = {
-                    let st = this.lock();
-                    let space = Self::primary_space(&key);
-                    st.spaces
-                        .get(&key)
-                        .map(|ws| {
-                            ws.items_in(space)
-                                .into_iter()
-                                .map(|i| i.path.clone())
-                                .collect::<Vec<_>>()
-                        })
-                        .unwrap_or_default()
-                };
+                let paths = Self::item_paths(&this.lock(), &key);
                 let mut paths = paths;
                 for p in changed.remove(&key).unwrap_or_default() {
                     if !paths.contains(&p) {
