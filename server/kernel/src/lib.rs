@@ -8,6 +8,7 @@ pub mod config;
 pub mod context;
 pub mod diag;
 pub mod directive;
+pub mod document;
 pub mod env;
 pub mod exec;
 pub mod ide;

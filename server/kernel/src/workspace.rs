@@ -104,6 +104,21 @@ pub fn parse_item(
     path: PathBuf,
     bytes: &[u8],
 ) -> Option<Item> {
+    parse_item_incremental(item_type, id, space, path, bytes, &mut None)
+}
+
+/// [`parse_item`] for a text being edited: `syntax` holds the tree-sitter tree of the
+/// previous version (edited to follow the changes since, see [`crate::document`]); it is
+/// re-used, then replaced by this version's tree (`None` for kinds parsed without one).
+pub fn parse_item_incremental(
+    item_type: ItemType,
+    id: String,
+    space: Space,
+    path: PathBuf,
+    bytes: &[u8],
+    syntax: &mut Option<tree_sitter::Tree>,
+) -> Option<Item> {
+    let old = syntax.take();
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
@@ -115,13 +130,18 @@ pub fn parse_item(
                 ItemType::Directive => Parsed::Directive(Box::new(crate::directive::parse(text))),
                 ItemType::Knowledge => Parsed::Knowledge(Box::new(crate::knowledge::parse(text))),
                 ItemType::Tool if ext == "py" => {
-                    let t = crate::tool::parse_python(text);
+                    let (t, tree) = crate::tool::parse_python_incremental(text, old.as_ref());
+                    *syntax = tree;
                     if !t.declares_anything() {
                         return None;
                     }
                     Parsed::Tool(Box::new(t))
                 }
-                ItemType::Tool => Parsed::Tool(Box::new(crate::tool::parse_yaml(text))),
+                ItemType::Tool => {
+                    let (t, tree) = crate::tool::parse_yaml_incremental(text, old.as_ref());
+                    *syntax = tree;
+                    Parsed::Tool(Box::new(t))
+                }
                 ItemType::System => return None,
             };
             (text.to_string(), parsed)

@@ -55,16 +55,16 @@ thread_local! {
     static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
 }
 
-/// Parse `text` with the thread's parser for a language (created on first use), skipping a
-/// leading byte order mark (offsets stay those of `text`).
 /// Parse `text` with the thread's parser for a language (created on first use). `ranges`
 /// limits the parse to those parts of the text (none: all of it, after a byte order mark);
-/// offsets are always those of `text`.
+/// offsets are always those of `text`. `old` is the previous tree of the same text, edited to
+/// follow the changes since (incremental parsing).
 pub(crate) fn parse_tree(
     key: &'static LocalKey<RefCell<Option<Parser>>>,
     language: fn() -> Language,
     text: &str,
     ranges: &[tree_sitter::Range],
+    old: Option<&Tree>,
 ) -> Option<Tree> {
     let bom;
     let ranges = if ranges.is_empty() && text.starts_with('\u{feff}') {
@@ -84,7 +84,7 @@ pub(crate) fn parse_tree(
     };
     let run = |parser: &mut Parser| -> Option<Tree> {
         parser.set_included_ranges(ranges).ok()?;
-        parser.parse(text, None)
+        parser.parse(text, old)
     };
     let shared = key.with(|cell| {
         let mut slot = cell.try_borrow_mut().ok()?;
@@ -199,6 +199,14 @@ fn limit_indentation(text: &str) -> Option<(String, TextRange)> {
 /// Parse `text`; every range in the result is shifted by `base` (the offset of `text`
 /// inside the file it comes from, e.g. a frontmatter block).
 pub fn parse(text: &str, base: usize) -> YamlDoc {
+    parse_incremental(text, base, None).0
+}
+
+/// [`parse`], re-using `old` (the tree of the previous version of the same text, already
+/// edited to follow the changes): only what changed is parsed again. Returns the new tree
+/// when it describes `text` itself (not when too-deep or too-long parts had to be blanked
+/// or cut, which the next parse could not re-use).
+pub fn parse_incremental(text: &str, base: usize, old: Option<&Tree>) -> (YamlDoc, Option<Tree>) {
     let mut notes = Vec::new();
     let limited = limit_indentation(text);
     let mut text = match &limited {
@@ -221,12 +229,13 @@ pub fn parse(text: &str, base: usize) -> YamlDoc {
         ));
         text = &text[..cut];
     }
-    let mut doc = parse_limited(text, base);
+    let as_is = notes.is_empty();
+    let (mut doc, tree) = parse_limited(text, base, if as_is { old } else { None });
     if !notes.is_empty() {
         notes.append(&mut doc.errors);
         doc.errors = notes;
     }
-    doc
+    (doc, tree.filter(|_| as_is))
 }
 
 /// How many lines of a YAML text are read.
@@ -259,15 +268,16 @@ fn nth_line(text: &str, n: usize) -> Option<(usize, usize)> {
     None
 }
 
-fn parse_limited(text: &str, base: usize) -> YamlDoc {
-    let Some(tree) = parse_tree(&PARSER, yaml_language, text, &[]) else {
-        return YamlDoc {
+fn parse_limited(text: &str, base: usize, old: Option<&Tree>) -> (YamlDoc, Option<Tree>) {
+    let Some(tree) = parse_tree(&PARSER, yaml_language, text, &[], old) else {
+        let doc = YamlDoc {
             value: None,
             errors: vec![(
                 TextRange::new(base, base + text.len()),
                 "the YAML parser could not read this text".to_string(),
             )],
         };
+        return (doc, None);
     };
     let root = tree.root_node();
     let mut cx = Cx {
@@ -278,7 +288,7 @@ fn parse_limited(text: &str, base: usize) -> YamlDoc {
     };
     let errors = collect_errors(text, base, root);
     let value = first_document_content(root).map(|n| cx.value(n, 0));
-    YamlDoc { value, errors }
+    (YamlDoc { value, errors }, Some(tree))
 }
 
 /// The node that holds the first document's value, if any.

@@ -88,6 +88,7 @@ pub struct Lens {
 pub const CMD_RUN_TOOL: &str = "kiwi.runTool";
 pub const CMD_SHOW_ENV: &str = "kiwi.showEnvironment";
 pub const CMD_VALIDATE: &str = "kiwi.validate";
+pub const CMD_INIT: &str = "kiwi.init";
 
 // ---------------------------------------------------------------------------------------
 // shared helpers

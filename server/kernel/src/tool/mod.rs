@@ -160,7 +160,16 @@ impl ToolFile {
 /// wins), then the checks that need only this file. A file that assigns none of them is a
 /// helper module: no fields and no diagnostics.
 pub fn parse_python(text: &str) -> ToolFile {
-    let (fields, diagnostics) = python::extract(text);
+    parse_python_incremental(text, None).0
+}
+
+/// [`parse_python`], re-using the syntax tree of the previous version of the text (edited
+/// to follow the changes since); returns the new tree to re-use next time.
+pub fn parse_python_incremental(
+    text: &str,
+    old: Option<&tree_sitter::Tree>,
+) -> (ToolFile, Option<tree_sitter::Tree>) {
+    let (fields, diagnostics, tree) = python::extract_incremental(text, old);
     let mut tool = ToolFile {
         format: ToolFormat::Python,
         fields,
@@ -168,14 +177,23 @@ pub fn parse_python(text: &str) -> ToolFile {
     };
     checks::check(&mut tool, text, &[]);
     normalize(&mut tool.diagnostics);
-    tool
+    (tool, tree)
 }
 
 /// Read a YAML tool: the top-level keys named in [`FIELDS`] (the last one of each wins), then
 /// the checks that need only this file. YAML syntax errors are T301 (the metadata cannot be
 /// read); when there are any, no field is reported missing.
 pub fn parse_yaml(text: &str) -> ToolFile {
-    let doc = crate::yaml::parse(text, 0);
+    parse_yaml_incremental(text, None).0
+}
+
+/// [`parse_yaml`], re-using the syntax tree of the previous version of the text (edited to
+/// follow the changes since); returns the new tree to re-use next time.
+pub fn parse_yaml_incremental(
+    text: &str,
+    old: Option<&tree_sitter::Tree>,
+) -> (ToolFile, Option<tree_sitter::Tree>) {
+    let (doc, tree) = crate::yaml::parse_incremental(text, 0, old);
     let mut diagnostics: Vec<Diagnostic> = doc
         .errors
         .iter()
@@ -222,5 +240,5 @@ pub fn parse_yaml(text: &str) -> ToolFile {
     };
     checks::check(&mut tool, text, &unreadable);
     normalize(&mut tool.diagnostics);
-    tool
+    (tool, tree)
 }

@@ -16,7 +16,7 @@ use crate::value::{Entry, Str, Value, ValueKind};
 use crate::yaml::{parse_tree, snippet, MAX_DEPTH};
 use std::cell::RefCell;
 use std::sync::LazyLock;
-use tree_sitter::{Language, Node, Parser, Point, Range};
+use tree_sitter::{Language, Node, Parser, Point, Range, Tree};
 
 /// The extraction query (kept with the other grammar files at the repository root).
 pub const EXTRACT_QUERY: &str = include_str!("../../../../grammars/python/extract.scm");
@@ -47,19 +47,24 @@ static QUERY: LazyLock<Option<Compiled>> = LazyLock::new(|| {
 
 /// What the Python file declares, and the problems found while reading it (T301 for parts
 /// that have no place in a [`Value`]: a `**` spread in a dict, a dict key that is not a literal).
-pub(crate) fn extract(text: &str) -> (Vec<FieldEntry>, Vec<Diagnostic>) {
+/// Re-uses `old` (the tree of the previous version of the text, edited to
+/// follow the changes since); returns the new tree too, when it describes `text` as it is.
+pub(crate) fn extract_incremental(
+    text: &str,
+    old: Option<&Tree>,
+) -> (Vec<FieldEntry>, Vec<Diagnostic>, Option<Tree>) {
     // A file that names none of the variables declares nothing: no need to parse it.
     if !FIELDS.iter().any(|f| text.contains(f.python)) {
-        return (Vec::new(), Vec::new());
+        return (Vec::new(), Vec::new(), None);
     }
     let Some(compiled) = QUERY.as_ref() else {
-        return (Vec::new(), Vec::new());
+        return (Vec::new(), Vec::new(), None);
     };
     // Parse only the module-level statements that may assign a field: tree-sitter reads a
     // few hundred bytes instead of the whole script.
     let ranges = candidate_ranges(text);
     if ranges.is_empty() {
-        return (Vec::new(), Vec::new());
+        return (Vec::new(), Vec::new(), None);
     }
     // Python reads a lone CR as a line end; the grammar does not: give it LF (same length).
     let lone_cr = text
@@ -83,8 +88,10 @@ pub(crate) fn extract(text: &str) -> (Vec<FieldEntry>, Vec<Diagnostic>) {
     } else {
         text
     };
-    let Some(tree) = parse_tree(&PARSER, python_language, parse_text, &ranges) else {
-        return (Vec::new(), Vec::new());
+    // A tree of the normalized text cannot follow edits of the real one.
+    let old = if lone_cr { None } else { old };
+    let Some(tree) = parse_tree(&PARSER, python_language, parse_text, &ranges, old) else {
+        return (Vec::new(), Vec::new(), None);
     };
     // The last assignment of each field wins: (field index, name node, value node).
     let mut winners: Vec<Option<(Node, Node)>> = vec![None; FIELDS.len()];
@@ -138,7 +145,8 @@ pub(crate) fn extract(text: &str) -> (Vec<FieldEntry>, Vec<Diagnostic>) {
         });
     }
     fields.sort_by_key(|f| f.key_range.start);
-    (fields, conv.diagnostics)
+    let diagnostics = conv.diagnostics;
+    (fields, diagnostics, (!lone_cr).then_some(tree))
 }
 
 struct Conv<'a> {
