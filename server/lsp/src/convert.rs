@@ -2,7 +2,8 @@
 //! and URIs, diagnostics.
 
 use kiwi_kernel::diag::{self, Severity, Tag};
-use kiwi_kernel::text::{Encoding, SourceText, TextRange};
+use kiwi_kernel::document::Document;
+use kiwi_kernel::text::{Encoding, LineIndex, SourceText, TextRange};
 use std::path::{Path, PathBuf};
 use tower_lsp_server::ls_types::{self as lsp, Uri};
 
@@ -101,19 +102,30 @@ pub fn diagnostic(
     }
 }
 
-/// Apply one `didChange` content change to a text (in place).
+/// Apply one `didChange` content change to a document (in place; its syntax tree follows).
 pub fn apply_change(
-    text: &mut String,
+    doc: &mut Document,
     change: &lsp::TextDocumentContentChangeEvent,
     enc: Encoding,
 ) {
     match change.range {
-        None => *text = change.text.clone(),
+        None => doc.set_text(change.text.clone()),
         Some(r) => {
-            let src = SourceText::new(text.as_str());
-            let start = offset(&src, r.start, enc);
-            let end = offset(&src, r.end, enc).max(start);
-            text.replace_range(start..end, &change.text);
+            let text = doc.text();
+            let index = LineIndex::new(text);
+            let at = |p: lsp::Position| {
+                index.offset(
+                    text,
+                    kiwi_kernel::text::Position {
+                        line: p.line,
+                        column: p.character,
+                    },
+                    enc,
+                )
+            };
+            let start = at(r.start);
+            let end = at(r.end).max(start);
+            doc.edit(TextRange::new(start, end), &change.text);
         }
     }
 }

@@ -4,11 +4,12 @@ use crate::convert::{self, to_path, to_uri};
 use kiwi_kernel::check::check_item;
 use kiwi_kernel::context::Host;
 use kiwi_kernel::diag;
+use kiwi_kernel::document::Document;
 use kiwi_kernel::exec::{self, CancellationToken, OutputSink, Stream};
 use kiwi_kernel::ide;
 use kiwi_kernel::ids::{ItemType, Space};
 use kiwi_kernel::text::{Encoding, SourceText, TextRange};
-use kiwi_kernel::workspace::{parse_item, Item, Lookup, Parsed, Workspace};
+use kiwi_kernel::workspace::{Item, Lookup, Parsed, Workspace};
 use serde_json::{json, Value as Json};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -23,7 +24,8 @@ use tower_lsp_server::{Client, LanguageServer};
 type Key = Option<PathBuf>;
 
 struct Doc {
-    text: String,
+    /// The text and its syntax tree, re-parsed incrementally on each change.
+    doc: Document,
     version: i32,
     key: Key,
 }
@@ -181,22 +183,27 @@ impl Backend {
 
     /// Re-parse an open document into its workspace (synchronous, under the lock).
     fn apply_doc(st: &mut State, path: &Path) {
-        let Some(doc) = st.docs.get(path) else { return };
-        let key = doc.key.clone();
-        let text = doc.text.clone();
-        let Some(ws) = st.spaces.get_mut(&key) else {
+        let State { docs, spaces, .. } = st;
+        let Some(doc) = docs.get_mut(path) else {
             return;
         };
-        let ws = Arc::make_mut(ws);
+        let Some(ws) = spaces.get_mut(&doc.key) else {
+            return;
+        };
         let Some((space, item_type, id)) = ws.classify(path) else {
             return;
         };
         // The kernel's parsers never panic; should one, the document keeps its last good item
-        // instead of the notification taking the server down.
-        let parsed = std::panic::catch_unwind(|| {
-            parse_item(item_type, id, space, path.to_path_buf(), text.as_bytes())
-        });
-        let Ok(parsed) = parsed else { return };
+        // (and parses afresh next time) instead of the notification taking the server down.
+        let document = &mut doc.doc;
+        let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            document.parse(item_type, id, space, path.to_path_buf())
+        }));
+        let Ok(parsed) = parsed else {
+            doc.doc.set_text(doc.doc.text().to_string());
+            return;
+        };
+        let ws = Arc::make_mut(ws);
         match parsed {
             Some(mut item) => {
                 if let Some(old) = ws.item(path) {
@@ -556,6 +563,32 @@ impl Backend {
         }
     }
 
+    /// `kiwi/syntaxTree {textDocument: {uri}}`: an open document's version, text and
+    /// syntax tree as the server holds them (`tree` is null for kinds parsed without
+    /// tree-sitter), like rust-analyzer's `syntaxTree`; `null` for a document not open.
+    pub async fn syntax_tree(&self, p: Json) -> Result<Json> {
+        guard(async {
+            let path = p
+                .pointer("/textDocument/uri")
+                .and_then(Json::as_str)
+                .and_then(|u| u.parse::<Uri>().ok())
+                .and_then(|u| to_path(&u))
+                .ok_or_else(|| {
+                    jsonrpc::Error::invalid_params("give textDocument.uri, a file: URI")
+                })?;
+            let st = self.lock();
+            Ok(match st.docs.get(&path) {
+                Some(d) => json!({
+                    "version": d.version,
+                    "text": d.doc.text(),
+                    "tree": d.doc.syntax_tree(),
+                }),
+                None => Json::Null,
+            })
+        })
+        .await
+    }
+
     #[cfg(feature = "test-panic")]
     pub async fn test_panic(&self, _p: Json) -> Result<Json> {
         guard(async {
@@ -714,6 +747,28 @@ impl Backend {
         let md = blocking(move || ide::environment_markdown(&ws, &tool)).await?;
         self.client.log_message(MessageType::INFO, md.clone()).await;
         Ok(Some(json!({ "markdown": md })))
+    }
+
+    /// `kiwi.init {force?}`: create (or refresh) the user space, as `kiwi init` does, then
+    /// re-index every workspace (they all see the user space).
+    async fn init_userspace(&self, arg: Json) -> Result<Option<Json>> {
+        let force = arg.get("force").and_then(Json::as_bool).unwrap_or(false);
+        let host = self.shared.host.clone();
+        let report = blocking(move || kiwi_kernel::init::init_userspace(&host, force))
+            .await?
+            .map_err(|e| jsonrpc::Error {
+                code: jsonrpc::ErrorCode::InternalError,
+                message: format!("kiwi init: {e}").into(),
+                data: None,
+            })?;
+        let keys: Vec<Key> = self.lock().loaded.iter().cloned().collect();
+        for key in keys {
+            self.load(key, None).await;
+        }
+        self.client
+            .show_message(MessageType::INFO, report.message.clone())
+            .await;
+        Ok(Some(serde_json::to_value(&report).unwrap_or(Json::Null)))
     }
 
     async fn validate(&self, arg: Json) -> Result<Option<Json>> {
@@ -925,6 +980,7 @@ impl LanguageServer for Backend {
                         ide::CMD_RUN_TOOL.into(),
                         ide::CMD_SHOW_ENV.into(),
                         ide::CMD_VALIDATE.into(),
+                        ide::CMD_INIT.into(),
                     ],
                     work_done_progress_options: WorkDoneProgressOptions {
                         work_done_progress: Some(true),
@@ -996,7 +1052,7 @@ impl LanguageServer for Backend {
             st.docs.insert(
                 path.clone(),
                 Doc {
-                    text: p.text_document.text,
+                    doc: Document::new(p.text_document.text),
                     version: p.text_document.version,
                     key: key.clone(),
                 },
@@ -1022,7 +1078,7 @@ impl LanguageServer for Backend {
                 return;
             };
             for change in &p.content_changes {
-                convert::apply_change(&mut doc.text, change, enc);
+                convert::apply_change(&mut doc.doc, change, enc);
             }
             doc.version = p.text_document.version;
             *st.generation.entry(path.clone()).or_default() += 1;
@@ -1198,6 +1254,7 @@ impl LanguageServer for Backend {
                 }
                 ide::CMD_SHOW_ENV => self.show_environment(arg).await,
                 ide::CMD_VALIDATE => self.validate(arg).await,
+                ide::CMD_INIT => self.init_userspace(arg).await,
                 other => Err(jsonrpc::Error::invalid_params(format!(
                     "unknown command `{other}`"
                 ))),
