@@ -11,7 +11,7 @@ use crate::knowledge::Knowledge;
 use crate::text::{SourceText, TextRange};
 use crate::tool::ToolFile;
 use rayon::prelude::*;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -455,11 +455,14 @@ pub struct Workspace {
     pub user: PathBuf,
     pub host: Host,
     pub config: Config,
-    items: HashMap<PathBuf, Arc<Entry>>,
+    // Persistent maps: cloning a workspace (the language server does it whenever a request
+    // still holds the previous snapshot while a document changes) shares all but the
+    // changed paths, instead of copying 10,000 entries.
+    items: imbl::HashMap<PathBuf, Arc<Entry>>,
     /// (type, id) -> paths, highest precedence first.
-    by_id: HashMap<(ItemType, String), Vec<PathBuf>>,
+    by_id: imbl::HashMap<(ItemType, String), Vec<PathBuf>>,
     /// (type, bare name) -> ids that end with it.
-    by_bare: HashMap<(ItemType, String), BTreeSet<String>>,
+    by_bare: imbl::HashMap<(ItemType, String), BTreeSet<String>>,
 }
 
 impl Workspace {
@@ -472,9 +475,9 @@ impl Workspace {
             user,
             host,
             config,
-            items: HashMap::new(),
-            by_id: HashMap::new(),
-            by_bare: HashMap::new(),
+            items: imbl::HashMap::new(),
+            by_id: imbl::HashMap::new(),
+            by_bare: imbl::HashMap::new(),
         };
         for entry in builtin_entries() {
             ws.add(entry.clone());

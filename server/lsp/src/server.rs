@@ -367,30 +367,44 @@ impl Backend {
         tokio::spawn(async move { this.recheck(path).await });
     }
 
-    /// After a change to `path`: re-check it and the items that may reference it.
+    /// After a change to `path`: re-check it at once, then the items that may reference it
+    /// (finding those scans the workspace: the changed document's own diagnostics do not
+    /// wait for it, and a later change makes both steps stop early).
     async fn recheck(&self, path: PathBuf) {
-        let (key, gen, paths) = {
+        let Some((key, gen)) = self.current(&path) else {
+            return;
+        };
+        self.publish(key.clone(), vec![path.clone()], Some((path.clone(), gen)))
+            .await;
+        let ws = {
             let st = self.lock();
-            let Some(doc) = st.docs.get(&path) else {
-                return;
-            };
-            let key = doc.key.clone();
-            if !st.loaded.contains(&key) {
-                return; // the load publishes every item when it is done
+            if st.generation.get(&path).copied().unwrap_or(0) != gen {
+                return; // superseded: the later change re-checks
             }
-            let gen = st.generation.get(&path).copied().unwrap_or(0);
             let Some(ws) = st.spaces.get(&key).cloned() else {
                 return;
             };
-            (key, gen, ws)
+            ws
         };
         let p = path.clone();
-        let ws = paths;
-        let Ok(mut targets) = blocking(move || dependents(&ws, &p)).await else {
+        let Ok(targets) = blocking(move || dependents(&ws, &p)).await else {
             return;
         };
-        targets.insert(0, path.clone());
-        self.publish(key, targets, Some((path, gen))).await;
+        if !targets.is_empty() {
+            self.publish(key, targets, Some((path, gen))).await;
+        }
+    }
+
+    /// The workspace key and generation of an open document, when its workspace is loaded
+    /// (before that, the load publishes every item when it is done).
+    fn current(&self, path: &Path) -> Option<(Key, u64)> {
+        let st = self.lock();
+        let doc = st.docs.get(path)?;
+        if !st.loaded.contains(&doc.key) {
+            return None;
+        }
+        let gen = st.generation.get(path).copied().unwrap_or(0);
+        Some((doc.key.clone(), gen))
     }
 
     async fn progress_begin(&self, token: &ProgressToken, title: &str, cancellable: bool) {
