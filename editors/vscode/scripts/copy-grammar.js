@@ -1,13 +1,18 @@
-// Copies the injection grammar from the repository's grammars/vscode/ into syntaxes/, so the
-// .vsix carries it (vsce packs only files under the extension folder).
+// Copies the injection grammars from the repository's grammars/vscode/ into syntaxes/, so the
+// .vsix carries them (vsce packs only files under the extension folder).
 const fs = require('fs');
 const path = require('path');
 
-const name = 'kiwi-directive.injection.tmLanguage.json';
-const src = path.join(__dirname, '..', '..', '..', 'grammars', 'vscode', name);
+const srcDir = path.join(__dirname, '..', '..', '..', 'grammars', 'vscode');
 const dir = path.join(__dirname, '..', 'syntaxes');
-const text = fs.readFileSync(src, 'utf8');
-JSON.parse(text); // fail the build on a broken grammar
 fs.mkdirSync(dir, { recursive: true });
-fs.writeFileSync(path.join(dir, name), text);
-console.log(`grammar: ${path.relative(process.cwd(), src)} -> syntaxes/${name}`);
+const names = fs.readdirSync(srcDir).filter((n) => n.endsWith('.tmLanguage.json'));
+if (names.length === 0) {
+  throw new Error(`no grammars in ${srcDir}`);
+}
+for (const name of names) {
+  const text = fs.readFileSync(path.join(srcDir, name), 'utf8');
+  JSON.parse(text); // fail the build on a broken grammar
+  fs.writeFileSync(path.join(dir, name), text);
+}
+console.log(`grammars: ${names.join(', ')} -> syntaxes/`);

@@ -9,7 +9,6 @@ import {
   LanguageClientOptions,
   ServerOptions,
   State,
-  TransportKind,
   WorkDoneProgress,
   WorkDoneProgressCancelNotification,
 } from 'vscode-languageclient/node';
@@ -114,8 +113,7 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
 
   const serverOptions: ServerOptions = {
     command: binary.path,
-    args: ['lsp'],
-    transport: TransportKind.stdio,
+    args: ['lsp'], // stdio; no `transport`, which would add a --stdio argument
   };
   const clientOptions: LanguageClientOptions = {
     documentSelector: ['markdown', 'python', 'yaml'].map((language) => ({
