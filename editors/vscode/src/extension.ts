@@ -47,6 +47,8 @@ export interface KiwiApi {
   readonly mcpServerDefinitions: () => vscode.McpStdioServerDefinition[];
   /** Whether the provider was registered with vscode.lm.registerMcpServerDefinitionProvider. */
   readonly mcpProviderRegistered: () => boolean;
+  /** Why the language server is not running, when it could not be started. */
+  readonly startError: () => string | undefined;
   /** The name of the output channel that receives run output. */
   readonly outputChannelName: string;
 }
@@ -56,6 +58,10 @@ let binary: Binary | undefined;
 let output: vscode.OutputChannel;
 let serverOutput: vscode.LogOutputChannel;
 let runCounter = 0;
+let startError: string | undefined;
+// While no server runs, the server's command ids answer with the reason instead of VS Code's
+// "command not found" (vscode-languageclient registers the real ones when the server starts).
+let fallbackCommands: vscode.Disposable[] = [];
 
 export async function activate(context: vscode.ExtensionContext): Promise<KiwiApi> {
   output = vscode.window.createOutputChannel('Kiwi');
@@ -82,11 +88,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<KiwiAp
     client: () => client,
     mcpServerDefinitions: mcp.definitions,
     mcpProviderRegistered: () => mcpRegistered,
+    startError: () => startError,
     outputChannelName: 'Kiwi',
   };
 }
 
 export async function deactivate(): Promise<void> {
+  fallbackCommands.forEach((d) => d.dispose());
   if (client) {
     await client.stop();
   }
@@ -95,18 +103,39 @@ export async function deactivate(): Promise<void> {
 // ---------------------------------------------------------------------------------------
 // the language client
 
+function failed(message: string): void {
+  startError = message;
+  serverOutput.error(message);
+  void vscode.window.showErrorMessage(message, 'Open Settings').then((choice) => {
+    if (choice === 'Open Settings') {
+      void vscode.commands.executeCommand('workbench.action.openSettings', 'kiwi.server.path');
+    }
+  });
+  if (fallbackCommands.length === 0) {
+    for (const id of [CMD_RUN_TOOL, CMD_SHOW_ENV, CMD_VALIDATE]) {
+      try {
+        fallbackCommands.push(
+          vscode.commands.registerCommand(id, () => {
+            void vscode.window.showErrorMessage(startError ?? 'Kiwi: the language server is not running.');
+            return undefined;
+          }),
+        );
+      } catch {
+        // still registered by a client that is going away: it answers itself
+      }
+    }
+  }
+}
+
 async function start(context: vscode.ExtensionContext): Promise<void> {
+  fallbackCommands.forEach((d) => d.dispose());
+  fallbackCommands = [];
+  startError = undefined;
   try {
     binary = findKiwi(context.extensionPath);
   } catch (e) {
     binary = undefined;
-    const message = e instanceof BinaryNotFound ? e.message : `Kiwi: ${String(e)}`;
-    serverOutput.error(message);
-    void vscode.window.showErrorMessage(message, 'Open Settings').then((choice) => {
-      if (choice === 'Open Settings') {
-        void vscode.commands.executeCommand('workbench.action.openSettings', 'kiwi.server.path');
-      }
-    });
+    failed(e instanceof BinaryNotFound ? e.message : `Kiwi: ${String(e)}`);
     return;
   }
   serverOutput.info(`kiwi: ${binary.path} (from ${binary.source})`);
@@ -141,9 +170,10 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
   try {
     await client.start();
   } catch (e) {
-    const message = `Kiwi: could not start "${binary.path} lsp": ${e instanceof Error ? e.message : String(e)}`;
-    serverOutput.error(message);
-    void vscode.window.showErrorMessage(message);
+    const lc = client;
+    client = undefined;
+    await lc.dispose().catch(() => undefined); // unregisters its commands
+    failed(`Kiwi: could not start "${binary.path} lsp": ${e instanceof Error ? e.message : String(e)}`);
   }
 }
 

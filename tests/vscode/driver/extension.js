@@ -212,6 +212,17 @@ async function activate(context) {
     return { all: vscode.lm.mcpServerDefinitions.map((d) => ({ label: d.label, command: d.command, args: d.args })) };
   });
 
+  // Last: it stops the language server.
+  await check('kiwi.server.path with no binary there: a clear error, no MCP server, commands say why', async () => {
+    await vscode.workspace.getConfiguration('kiwi').update('server.path', '/nonexistent/kiwi', vscode.ConfigurationTarget.Workspace);
+    const err = await waitFor('the start error', () => api.startError(), 20000);
+    assert(err.includes('/nonexistent/kiwi') && err.includes('no executable file'), err);
+    assert(api.mcpServerDefinitions().length === 0, 'MCP definitions offered with no binary');
+    const r = await withTimeout(vscode.commands.executeCommand('kiwi.runTool', { id: 'text/echo' }), 10000, 'kiwi.runTool');
+    assert(r === undefined, `kiwi.runTool gave ${JSON.stringify(r)}`);
+    return err;
+  });
+
   result.ok = result.checks.length > 0 && result.checks.every((c) => c.ok);
   result.finished = new Date().toISOString();
   write();
