@@ -106,7 +106,8 @@ node "$here/grammar.cjs" "$cs_dir/node_modules/code-server/lib/vscode" "$ext/syn
 
 # --- code-server in headless Chromium --------------------------------------------------------
 export XDG_CONFIG_HOME="$work/xdg/config" XDG_DATA_HOME="$work/xdg/data" XDG_CACHE_HOME="$work/xdg/cache"
-mkdir -p "$work/ud/User" "$work/ext" "$XDG_CONFIG_HOME"
+export TMPDIR="$work/tmp" # code-server's IPC sockets, removed with $work
+mkdir -p "$work/ud/User" "$work/ext" "$XDG_CONFIG_HOME" "$TMPDIR"
 : >"$work/config.yaml"
 cs_args=(--config "$work/config.yaml" --user-data-dir "$work/ud" --extensions-dir "$work/ext"
   --disable-telemetry --disable-update-check --disable-workspace-trust)
@@ -127,7 +128,10 @@ say "install the .vsix files"
   { cat "$work/install.log"; exit 1; }
 ls "$work/ext" | grep -q '^kiwi\.kiwi-' || { echo "kiwi.vsix did not install:"; cat "$work/install.log"; exit 1; }
 
-port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+port="$(free_port)"
+cdp_port="$(free_port)" # Chromium's DevTools: the driver clicks a notification's Cancel button
+export KIWI_E2E_CDP="http://127.0.0.1:$cdp_port"
 export KIWI_E2E_OUT="$work/result.json" KIWI_E2E_PROJECT="$proj" KIWI_E2E_BIN="$kiwi" KIWI_E2E_EXPECT_CODES="$codes"
 say "code-server on 127.0.0.1:$port"
 setsid "$code_server" "${cs_args[@]}" --bind-addr "127.0.0.1:$port" --auth none \
@@ -138,6 +142,7 @@ curl -sf "http://127.0.0.1:$port/healthz" >/dev/null || { echo "code-server did 
 setsid chromium --headless=new --no-sandbox --disable-gpu --no-first-run --no-default-browser-check \
   --disable-background-networking --disable-component-update --disable-default-apps --disable-sync \
   --disable-extensions --mute-audio --user-data-dir="$work/chrome" \
+  --remote-debugging-address=127.0.0.1 --remote-debugging-port="$cdp_port" \
   "http://127.0.0.1:$port/?folder=$proj" >"$work/chromium.log" 2>&1 &
 pids+=($!)
 

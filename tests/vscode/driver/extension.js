@@ -186,6 +186,33 @@ async function activate(context) {
     return { validate: r.diagnostics.map((d) => d.code) };
   });
 
+  await check('Cancel on the progress notification (clicked in Chromium) stops the run', async () => {
+    const cdp = process.env.KIWI_E2E_CDP;
+    assert(cdp, 'no KIWI_E2E_CDP');
+    const t0 = Date.now();
+    const running = vscode.commands.executeCommand('kiwi.runTool', { id: 'text/slow' });
+    await waitFor('"started" in the Kiwi output channel', () => {
+      const f = findChannelLog(logsRoot, api.outputChannelName);
+      return f && fs.readFileSync(f, 'utf8').includes('▶ text/slow\nstarted\n');
+    }, 20000, 250);
+    // Click the notification's Cancel button in the page, as a user would.
+    const clicked = await waitFor('the Cancel button of the progress notification', () => cdpEvaluate(cdp, `(() => {
+      const toast = [...document.querySelectorAll('.notification-toast')].find((t) => t.textContent.includes('Kiwi: running text/slow'));
+      const b = toast && [...toast.querySelectorAll('.monaco-button')].find((x) => x.textContent.trim() === 'Cancel');
+      if (!b) return false;
+      b.click();
+      return true;
+    })()`), 15000, 500);
+    const r = await withTimeout(running, 20000, 'the cancelled run');
+    const ms = Date.now() - t0;
+    assert(r && (r.cancelled === true || (r.error && r.error.kind === 'cancelled')), `result: ${JSON.stringify(r)}`);
+    assert(ms < 40000, `took ${ms} ms (the tool sleeps 60 s)`);
+    const f = findChannelLog(logsRoot, api.outputChannelName);
+    const t = fs.readFileSync(f, 'utf8');
+    assert(/✗ text\/slow: (cancelled|.*failed \(cancelled\))/.test(t), 'the cancellation is not in the Kiwi output channel');
+    return { clicked, ms, cancelled: r.cancelled, exit_code: r.exit_code };
+  });
+
   await check('MCP server definition: kiwi mcp --project <folder>, and it answers initialize', async () => {
     const defs = await api.mcpServerDefinitions();
     assert(defs.length === 1, `${defs.length} definitions`);
@@ -244,6 +271,27 @@ function findChannelLog(root, name) {
   walk(root, 0);
   found.sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
   return found[0];
+}
+
+/** Evaluates an expression in the code-server page through Chromium's DevTools protocol. */
+async function cdpEvaluate(cdp, expression) {
+  const pages = await (await fetch(`${cdp}/json/list`)).json();
+  const page = pages.find((p) => p.type === 'page' && p.webSocketDebuggerUrl);
+  if (!page) throw new Error('no page in Chromium');
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(page.webSocketDebuggerUrl);
+    const timer = setTimeout(() => { ws.close(); reject(new Error('no answer from Chromium')); }, 5000);
+    ws.onerror = (e) => { clearTimeout(timer); reject(new Error(`DevTools: ${e.message || e.type}`)); };
+    ws.onopen = () => ws.send(JSON.stringify({ id: 1, method: 'Runtime.evaluate', params: { expression, returnByValue: true } }));
+    ws.onmessage = (m) => {
+      const msg = JSON.parse(m.data);
+      if (msg.id !== 1) return;
+      clearTimeout(timer);
+      ws.close();
+      if (msg.error || msg.result.exceptionDetails) reject(new Error(JSON.stringify(msg.error || msg.result.exceptionDetails)));
+      else resolve(msg.result.result.value);
+    };
+  });
 }
 
 /** Spawns a McpStdioServerDefinition and sends `initialize`; resolves with the answer. */
