@@ -145,6 +145,21 @@ async function activate(context) {
     return { stdout: r.stdout };
   });
 
+  await check('Kiwi: Run Tool with Parameters… from the palette, on the active editor', async () => {
+    const uri = file('.ai/tools/text/echo.py');
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
+    let done = false;
+    const running = vscode.commands.executeCommand('kiwi.runToolWithParameters').finally(() => { done = true; });
+    // echo's one parameter, `name`, is an optional string with no default: Enter leaves it unset.
+    for (let i = 0; i < 30 && !done; i++) {
+      await sleep(400);
+      if (!done) await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+    }
+    const r = await withTimeout(running, 30000, 'the run from the palette');
+    assert(r && r.exit_code === 0 && r.stdout.includes('hello world'), `result: ${JSON.stringify(r)}`);
+    return { stdout: r.stdout };
+  });
+
   await check('▶ Run… cancelled at the first prompt runs nothing', async () => {
     const uri = file('.ai/tools/text/repeat.py');
     const ls = await vscode.commands.executeCommand('vscode.executeCodeLensProvider', uri);
