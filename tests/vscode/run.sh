@@ -39,7 +39,7 @@ export npm_config_nodedir="${headers[0]}" # native modules of code-server build 
 cs_dir="$cs_root/cs"
 code_server="$cs_dir/node_modules/.bin/code-server"
 if ! "$code_server" --version 2>/dev/null | grep -q '^4\.139\.1 '; then
-  say "npm install code-server@4.139.1 (about 3 minutes)"
+  say "npm install code-server@4.139.1 (3 to 7 minutes)"
   mkdir -p "$cs_dir"
   cp "$here/codeserver-package.json" "$cs_dir/package.json"
   (cd "$cs_dir" && timeout 900 npm install --no-audit --no-fund --silent)
