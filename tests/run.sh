@@ -67,3 +67,6 @@ KIWI_BIN="${CARGO_TARGET_DIR:-target}/debug/kiwi" "$venv/bin/python" tests/mcp/e
 
 step "MCP Inspector CLI (npm: @modelcontextprotocol/inspector under target/inspector)"
 KIWI_BIN="${CARGO_TARGET_DIR:-target}/debug/kiwi" bash tests/mcp/inspector.sh
+
+step "VS Code end to end (the .vsix in code-server 4.139.1 = VS Code 1.139, headless Chromium)"
+bash tests/vscode/run.sh

@@ -837,6 +837,14 @@ fn has_parameters(item: &Item) -> bool {
         .is_some_and(|m| !m.is_empty())
 }
 
+/// The tool's `CONFIG_SCHEMA` as JSON, for a client that asks for the parameters itself
+/// (`▶ Run…`); `None` when it is absent or not a literal.
+fn config_schema_json(item: &Item) -> Option<serde_json::Value> {
+    item.tool()
+        .and_then(|t| t.value(Field::ConfigSchema))
+        .and_then(|s| s.to_json())
+}
+
 /// The lenses of an item: Run / Run… / Environment on tools, Validate and per-step Run on
 /// directives.
 pub fn code_lenses(ws: &Workspace, item: &Arc<Item>) -> Vec<Lens> {
@@ -859,11 +867,15 @@ pub fn code_lenses(ws: &Workspace, item: &Arc<Item>) -> Vec<Lens> {
             args: vec![arg.clone()],
         }];
         if has_parameters(item) {
+            let mut ask = serde_json::json!({"id": item.id, "path": path, "ask": true});
+            if let Some(schema) = config_schema_json(item) {
+                ask["schema"] = schema;
+            }
             out.push(Lens {
                 range,
                 title: "▶ Run…".into(),
                 command: CMD_RUN_TOOL.into(),
-                args: vec![serde_json::json!({"id": item.id, "path": path, "ask": true})],
+                args: vec![ask],
             });
         }
         out.push(Lens {

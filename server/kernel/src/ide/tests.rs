@@ -188,6 +188,46 @@ fn symbols_and_lenses() {
 }
 
 #[test]
+fn tool_lenses_run_ask_carries_the_schema() {
+    let text = r#"__version__ = "1.0.0"
+__tool_type__ = "python"
+__executor_id__ = "rt/py"
+CONFIG_SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string", "default": "world"}, "n": {"type": "integer"}},
+    "required": ["n"],
+}
+"#;
+    let (ws, t) = ws_with("tools/text/echo.py", ItemType::Tool, "text/echo", text);
+    let lenses = code_lenses(&ws, &t);
+    let titles: Vec<_> = lenses.iter().map(|l| l.title.as_str()).collect();
+    assert_eq!(titles, ["▶ Run", "▶ Run…", "⚙ Environment"]);
+    let commands: Vec<_> = lenses.iter().map(|l| l.command.as_str()).collect();
+    assert_eq!(commands, [CMD_RUN_TOOL, CMD_RUN_TOOL, CMD_SHOW_ENV]);
+    let path = "/nonexistent/proj/.ai/tools/text/echo.py";
+    assert_eq!(
+        lenses[0].args,
+        [serde_json::json!({"id": "text/echo", "path": path})]
+    );
+    assert_eq!(
+        lenses[1].args,
+        [serde_json::json!({
+            "id": "text/echo",
+            "path": path,
+            "ask": true,
+            "schema": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "default": "world"},
+                    "n": {"type": "integer"},
+                },
+                "required": ["n"],
+            },
+        })]
+    );
+}
+
+#[test]
 fn broken_xml_still_gets_hover_symbols_completion() {
     // The `<step>` is never closed and `</process>` is missing.
     let text = DIRECTIVE

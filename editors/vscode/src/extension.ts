@@ -1,0 +1,444 @@
+// The Kiwi extension: `kiwi lsp` for files under .ai/, the lens commands with progress and
+// output, and `kiwi mcp` offered to the editor's agent.
+import * as fs from 'fs';
+import * as path from 'path';
+import * as vscode from 'vscode';
+import {
+  ExecuteCommandRequest,
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  State,
+  WorkDoneProgress,
+  WorkDoneProgressCancelNotification,
+} from 'vscode-languageclient/node';
+import { Binary, BinaryNotFound, findKiwi } from './binary';
+import { askParameters } from './parameters';
+
+// The server's commands (server/kernel/src/ide/mod.rs). vscode-languageclient registers them
+// as VS Code commands; the middleware below adds the editor side (prompts, progress, output).
+const CMD_RUN_TOOL = 'kiwi.runTool';
+const CMD_SHOW_ENV = 'kiwi.showEnvironment';
+const CMD_VALIDATE = 'kiwi.validate';
+
+/** What a lens passes to kiwi.runTool / kiwi.showEnvironment / kiwi.validate. */
+type CommandArg = { id?: string; path?: string; uri?: string; ask?: boolean; schema?: unknown; parameters?: unknown };
+
+/** What kiwi.runTool returns: a RunResult (process or HTTP), or {error}. */
+type RunResult = {
+  tool?: string;
+  exit_code?: number | null;
+  signal?: number | null;
+  status?: number;
+  duration_ms?: number;
+  timed_out?: boolean;
+  cancelled?: boolean;
+  truncated?: boolean;
+  error?: { kind: string; message: string };
+};
+
+/** The extension's exports: what other extensions (and the end-to-end test) may use. */
+export interface KiwiApi {
+  /** The binary in use, or undefined when none was found. */
+  readonly binary: () => Binary | undefined;
+  /** The language client, once started. */
+  readonly client: () => LanguageClient | undefined;
+  /** The MCP server definitions the provider gives the editor right now. */
+  readonly mcpServerDefinitions: () => vscode.McpStdioServerDefinition[];
+  /** Whether the provider was registered with vscode.lm.registerMcpServerDefinitionProvider. */
+  readonly mcpProviderRegistered: () => boolean;
+  /** Why the language server is not running, when it could not be started. */
+  readonly startError: () => string | undefined;
+  /** The name of the output channel that receives run output. */
+  readonly outputChannelName: string;
+}
+
+let client: LanguageClient | undefined;
+let binary: Binary | undefined;
+let output: vscode.OutputChannel;
+let serverOutput: vscode.LogOutputChannel;
+let runCounter = 0;
+let startError: string | undefined;
+// While no server runs, the server's command ids answer with the reason instead of VS Code's
+// "command not found" (vscode-languageclient registers the real ones when the server starts).
+let fallbackCommands: vscode.Disposable[] = [];
+
+export async function activate(context: vscode.ExtensionContext): Promise<KiwiApi> {
+  output = vscode.window.createOutputChannel('Kiwi');
+  serverOutput = vscode.window.createOutputChannel('Kiwi Language Server', { log: true });
+  context.subscriptions.push(output, serverOutput);
+
+  context.subscriptions.push(
+    vscode.commands.registerCommand('kiwi.runToolWithParameters', (arg?: CommandArg) => runWithParameters(arg)),
+    vscode.commands.registerCommand('kiwi.showOutput', () => output.show()),
+    vscode.commands.registerCommand('kiwi.restartServer', () => restart(context)),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('kiwi.server.path')) {
+        void restart(context);
+      }
+    }),
+  );
+
+  const mcp = registerMcp(context);
+  const mcpRegistered = mcp.registered;
+  await start(context);
+
+  return {
+    binary: () => binary,
+    client: () => client,
+    mcpServerDefinitions: mcp.definitions,
+    mcpProviderRegistered: () => mcpRegistered,
+    startError: () => startError,
+    outputChannelName: 'Kiwi',
+  };
+}
+
+export async function deactivate(): Promise<void> {
+  fallbackCommands.forEach((d) => d.dispose());
+  if (client) {
+    await client.stop();
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// the language client
+
+function failed(message: string): void {
+  startError = message;
+  serverOutput.error(message);
+  void vscode.window.showErrorMessage(message, 'Open Settings').then((choice) => {
+    if (choice === 'Open Settings') {
+      void vscode.commands.executeCommand('workbench.action.openSettings', 'kiwi.server.path');
+    }
+  });
+  if (fallbackCommands.length === 0) {
+    for (const id of [CMD_RUN_TOOL, CMD_SHOW_ENV, CMD_VALIDATE]) {
+      try {
+        fallbackCommands.push(
+          vscode.commands.registerCommand(id, () => {
+            void vscode.window.showErrorMessage(startError ?? 'Kiwi: the language server is not running.');
+            return undefined;
+          }),
+        );
+      } catch {
+        // still registered by a client that is going away: it answers itself
+      }
+    }
+  }
+}
+
+async function start(context: vscode.ExtensionContext): Promise<void> {
+  fallbackCommands.forEach((d) => d.dispose());
+  fallbackCommands = [];
+  startError = undefined;
+  try {
+    binary = findKiwi(context.extensionPath);
+  } catch (e) {
+    binary = undefined;
+    failed(e instanceof BinaryNotFound ? e.message : `Kiwi: ${String(e)}`);
+    return;
+  }
+  serverOutput.info(`kiwi: ${binary.path} (from ${binary.source})`);
+
+  const serverOptions: ServerOptions = {
+    command: binary.path,
+    args: ['lsp'], // stdio; no `transport`, which would add a --stdio argument
+  };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: ['markdown', 'python', 'yaml'].map((language) => ({
+      scheme: 'file',
+      language,
+      pattern: '**/.ai/**',
+    })),
+    outputChannel: serverOutput,
+    middleware: {
+      executeCommand: async (command, args, next) => {
+        switch (command) {
+          case CMD_RUN_TOOL:
+            return runTool(args[0] as CommandArg | undefined);
+          case CMD_SHOW_ENV:
+            return showEnvironment(args[0] as CommandArg | undefined);
+          case CMD_VALIDATE:
+            return validate(args[0] as CommandArg | undefined);
+          default:
+            return next(command, args);
+        }
+      },
+    },
+  };
+  client = new LanguageClient('kiwi', 'Kiwi Language Server', serverOptions, clientOptions);
+  try {
+    await client.start();
+  } catch (e) {
+    const lc = client;
+    client = undefined;
+    await lc.dispose().catch(() => undefined); // unregisters its commands
+    failed(`Kiwi: could not start "${binary.path} lsp": ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+async function restart(context: vscode.ExtensionContext): Promise<void> {
+  const old = client;
+  client = undefined;
+  if (old) {
+    await old.stop().catch(() => undefined);
+    await old.dispose().catch(() => undefined);
+  }
+  await start(context);
+}
+
+function runningClient(): LanguageClient {
+  if (!client || client.state !== State.Running) {
+    throw new Error(
+      binary
+        ? 'Kiwi: the language server is not running (see the "Kiwi Language Server" output).'
+        : 'Kiwi: the kiwi binary was not found; set kiwi.server.path.',
+    );
+  }
+  return client;
+}
+
+/** The lens's argument, or the active editor's file when run from the command palette. */
+function targetOf(arg: CommandArg | undefined): CommandArg {
+  if (arg && (arg.id || arg.path || arg.uri)) {
+    return arg;
+  }
+  const doc = vscode.window.activeTextEditor?.document;
+  if (!doc || doc.uri.scheme !== 'file' || !doc.uri.fsPath.split(path.sep).includes('.ai')) {
+    throw new Error('Kiwi: open a Kiwi item (a file under .ai/) first.');
+  }
+  return { ...arg, path: doc.uri.fsPath };
+}
+
+function describe(t: CommandArg): string {
+  return t.id ?? (t.path ? path.basename(t.path) : 'tool');
+}
+
+async function reportErrors<T>(f: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await f();
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    void vscode.window.showErrorMessage(message.startsWith('Kiwi') ? message : `Kiwi: ${message}`);
+    return undefined;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// kiwi.runTool
+
+async function runWithParameters(arg: CommandArg | undefined): Promise<RunResult | undefined> {
+  return reportErrors(async () => {
+    const target = targetOf(arg);
+    if (target.schema === undefined && target.path) {
+      // From the palette: the ▶ Run… lens of the file carries the schema.
+      const uri = vscode.Uri.file(target.path);
+      const lenses = (await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', uri)) ?? [];
+      const ask = lenses
+        .map((l) => l.command?.arguments?.[0] as CommandArg | undefined)
+        .find((a) => a?.ask);
+      if (ask) {
+        return runTool({ ...ask });
+      }
+    }
+    return runTool({ ...target, ask: true });
+  });
+}
+
+async function runTool(arg: CommandArg | undefined): Promise<RunResult | undefined> {
+  return reportErrors(async () => {
+    const target = targetOf(arg);
+    const lc = runningClient();
+    let parameters = target.parameters;
+    if (target.ask) {
+      const asked = await askParameters(describe(target), target.schema as never);
+      if (asked === undefined) {
+        return undefined; // cancelled: nothing runs
+      }
+      parameters = asked;
+    }
+    const request: CommandArg = { id: target.id, path: target.path, uri: target.uri };
+    if (parameters !== undefined) {
+      request.parameters = parameters;
+    }
+    const name = describe(target);
+    const token = `kiwi-vscode-run-${process.pid}-${++runCounter}`;
+    output.show(true);
+    output.appendLine(`▶ ${name}${parameters !== undefined ? ' ' + JSON.stringify(parameters) : ''}`);
+
+    const result = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `Kiwi: running ${name}`, cancellable: true },
+      async (progress, cancel) => {
+        // Each output line arrives as a work-done report (and as window/logMessage, which
+        // goes to the "Kiwi Language Server" output).
+        const sub = lc.onProgress(WorkDoneProgress.type, token, (v) => {
+          if (v.kind === 'report' && v.message !== undefined) {
+            output.appendLine(v.message);
+            progress.report({ message: v.message });
+          }
+        });
+        const onCancel = cancel.onCancellationRequested(() => {
+          // The server stops the run (its whole process group) and still answers.
+          void lc.sendNotification(WorkDoneProgressCancelNotification.type, { token });
+        });
+        try {
+          return (await lc.sendRequest(ExecuteCommandRequest.type, {
+            command: CMD_RUN_TOOL,
+            arguments: [request],
+            workDoneToken: token,
+          })) as RunResult | null;
+        } finally {
+          sub.dispose();
+          onCancel.dispose();
+        }
+      },
+    );
+    showResult(name, result ?? undefined);
+    return result ?? undefined;
+  });
+}
+
+function showResult(name: string, r: RunResult | undefined): void {
+  if (!r) {
+    output.appendLine(`✗ ${name}: no result`);
+    void vscode.window.showErrorMessage(`Kiwi: ${name} returned no result.`);
+    return;
+  }
+  const showOutput = 'Show Output';
+  const open = (choice: string | undefined) => {
+    if (choice === showOutput) {
+      output.show();
+    }
+  };
+  if (r.error) {
+    const msg = `${name} failed (${r.error.kind}): ${r.error.message}`;
+    output.appendLine(`✗ ${msg}`);
+    void vscode.window.showErrorMessage(`Kiwi: ${msg}`, showOutput).then(open);
+    return;
+  }
+  const took = r.duration_ms !== undefined ? ` in ${r.duration_ms} ms` : '';
+  let failed = false;
+  let what: string;
+  if (r.status !== undefined) {
+    what = `HTTP ${r.status}`;
+    failed = r.status >= 400;
+  } else if (r.cancelled) {
+    what = 'cancelled';
+    failed = true;
+  } else if (r.timed_out) {
+    what = 'timed out';
+    failed = true;
+  } else if (r.signal !== undefined && r.signal !== null) {
+    what = `ended by signal ${r.signal}`;
+    failed = true;
+  } else {
+    what = `exit ${r.exit_code}`;
+    failed = r.exit_code !== 0;
+  }
+  const msg = `${name}: ${what}${took}${r.truncated ? ' (output truncated)' : ''}`;
+  output.appendLine(`${failed ? '✗' : '✓'} ${msg}`);
+  if (failed) {
+    void vscode.window.showErrorMessage(`Kiwi: ${msg}`, showOutput).then(open);
+  } else {
+    void vscode.window.showInformationMessage(`Kiwi: ${msg}`, showOutput).then(open);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// kiwi.showEnvironment, kiwi.validate
+
+async function showEnvironment(arg: CommandArg | undefined): Promise<unknown> {
+  return reportErrors(async () => {
+    const target = targetOf(arg);
+    const r = (await runningClient().sendRequest(ExecuteCommandRequest.type, {
+      command: CMD_SHOW_ENV,
+      arguments: [{ id: target.id, path: target.path, uri: target.uri }],
+    })) as { markdown?: string } | null;
+    if (!r?.markdown) {
+      throw new Error(`Kiwi: no environment for ${describe(target)}.`);
+    }
+    const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: r.markdown });
+    await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside });
+    return r;
+  });
+}
+
+type Validation = { path: string; valid: boolean; diagnostics: { code: string; severity: string; message: string; line: number; column: number }[] };
+
+async function validate(arg: CommandArg | undefined): Promise<unknown> {
+  return reportErrors(async () => {
+    const target = targetOf(arg);
+    const r = (await runningClient().sendRequest(ExecuteCommandRequest.type, {
+      command: CMD_VALIDATE,
+      arguments: [{ id: target.id, path: target.path, uri: target.uri }],
+    })) as Validation | null;
+    if (!r) {
+      throw new Error(`Kiwi: no answer for ${describe(target)}.`);
+    }
+    const name = path.basename(r.path);
+    const n = r.diagnostics.length;
+    if (n === 0) {
+      void vscode.window.showInformationMessage(`Kiwi: ${name} is valid.`);
+    } else {
+      const summary = `${name}: ${n} problem${n === 1 ? '' : 's'} (${r.diagnostics.map((d) => d.code).join(', ')})`;
+      (r.valid ? vscode.window.showWarningMessage : vscode.window.showErrorMessage)(`Kiwi: ${summary}`);
+    }
+    return r;
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// MCP: `kiwi mcp --project <folder>` for the editor's agent
+
+function registerMcp(context: vscode.ExtensionContext): {
+  definitions: () => vscode.McpStdioServerDefinition[];
+  registered: boolean;
+} {
+  const version = String(context.extension.packageJSON.version ?? '');
+  const definitions = (): vscode.McpStdioServerDefinition[] => {
+    if (!vscode.workspace.getConfiguration('kiwi').get<boolean>('mcp.enabled', true)) {
+      return [];
+    }
+    let bin: Binary;
+    try {
+      bin = findKiwi(context.extensionPath);
+    } catch {
+      return []; // the error was shown when the language server could not start
+    }
+    const folders = (vscode.workspace.workspaceFolders ?? []).filter(
+      (f) => f.uri.scheme === 'file' && fs.existsSync(path.join(f.uri.fsPath, '.ai')),
+    );
+    return folders.map((f) => {
+      const label = folders.length > 1 ? `Kiwi (${f.name})` : 'Kiwi';
+      const def = new vscode.McpStdioServerDefinition(label, bin.path, ['mcp', '--project', f.uri.fsPath], {}, version);
+      def.cwd = f.uri;
+      return def;
+    });
+  };
+  const lm = (vscode as { lm?: typeof vscode.lm }).lm;
+  if (typeof lm?.registerMcpServerDefinitionProvider !== 'function') {
+    serverOutput.warn('This editor has no MCP server definition API: kiwi mcp is not offered to its agent.');
+    return { definitions, registered: false };
+  }
+  const changed = new vscode.EventEmitter<void>();
+  context.subscriptions.push(
+    changed,
+    lm.registerMcpServerDefinitionProvider('kiwi.mcp', {
+      onDidChangeMcpServerDefinitions: changed.event,
+      provideMcpServerDefinitions: () => definitions(),
+      resolveMcpServerDefinition: (def) => {
+        if (def instanceof vscode.McpStdioServerDefinition && !fs.existsSync(def.command)) {
+          throw new Error(`Kiwi: ${def.command} does not exist any more; check kiwi.server.path.`);
+        }
+        return def;
+      },
+    }),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => changed.fire()),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('kiwi.server.path') || e.affectsConfiguration('kiwi.mcp.enabled')) {
+        changed.fire();
+      }
+    }),
+  );
+  return { definitions, registered: true };
+}

@@ -1,0 +1,336 @@
+// End-to-end driver for the Kiwi extension, run inside a real VS Code (code-server) by
+// tests/vscode/run.sh. It drives the editor through its public commands and writes every
+// check to $KIWI_E2E_OUT as JSON: {"ok": bool, "checks": [{"name", "ok", "detail"}]}.
+//
+// Environment (from run.sh): KIWI_E2E_OUT, KIWI_E2E_PROJECT (the opened folder, a copy of
+// fixtures/lsp with a .venv), KIWI_E2E_BIN (the kiwi binary the extension must use),
+// KIWI_E2E_EXPECT_CODES (the diagnostic codes `kiwi check` reports for greet.md).
+const vscode = require('vscode');
+const fs = require('fs');
+const path = require('path');
+const cp = require('child_process');
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor(what, f, ms = 30000, every = 250) {
+  const end = Date.now() + ms;
+  let last;
+  while (Date.now() < end) {
+    try {
+      last = await f();
+      if (last) return last;
+    } catch (e) {
+      last = e;
+    }
+    await sleep(every);
+  }
+  throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
+}
+
+function withTimeout(p, ms, what) {
+  return Promise.race([p, sleep(ms).then(() => { throw new Error(`${what}: no answer in ${ms} ms`); })]);
+}
+
+async function activate(context) {
+  const out = process.env.KIWI_E2E_OUT;
+  const proj = process.env.KIWI_E2E_PROJECT;
+  const bin = process.env.KIWI_E2E_BIN;
+  const expectCodes = (process.env.KIWI_E2E_EXPECT_CODES || '').split(',').filter(Boolean).sort();
+  const result = { vscode: vscode.version, started: new Date().toISOString(), checks: [] };
+  const write = () => fs.writeFileSync(out + '.tmp', JSON.stringify(result, null, 2));
+  const check = async (name, f) => {
+    const t0 = Date.now();
+    try {
+      const detail = await f();
+      result.checks.push({ name, ok: true, ms: Date.now() - t0, detail });
+    } catch (e) {
+      result.checks.push({ name, ok: false, ms: Date.now() - t0, detail: String((e && e.stack) || e) });
+    }
+    write();
+  };
+  const assert = (cond, msg) => { if (!cond) throw new Error(msg); };
+  const file = (rel) => vscode.Uri.file(path.join(proj, rel));
+  // The output channel logs of this window: VS Code writes each output channel to a file.
+  const logsRoot = path.dirname(context.logUri.fsPath);
+
+  let api;
+  await check('extension activates from the .vsix', async () => {
+    const ext = vscode.extensions.getExtension('kiwi.kiwi');
+    assert(ext, 'kiwi.kiwi is not installed');
+    api = await ext.activate();
+    const pj = ext.packageJSON;
+    assert(api && typeof api.mcpServerDefinitions === 'function', 'the extension exports no API');
+    const grammar = (pj.contributes.grammars || [])[0];
+    assert(grammar && fs.existsSync(path.join(ext.extensionPath, grammar.path)), 'the injection grammar is not in the .vsix');
+    assert((pj.contributes.mcpServerDefinitionProviders || []).some((p) => p.id === 'kiwi.mcp'), 'no mcpServerDefinitionProviders contribution');
+    const b = api.binary();
+    assert(b && b.path === bin, `the extension uses ${b && b.path}, expected ${bin}`);
+    const client = await waitFor('the language client to run', () => { const c = api.client(); return c && c.isRunning() && c; });
+    return { version: pj.version, binary: b, server: client.initializeResult && client.initializeResult.serverInfo };
+  });
+
+  await check('diagnostics on a directive (codes as kiwi check reports them)', async () => {
+    const uri = file('.ai/directives/greet.md');
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
+    const diags = await waitFor('diagnostics on greet.md', () => {
+      const d = vscode.languages.getDiagnostics(uri);
+      return d.length >= expectCodes.length && d.length > 0 && d;
+    });
+    const codes = diags.map((d) => String(typeof d.code === 'object' ? d.code.value : d.code)).sort();
+    assert(expectCodes.includes('K003'), `kiwi check gave ${expectCodes}, expected K003 among them`);
+    assert(JSON.stringify(codes) === JSON.stringify(expectCodes), `VS Code shows ${codes}, kiwi check reports ${expectCodes}`);
+    return diags.map((d) => ({ code: d.code, line: d.range.start.line, source: d.source, message: d.message }));
+  });
+
+  await check('hover on the ENV_CONFIG interpreter shows the project .venv python', async () => {
+    const uri = file('.ai/tools/rt/py_rt.py');
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(doc);
+    const pos = doc.positionAt(doc.getText().indexOf('venv_python') + 2);
+    const want = path.join(proj, '.venv', 'bin', 'python');
+    const text = await waitFor('a hover naming the .venv interpreter', async () => {
+      const hovers = await vscode.commands.executeCommand('vscode.executeHoverProvider', uri, pos);
+      const t = (hovers || []).flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : c.value))).join('\n');
+      return t.includes(want) && t;
+    }, 20000, 500);
+    return text.slice(0, 600);
+  });
+
+  let lenses;
+  await check('code lenses on a tool: ▶ Run, ▶ Run… (with CONFIG_SCHEMA), ⚙ Environment', async () => {
+    const uri = file('.ai/tools/text/echo.py');
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
+    lenses = await waitFor('code lenses', async () => {
+      const l = await vscode.commands.executeCommand('vscode.executeCodeLensProvider', uri);
+      return l && l.length && l;
+    });
+    const titles = lenses.map((l) => l.command && l.command.title);
+    assert(JSON.stringify(titles) === JSON.stringify(['▶ Run', '▶ Run…', '⚙ Environment']), `titles: ${titles}`);
+    const ask = lenses[1].command.arguments[0];
+    assert(ask.ask === true && ask.schema && ask.schema.properties && ask.schema.properties.name, `▶ Run… arguments carry no schema: ${JSON.stringify(ask)}`);
+    return lenses.map((l) => ({ title: l.command.title, command: l.command.command, arguments: l.command.arguments }));
+  });
+
+  await check('▶ Run executes the tool and its output reaches the Kiwi output channel', async () => {
+    const run = lenses.find((l) => l.command.title === '▶ Run').command;
+    const r = await withTimeout(vscode.commands.executeCommand(run.command, ...run.arguments), 60000, 'the run');
+    assert(r && r.exit_code === 0 && r.stdout.includes('hello world'), `result: ${JSON.stringify(r)}`);
+    // The channel's content, as VS Code stored it (not what the extension says it wrote).
+    const log = await waitFor('"hello world" in the Kiwi output channel', () => {
+      const f = findChannelLog(logsRoot, api.outputChannelName);
+      const t = f && fs.readFileSync(f, 'utf8');
+      return t && t.includes('line one\nhello world\n') && t.includes('✓ text/echo: exit 0') && { file: f, text: t };
+    }, 15000, 500);
+    return { exit_code: r.exit_code, stdout: r.stdout, channelFile: path.relative(logsRoot, log.file), channel: log.text };
+  });
+
+  await check('▶ Run… asks the parameters from CONFIG_SCHEMA (typed, defaults) and runs with them', async () => {
+    const uri = file('.ai/tools/text/repeat.py');
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
+    const ls = await waitFor('lenses on repeat.py', async () => {
+      const l = await vscode.commands.executeCommand('vscode.executeCodeLensProvider', uri);
+      return l && l.find((x) => x.command && x.command.title === '▶ Run…') && l;
+    });
+    const ask = ls.find((l) => l.command.title === '▶ Run…').command;
+    let done = false;
+    const running = vscode.commands.executeCommand(ask.command, ...ask.arguments).finally(() => { done = true; });
+    // Accept each prompt as offered: the defaults ("kiwi", 2) and the first choice (true).
+    for (let i = 0; i < 40 && !done; i++) {
+      await sleep(400);
+      if (!done) await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+    }
+    const r = await withTimeout(running, 30000, 'the run with parameters');
+    assert(r && r.exit_code === 0, `result: ${JSON.stringify(r)}`);
+    assert(r.stdout.trim() === 'KIWI KIWI', `stdout ${JSON.stringify(r.stdout)}, expected "KIWI KIWI" (word=kiwi, times=2, shout=true)`);
+    return { stdout: r.stdout };
+  });
+
+  await check('Kiwi: Run Tool with Parameters… from the palette, on the active editor', async () => {
+    const uri = file('.ai/tools/text/echo.py');
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
+    let done = false;
+    const running = vscode.commands.executeCommand('kiwi.runToolWithParameters').finally(() => { done = true; });
+    // echo's one parameter, `name`, is an optional string with no default: Enter leaves it unset.
+    for (let i = 0; i < 30 && !done; i++) {
+      await sleep(400);
+      if (!done) await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+    }
+    const r = await withTimeout(running, 30000, 'the run from the palette');
+    assert(r && r.exit_code === 0 && r.stdout.includes('hello world'), `result: ${JSON.stringify(r)}`);
+    return { stdout: r.stdout };
+  });
+
+  await check('▶ Run… cancelled at the first prompt runs nothing', async () => {
+    const uri = file('.ai/tools/text/repeat.py');
+    const ls = await vscode.commands.executeCommand('vscode.executeCodeLensProvider', uri);
+    const ask = ls.find((l) => l.command.title === '▶ Run…').command;
+    const marker = path.join(proj, 'repeat.ran');
+    fs.rmSync(marker, { force: true });
+    let done = false;
+    const running = vscode.commands.executeCommand(ask.command, ...ask.arguments).finally(() => { done = true; });
+    for (let i = 0; i < 20 && !done; i++) {
+      await sleep(400);
+      if (!done) await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
+    }
+    const r = await withTimeout(running, 10000, 'the cancelled run');
+    assert(r === undefined, `expected no result, got ${JSON.stringify(r)}`);
+    await sleep(1000);
+    assert(!fs.existsSync(marker), 'the tool ran although the prompt was cancelled');
+    return 'no run';
+  });
+
+  await check('a failing run gives its result (exit code) and does not throw', async () => {
+    const r = await withTimeout(vscode.commands.executeCommand('kiwi.runTool', { id: 'text/fail' }), 30000, 'the failing run');
+    assert(r && r.exit_code === 3 && r.stderr.includes('boom'), `result: ${JSON.stringify(r)}`);
+    const f = findChannelLog(logsRoot, api.outputChannelName);
+    const t = fs.readFileSync(f, 'utf8');
+    assert(t.includes('[stderr] boom') && t.includes('✗ text/fail: exit 3'), 'the failure is not in the Kiwi output channel');
+    return { exit_code: r.exit_code };
+  });
+
+  await check('⚙ Environment and ✓ Validate lenses', async () => {
+    const envCmd = lenses.find((l) => l.command.title === '⚙ Environment').command;
+    const env = await withTimeout(vscode.commands.executeCommand(envCmd.command, ...envCmd.arguments), 20000, 'the environment');
+    assert(env && env.markdown.includes(path.join(proj, '.venv', 'bin', 'python')), `environment: ${JSON.stringify(env)}`);
+    const uri = file('.ai/directives/greet.md');
+    const dl = await vscode.commands.executeCommand('vscode.executeCodeLensProvider', uri);
+    const v = (dl || []).find((l) => l.command && l.command.title === '✓ Validate');
+    assert(v, `no ✓ Validate lens: ${JSON.stringify((dl || []).map((l) => l.command && l.command.title))}`);
+    const r = await withTimeout(vscode.commands.executeCommand(v.command.command, ...v.command.arguments), 20000, 'validate');
+    assert(r && r.valid === false && r.diagnostics.some((d) => d.code === 'K003'), `validate: ${JSON.stringify(r)}`);
+    return { validate: r.diagnostics.map((d) => d.code) };
+  });
+
+  await check('Cancel on the progress notification (clicked in Chromium) stops the run', async () => {
+    const cdp = process.env.KIWI_E2E_CDP;
+    assert(cdp, 'no KIWI_E2E_CDP');
+    const t0 = Date.now();
+    const running = vscode.commands.executeCommand('kiwi.runTool', { id: 'text/slow' });
+    await waitFor('"started" in the Kiwi output channel', () => {
+      const f = findChannelLog(logsRoot, api.outputChannelName);
+      return f && fs.readFileSync(f, 'utf8').includes('▶ text/slow\nstarted\n');
+    }, 20000, 250);
+    // Click the notification's Cancel button in the page, as a user would.
+    const clicked = await waitFor('the Cancel button of the progress notification', () => cdpEvaluate(cdp, `(() => {
+      const toast = [...document.querySelectorAll('.notification-toast')].find((t) => t.textContent.includes('Kiwi: running text/slow'));
+      const b = toast && [...toast.querySelectorAll('.monaco-button')].find((x) => x.textContent.trim() === 'Cancel');
+      if (!b) return false;
+      b.click();
+      return true;
+    })()`), 15000, 500);
+    const r = await withTimeout(running, 20000, 'the cancelled run');
+    const ms = Date.now() - t0;
+    assert(r && (r.cancelled === true || (r.error && r.error.kind === 'cancelled')), `result: ${JSON.stringify(r)}`);
+    assert(ms < 40000, `took ${ms} ms (the tool sleeps 60 s)`);
+    const f = findChannelLog(logsRoot, api.outputChannelName);
+    const t = fs.readFileSync(f, 'utf8');
+    assert(/✗ text\/slow: (cancelled|.*failed \(cancelled\))/.test(t), 'the cancellation is not in the Kiwi output channel');
+    return { clicked, ms, cancelled: r.cancelled, exit_code: r.exit_code };
+  });
+
+  await check('MCP server definition: kiwi mcp --project <folder>, and it answers initialize', async () => {
+    const defs = await api.mcpServerDefinitions();
+    assert(defs.length === 1, `${defs.length} definitions`);
+    const d = defs[0];
+    assert(d instanceof vscode.McpStdioServerDefinition, 'not a McpStdioServerDefinition');
+    assert(d.command === bin, `command ${d.command}`);
+    assert(JSON.stringify(d.args) === JSON.stringify(['mcp', '--project', proj]), `args ${JSON.stringify(d.args)}`);
+    assert(api.mcpProviderRegistered(), 'vscode.lm.registerMcpServerDefinitionProvider was not called');
+    // Start the definition as the editor would and do the MCP handshake.
+    const answer = await mcpInitialize(d);
+    assert(answer.result && answer.result.serverInfo && answer.result.capabilities.tools, `initialize: ${JSON.stringify(answer)}`);
+    return { label: d.label, command: d.command, args: d.args, serverInfo: answer.result.serverInfo };
+  });
+
+  await check('VS Code lists the Kiwi MCP server (vscode.lm.mcpServerDefinitions)', async () => {
+    // A proposed API: run.sh starts code-server with --enable-proposed-api for this driver.
+    assert(vscode.lm && 'mcpServerDefinitions' in vscode.lm, 'this VS Code has no vscode.lm.mcpServerDefinitions');
+    const listed = await waitFor('Kiwi among the editor\'s MCP servers', () => {
+      const l = vscode.lm.mcpServerDefinitions || [];
+      return l.find((d) => d.label === 'Kiwi');
+    }, 30000, 500);
+    assert(listed.command === bin, `command ${listed.command}`);
+    assert(JSON.stringify(listed.args) === JSON.stringify(['mcp', '--project', proj]), `args ${JSON.stringify(listed.args)}`);
+    return { all: vscode.lm.mcpServerDefinitions.map((d) => ({ label: d.label, command: d.command, args: d.args })) };
+  });
+
+  // Last: it stops the language server.
+  await check('kiwi.server.path with no binary there: a clear error, no MCP server, commands say why', async () => {
+    await vscode.workspace.getConfiguration('kiwi').update('server.path', '/nonexistent/kiwi', vscode.ConfigurationTarget.Workspace);
+    const err = await waitFor('the start error', () => api.startError(), 20000);
+    assert(err.includes('/nonexistent/kiwi') && err.includes('no executable file'), err);
+    assert(api.mcpServerDefinitions().length === 0, 'MCP definitions offered with no binary');
+    const r = await withTimeout(vscode.commands.executeCommand('kiwi.runTool', { id: 'text/echo' }), 10000, 'kiwi.runTool');
+    assert(r === undefined, `kiwi.runTool gave ${JSON.stringify(r)}`);
+    return err;
+  });
+
+  result.ok = result.checks.length > 0 && result.checks.every((c) => c.ok);
+  result.finished = new Date().toISOString();
+  write();
+  fs.renameSync(out + '.tmp', out);
+}
+
+/** The newest file VS Code keeps for output channel `name` under this window's logs. */
+function findChannelLog(root, name) {
+  const found = [];
+  const walk = (dir, depth) => {
+    let entries = [];
+    try { entries = fs.readdirSync(dir, { withFileTypes: true }); } catch { return; }
+    for (const e of entries) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory() && depth < 3) walk(p, depth + 1);
+      else if (e.isFile() && /^output_logging_/.test(path.basename(dir)) && e.name.replace(/^\d+-/, '') === `${name}.log`) found.push(p);
+    }
+  };
+  walk(root, 0);
+  found.sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
+  return found[0];
+}
+
+/** Evaluates an expression in the code-server page through Chromium's DevTools protocol. */
+async function cdpEvaluate(cdp, expression) {
+  const pages = await (await fetch(`${cdp}/json/list`)).json();
+  const page = pages.find((p) => p.type === 'page' && p.webSocketDebuggerUrl);
+  if (!page) throw new Error('no page in Chromium');
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(page.webSocketDebuggerUrl);
+    const timer = setTimeout(() => { ws.close(); reject(new Error('no answer from Chromium')); }, 5000);
+    ws.onerror = (e) => { clearTimeout(timer); reject(new Error(`DevTools: ${e.message || e.type}`)); };
+    ws.onopen = () => ws.send(JSON.stringify({ id: 1, method: 'Runtime.evaluate', params: { expression, returnByValue: true } }));
+    ws.onmessage = (m) => {
+      const msg = JSON.parse(m.data);
+      if (msg.id !== 1) return;
+      clearTimeout(timer);
+      ws.close();
+      if (msg.error || msg.result.exceptionDetails) reject(new Error(JSON.stringify(msg.error || msg.result.exceptionDetails)));
+      else resolve(msg.result.result.value);
+    };
+  });
+}
+
+/** Spawns a McpStdioServerDefinition and sends `initialize`; resolves with the answer. */
+function mcpInitialize(def) {
+  return new Promise((resolve, reject) => {
+    const p = cp.spawn(def.command, def.args, { cwd: def.cwd && def.cwd.fsPath, stdio: ['pipe', 'pipe', 'ignore'] });
+    let buf = '';
+    const timer = setTimeout(() => { p.kill(); reject(new Error('kiwi mcp did not answer initialize in 15 s')); }, 15000);
+    p.on('error', (e) => { clearTimeout(timer); reject(e); });
+    p.stdout.on('data', (d) => {
+      buf += d;
+      const nl = buf.indexOf('\n');
+      if (nl >= 0) {
+        clearTimeout(timer);
+        p.kill();
+        try { resolve(JSON.parse(buf.slice(0, nl))); } catch (e) { reject(e); }
+      }
+    });
+    p.stdin.write(JSON.stringify({
+      jsonrpc: '2.0', id: 1, method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'kiwi-vscode-e2e', version: '0' } },
+    }) + '\n');
+  });
+}
+
+function deactivate() {}
+module.exports = { activate, deactivate };
