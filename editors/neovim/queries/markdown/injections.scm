@@ -17,8 +17,14 @@
   (#match? @_kiwi_lang "^[xX][mM][lL]$")
   (#set! injection.language "xml"))
 
+; No info string: the opening delimiter is followed directly by the line end. (Not the
+; negated field `!info_string`: the markdown parser bundled with Neovim has no such field.)
 ((fenced_code_block
-  !info_string
+  (fenced_code_block_delimiter)
+  .
+  (block_continuation)
+  .
   (code_fence_content) @injection.content)
-  (#match? @injection.content "^\\s*<directive")
+  ; `[<]`, not `<`: Neovim reads the pattern as a very magic Vim regex (`<` is a word start).
+  (#match? @injection.content "^\\s*[<]directive")
   (#set! injection.language "xml"))
