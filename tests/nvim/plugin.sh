@@ -34,7 +34,9 @@ python3 -m venv --without-pip "$proj/.venv"
 # Files outside .ai/: the plugin must leave them alone.
 printf '# Not an item\n' >"$proj/README.md"
 printf 'print("not a tool")\n' >"$proj/script.py"
-mkdir -p "$work/user"
+mkdir -p "$work/user" "$work/help"
+# :helptags writes a tags file next to the help file: run it on a copy.
+cp -r "$repo/editors/neovim/doc" "$work/help/doc"
 
 cat >"$work/init.lua" <<EOF
 vim.opt.runtimepath:prepend('$repo/editors/neovim')
@@ -47,7 +49,7 @@ for nv in "${nvims[@]}"; do
   # XDG dirs under the temp dir: no user config, state or logs from the machine.
   if ! env XDG_CONFIG_HOME="$work/xdg/config" XDG_DATA_HOME="$work/xdg/data" XDG_STATE_HOME="$work/xdg/state" \
     XDG_CACHE_HOME="$work/xdg/cache" KIWI_USERSPACE_DIR="$work/user" KIWI_PROJ="$proj" \
-    KIWI_GRAMMAR="$repo/grammars/markdown/injections.scm" KIWI_TIMEOUT=20000 \
+    KIWI_GRAMMAR="$repo/grammars/markdown/injections.scm" KIWI_HELP="$work/help" KIWI_TIMEOUT=20000 \
     timeout 150 "$nv" --headless -u "$work/init.lua" -c "luafile $here/plugin_test.lua" >"$work/out.log" 2>&1; then
     fail=1
   fi
@@ -55,4 +57,22 @@ for nv in "${nvims[@]}"; do
   grep -q -- '--- all checks passed' "$work/out.log" || { fail=1; echo "FAIL $("$nv" --version | head -1): did not pass every check (see above)"; }
   echo "    ($(( $(date +%s) - start )) s)"
 done
+
+# Neovim 0.12 again, with no setup() at all: only vim.lsp.enable('kiwi'), the config coming from
+# the plugin's lsp/kiwi.lua.
+nv="$repo/target/nvim-venv/bin/nvim"
+cat >"$work/init_enable.lua" <<EOF
+vim.opt.runtimepath:prepend('$repo/editors/neovim')
+vim.lsp.enable('kiwi')
+EOF
+start=$(date +%s)
+if ! env XDG_CONFIG_HOME="$work/xdg/config" XDG_DATA_HOME="$work/xdg/data" XDG_STATE_HOME="$work/xdg/state" \
+  XDG_CACHE_HOME="$work/xdg/cache" KIWI_USERSPACE_DIR="$work/user" KIWI_PROJ="$proj" KIWI_MODE=lsp_enable \
+  KIWI_TIMEOUT=20000 timeout 150 "$nv" --headless -u "$work/init_enable.lua" -c "luafile $here/plugin_test.lua" \
+  >"$work/out.log" 2>&1; then
+  fail=1
+fi
+cat "$work/out.log"
+grep -q -- '--- all checks passed' "$work/out.log" || { fail=1; echo "FAIL lsp/kiwi.lua with vim.lsp.enable('kiwi') only (see above)"; }
+echo "    ($(( $(date +%s) - start )) s)"
 exit $fail

@@ -9,6 +9,8 @@ local proj = assert(vim.env.KIWI_PROJ, 'KIWI_PROJ not set')
 local timeout = tonumber(vim.env.KIWI_TIMEOUT or '20000')
 local v = vim.version()
 local nvim012 = vim.fn.has('nvim-0.12') == 1
+-- KIWI_MODE=lsp_enable: the init file only has vim.lsp.enable('kiwi') (lsp/kiwi.lua); a shorter run.
+local full = vim.env.KIWI_MODE ~= 'lsp_enable'
 local failures = 0
 
 local function out(s)
@@ -77,12 +79,23 @@ local function find(bufnr, needle, plus)
 end
 
 local function main()
-  out(('--- plugin in nvim %d.%d.%d'):format(v.major, v.minor, v.patch))
+  out(('--- plugin in nvim %d.%d.%d%s'):format(v.major, v.minor, v.patch, full and ', require(\'kiwi\').setup{}' or ", only vim.lsp.enable('kiwi') (lsp/kiwi.lua)"))
   local kiwi = require('kiwi')
   local want_method = vim.lsp.config ~= nil and vim.lsp.enable ~= nil and 'vim.lsp.enable'
     or (vim.lsp.start and 'vim.lsp.start' or 'vim.lsp.start_client')
-  check('setup went through ' .. want_method, kiwi.method == want_method, kiwi.method)
-  if nvim012 then
+  if not full then
+    -- Only vim.lsp.enable('kiwi') in the init file: the config comes from lsp/kiwi.lua.
+    local cfg = vim.lsp.config.kiwi
+    check(
+      'lsp/kiwi.lua: vim.lsp.enable(\'kiwi\') alone gives the kiwi config (setup() not called)',
+      kiwi.method == nil and vim.lsp.is_enabled('kiwi') and cfg and vim.deep_equal(cfg.cmd, { 'kiwi', 'lsp' })
+        and type(cfg.root_dir) == 'function',
+      { method = kiwi.method, cmd = cfg and cfg.cmd }
+    )
+  else
+    check('setup went through ' .. want_method, kiwi.method == want_method, kiwi.method)
+  end
+  if nvim012 and full then
     check(
       '0.12: setup went through vim.lsp.config/vim.lsp.enable',
       kiwi.method == 'vim.lsp.enable' and vim.lsp.is_enabled('kiwi') and vim.lsp.config.kiwi ~= nil,
@@ -112,33 +125,35 @@ local function main()
     return vim.tbl_contains(codes(), 'K003')
   end), codes())
 
-  -- 2. hover on an interpreter: the project's .venv.
-  local rt = edit(proj .. '/.ai/tools/rt/py_rt.py')
-  check('the same client attaches to a runtime', wait(function()
-    local c = kiwi_client(rt)
-    return c and c.id == client.id
-  end), #all_clients())
-  local line, col = find(rt, 'venv_python', 2)
-  local hover_text
-  wait(function()
-    local res = vim.lsp.buf_request_sync(rt, 'textDocument/hover', {
-      textDocument = { uri = vim.uri_from_bufnr(rt) },
-      position = { line = line, character = col },
-    }, 5000)
-    for _, r in pairs(res or {}) do
-      local c = r.result and r.result.contents
-      hover_text = c and (c.value or vim.inspect(c))
-      if hover_text and hover_text:find(proj .. '/.venv/bin/python', 1, true) then
-        return true
+  if full then
+    -- 2. hover on an interpreter: the project's .venv.
+    local rt = edit(proj .. '/.ai/tools/rt/py_rt.py')
+    check('the same client attaches to a runtime', wait(function()
+      local c = kiwi_client(rt)
+      return c and c.id == client.id
+    end), #all_clients())
+    local line, col = find(rt, 'venv_python', 2)
+    local hover_text
+    wait(function()
+      local res = vim.lsp.buf_request_sync(rt, 'textDocument/hover', {
+        textDocument = { uri = vim.uri_from_bufnr(rt) },
+        position = { line = line, character = col },
+      }, 5000)
+      for _, r in pairs(res or {}) do
+        local c = r.result and r.result.contents
+        hover_text = c and (c.value or vim.inspect(c))
+        if hover_text and hover_text:find(proj .. '/.venv/bin/python', 1, true) then
+          return true
+        end
       end
-    end
-    return false
-  end)
-  check(
-    'hover on the interpreter shows ' .. proj .. '/.venv/bin/python',
-    hover_text and hover_text:find(proj .. '/.venv/bin/python', 1, true),
-    hover_text
-  )
+      return false
+    end)
+    check(
+      'hover on the interpreter shows ' .. proj .. '/.venv/bin/python',
+      hover_text and hover_text:find(proj .. '/.venv/bin/python', 1, true),
+      hover_text
+    )
+  end
 
   -- 3. a tool: the plugin's lens refresh brings a ▶ Run lens (the test never asks for lenses).
   local echo = edit(proj .. '/.ai/tools/text/echo.py')
@@ -156,29 +171,52 @@ local function main()
     return l.command and l.command.title
   end, vim.lsp.codelens.get(echo)))
 
-  -- 4. running the lens (vim.lsp.codelens.run, picking ▶ Run) fills kiwi://output.
-  if ok_lens then
-    local run_lens = lens('▶ Run')
-    vim.api.nvim_win_set_cursor(0, { run_lens.range.start.line + 1, 0 })
-    local picked
-    local select = vim.ui.select
+  -- 4. running lenses through vim.lsp.codelens.run() (vim.ui.select picks the title): ▶ Run,
+  -- then ▶ Run… (vim.ui.input answers a parameter); the output lands in kiwi://output.
+  local function run_lens(title, answer)
+    local l = lens(title)
+    if not l then
+      return nil
+    end
+    vim.api.nvim_set_current_buf(echo)
+    vim.api.nvim_win_set_cursor(0, { l.range.start.line + 1, 0 })
+    local picked, asked
+    local select, input = vim.ui.select, vim.ui.input
     vim.ui.select = function(items, opts, on_choice)
       for _, it in ipairs(items) do
-        if opts.format_item(it) == '▶ Run' then
-          picked = '▶ Run'
+        if opts.format_item(it) == title then
+          picked = title
           return on_choice(it)
         end
       end
       on_choice(nil)
     end
+    vim.ui.input = function(opts, on_confirm)
+      asked = opts.prompt
+      on_confirm(answer)
+    end
     vim.lsp.codelens.run()
-    vim.ui.select = select
+    vim.ui.select, vim.ui.input = select, input
+    return picked, asked
+  end
+  if full and ok_lens then
+    local picked = run_lens('▶ Run')
     local ran = wait(function()
       local t = buf_text('kiwi://output')
       return t and t:find('hello world', 1, true) and t:find('── exit 0', 1, true)
     end)
     check('running the ▶ Run lens shows the output and result in kiwi://output', ran and picked, {
       picked = picked,
+      output = buf_text('kiwi://output'),
+    })
+    local picked2, asked = run_lens('▶ Run…', 'name=lens')
+    ran = wait(function()
+      local t = buf_text('kiwi://output')
+      return t and t:find('hello lens', 1, true) and t:find('── exit 0', 1, true)
+    end)
+    check('the ▶ Run… lens asks for parameters, then runs with them', ran and picked2 and asked, {
+      picked = picked2,
+      asked = asked,
       output = buf_text('kiwi://output'),
     })
   end
@@ -199,55 +237,57 @@ local function main()
   )
   check('kiwi://output is shown in a window', vim.fn.bufwinid('kiwi://output') ~= -1, vim.fn.bufwinid('kiwi://output'))
 
-  -- 6. streaming and cancel: a tool that prints, then sleeps 60 s.
-  local slow = edit(proj .. '/.ai/tools/text/slow.py')
-  wait(function()
-    return kiwi_client(slow) ~= nil
-  end)
-  local t0 = vim.loop.hrtime()
-  vim.cmd('KiwiRun')
-  local streamed = wait(function()
-    local s = buf_text('kiwi://output')
-    return s and s:find('started', 1, true) ~= nil
-  end)
-  local s = buf_text('kiwi://output') or ''
-  check('output streams while the tool runs (no result yet)', streamed and not s:find('──', 1, true), s)
-  vim.cmd('KiwiRun!')
-  local stopped = wait(function()
-    local s2 = buf_text('kiwi://output')
-    return s2 and (s2:find('── cancelled', 1, true) or s2:find('── error (cancelled)', 1, true))
-  end)
-  check(
-    ':KiwiRun! cancels the run',
-    stopped and (vim.loop.hrtime() - t0) / 1e9 < 30,
-    { seconds = (vim.loop.hrtime() - t0) / 1e9, output = buf_text('kiwi://output') }
-  )
+  if full then
+    -- 6. streaming and cancel: a tool that prints, then sleeps 60 s.
+    local slow = edit(proj .. '/.ai/tools/text/slow.py')
+    wait(function()
+      return kiwi_client(slow) ~= nil
+    end)
+    local t0 = vim.loop.hrtime()
+    vim.cmd('KiwiRun')
+    local streamed = wait(function()
+      local s = buf_text('kiwi://output')
+      return s and s:find('started', 1, true) ~= nil
+    end)
+    local s = buf_text('kiwi://output') or ''
+    check('output streams while the tool runs (no result yet)', streamed and not s:find('──', 1, true), s)
+    vim.cmd('KiwiRun!')
+    local stopped = wait(function()
+      local s2 = buf_text('kiwi://output')
+      return s2 and (s2:find('── cancelled', 1, true) or s2:find('── error (cancelled)', 1, true))
+    end)
+    check(
+      ':KiwiRun! cancels the run',
+      stopped and (vim.loop.hrtime() - t0) / 1e9 < 30,
+      { seconds = (vim.loop.hrtime() - t0) / 1e9, output = buf_text('kiwi://output') }
+    )
 
-  -- 7. :KiwiEnv on the tool: the chain down to the primitive.
-  vim.api.nvim_set_current_buf(echo)
-  vim.cmd('KiwiEnv')
-  local env_ok = wait(function()
-    local e = buf_text('kiwi://environment')
-    return e and e:find('rt/py_rt', 1, true) and e:find('subprocess', 1, true)
-  end)
-  check(':KiwiEnv shows the chain (text/echo → rt/py_rt → subprocess)', env_ok, buf_text('kiwi://environment'))
+    -- 7. :KiwiEnv on the tool: the chain down to the primitive.
+    vim.api.nvim_set_current_buf(echo)
+    vim.cmd('KiwiEnv')
+    local env_ok = wait(function()
+      local e = buf_text('kiwi://environment')
+      return e and e:find('rt/py_rt', 1, true) and e:find('subprocess', 1, true)
+    end)
+    check(':KiwiEnv shows the chain (text/echo → rt/py_rt → subprocess)', env_ok, buf_text('kiwi://environment'))
 
-  -- 8. :KiwiValidate on the directive: its problems in the quickfix list.
-  vim.api.nvim_set_current_buf(greet)
-  vim.fn.setqflist({}, 'r')
-  vim.cmd('KiwiValidate')
-  local function qf_codes()
-    return vim.tbl_map(function(i)
-      return i.text
-    end, vim.fn.getqflist())
-  end
-  check(':KiwiValidate lists K003 in the quickfix list', wait(function()
-    for _, x in ipairs(qf_codes()) do
-      if x:find('K003', 1, true) then
-        return true
-      end
+    -- 8. :KiwiValidate on the directive: its problems in the quickfix list.
+    vim.api.nvim_set_current_buf(greet)
+    vim.fn.setqflist({}, 'r')
+    vim.cmd('KiwiValidate')
+    local function qf_codes()
+      return vim.tbl_map(function(i)
+        return i.text
+      end, vim.fn.getqflist())
     end
-  end), qf_codes())
+    check(':KiwiValidate lists K003 in the quickfix list', wait(function()
+      for _, x in ipairs(qf_codes()) do
+        if x:find('K003', 1, true) then
+          return true
+        end
+      end
+    end), qf_codes())
+  end
 
   -- 9. files outside .ai/ are left alone, quietly.
   local n_clients = #all_clients()
@@ -257,55 +297,75 @@ local function main()
   check('no client for files outside .ai/', kiwi_client(outside) == nil and kiwi_client(py) == nil
     and #all_clients() == n_clients, { clients = #all_clients(), before = n_clients })
 
-  -- 10. 0.12 bundles the markdown parser: the injection query parses and yields the XML range.
-  if nvim012 then
-    local qtext = table.concat(vim.fn.readfile(assert(vim.env.KIWI_GRAMMAR)), '\n')
-    local ok_q, query = pcall(vim.treesitter.query.parse, 'markdown', qtext)
-    check('the injection query parses in Neovim', ok_q, query)
-    local function injected(bufnr, q)
-      local parser = vim.treesitter.get_parser(bufnr, 'markdown')
-      local tree = parser:parse()[1]
-      local found = {}
-      for _, match, metadata in q:iter_matches(tree:root(), bufnr, 0, -1) do
-        for id, nodes in pairs(match) do
-          if q.captures[id] == 'injection.content' then
-            nodes = type(nodes) == 'table' and nodes or { nodes }
-            for _, node in ipairs(metadata['injection.language'] == 'xml' and nodes or {}) do
-              local sr, sc, er, ec = node:range()
-              table.insert(found, { lang = metadata['injection.language'], range = { sr, sc, er, ec } })
+  if full then
+    -- 10. the help file: :helptags accepts it (no duplicate tags) and :help finds the commands.
+    local help = assert(vim.env.KIWI_HELP)
+    local ok_tags, tags_err = pcall(vim.cmd, 'helptags ' .. vim.fn.fnameescape(help .. '/doc'))
+    local tags = vim.fn.filereadable(help .. '/doc/tags') == 1 and vim.fn.readfile(help .. '/doc/tags') or {}
+    local names = {}
+    for _, l in ipairs(tags) do
+      names[l:match('^[^\t]+')] = true
+    end
+    local want_tags = { 'kiwi.txt', ':KiwiRun', ':KiwiRun!', ':KiwiCancel', ':KiwiEnv', ':KiwiValidate', 'kiwi.setup()', 'kiwi-lsp-config' }
+    local missing = vim.tbl_filter(function(t)
+      return not names[t]
+    end, want_tags)
+    check(':helptags works on doc/kiwi.txt and has the command tags', ok_tags and #missing == 0, { err = tags_err, missing = missing })
+    vim.opt.runtimepath:prepend(help)
+    local ok_help = pcall(vim.cmd, 'help :KiwiEnv')
+    check(':help :KiwiEnv opens kiwi.txt', ok_help and vim.fn.expand('%:t') == 'kiwi.txt', vim.fn.expand('%:p'))
+    pcall(vim.cmd, 'helpclose')
+
+    -- 11. 0.12 bundles the markdown parser: the injection query parses and yields the XML range.
+    if nvim012 then
+      local qtext = table.concat(vim.fn.readfile(assert(vim.env.KIWI_GRAMMAR)), '\n')
+      local ok_q, query = pcall(vim.treesitter.query.parse, 'markdown', qtext)
+      check('the injection query parses in Neovim', ok_q, query)
+      local function injected(bufnr, q)
+        local parser = vim.treesitter.get_parser(bufnr, 'markdown')
+        local tree = parser:parse()[1]
+        local found = {}
+        for _, match, metadata in q:iter_matches(tree:root(), bufnr, 0, -1) do
+          for id, nodes in pairs(match) do
+            if q.captures[id] == 'injection.content' then
+              nodes = type(nodes) == 'table' and nodes or { nodes }
+              for _, node in ipairs(metadata['injection.language'] == 'xml' and nodes or {}) do
+                local sr, sc, er, ec = node:range()
+                table.insert(found, { lang = metadata['injection.language'], range = { sr, sc, er, ec } })
+              end
             end
           end
         end
+        return found
       end
-      return found
-    end
-    if ok_q then
-      local open = find(greet, '```xml')
-      local close
-      for i, l in ipairs(vim.api.nvim_buf_get_lines(greet, open + 1, -1, false)) do
-        if l == '```' then
-          close = open + i
-          break
+      if ok_q then
+        local open = find(greet, '```xml')
+        local close
+        for i, l in ipairs(vim.api.nvim_buf_get_lines(greet, open + 1, -1, false)) do
+          if l == '```' then
+            close = open + i
+            break
+          end
         end
+        local got = injected(greet, query)
+        check(
+          'the injection query yields exactly the XML of greet.md (rows ' .. (open + 1) .. '..' .. tostring(close) .. ')',
+          #got == 1 and got[1].lang == 'xml' and vim.deep_equal(got[1].range, { open + 1, 0, close, 0 }),
+          got
+        )
       end
-      local got = injected(greet, query)
+      -- The plugin's queries/markdown/injections.scm (`;; extends`) is on top of the bundled one:
+      -- a fence with no info string holding a directive is injected too.
+      local bare = vim.api.nvim_create_buf(false, true)
+      vim.api.nvim_buf_set_lines(bare, 0, -1, false, { '# X', '', '```', '<directive name="x">', '</directive>', '```' })
+      local rtq = vim.treesitter.query.get('markdown', 'injections')
+      local got = rtq and injected(bare, rtq) or {}
       check(
-        'the injection query yields exactly the XML of greet.md (rows ' .. (open + 1) .. '..' .. tostring(close) .. ')',
-        #got == 1 and got[1].lang == 'xml' and vim.deep_equal(got[1].range, { open + 1, 0, close, 0 }),
-        got
+        "the plugin's ;; extends query is loaded: a bare fence with a directive is XML",
+        #got == 1 and got[1].lang == 'xml' and vim.deep_equal(got[1].range, { 3, 0, 5, 0 }),
+        { got = got, files = vim.treesitter.query.get_files('markdown', 'injections') }
       )
     end
-    -- The plugin's queries/markdown/injections.scm (`;; extends`) is on top of the bundled one:
-    -- a fence with no info string holding a directive is injected too.
-    local bare = vim.api.nvim_create_buf(false, true)
-    vim.api.nvim_buf_set_lines(bare, 0, -1, false, { '# X', '', '```', '<directive name="x">', '</directive>', '```' })
-    local rtq = vim.treesitter.query.get('markdown', 'injections')
-    local got = rtq and injected(bare, rtq) or {}
-    check(
-      "the plugin's ;; extends query is loaded: a bare fence with a directive is XML",
-      #got == 1 and got[1].lang == 'xml' and vim.deep_equal(got[1].range, { 3, 0, 5, 0 }),
-      { got = got, files = vim.treesitter.query.get_files('markdown', 'injections') }
-    )
   end
 end
 
