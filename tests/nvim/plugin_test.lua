@@ -79,10 +79,13 @@ local function find(bufnr, needle, plus)
 end
 
 local function main()
-  out(('--- plugin in nvim %d.%d.%d%s'):format(v.major, v.minor, v.patch, full and ', require(\'kiwi\').setup{}' or ", only vim.lsp.enable('kiwi') (lsp/kiwi.lua)"))
+  out(('--- plugin in nvim %d.%d.%d%s'):format(v.major, v.minor, v.patch, ({ lsp_enable = ", only vim.lsp.enable('kiwi') (lsp/kiwi.lua)", lsp_start = ", setup{} through vim.lsp.start (0.8–0.10 branch)" })[vim.env.KIWI_MODE or ''] or ", require('kiwi').setup{}"))
   local kiwi = require('kiwi')
   local want_method = vim.lsp.config ~= nil and vim.lsp.enable ~= nil and 'vim.lsp.enable'
     or (vim.lsp.start and 'vim.lsp.start' or 'vim.lsp.start_client')
+  if vim.env.KIWI_MODE == 'lsp_start' then
+    want_method = 'vim.lsp.start' -- the init file hid vim.lsp.config/enable during setup()
+  end
   if not full then
     -- Only vim.lsp.enable('kiwi') in the init file: the config comes from lsp/kiwi.lua.
     local cfg = vim.lsp.config.kiwi
@@ -95,7 +98,7 @@ local function main()
   else
     check('setup went through ' .. want_method, kiwi.method == want_method, kiwi.method)
   end
-  if nvim012 and full then
+  if nvim012 and full and vim.env.KIWI_MODE ~= 'lsp_start' then
     check(
       '0.12: setup went through vim.lsp.config/vim.lsp.enable',
       kiwi.method == 'vim.lsp.enable' and vim.lsp.is_enabled('kiwi') and vim.lsp.config.kiwi ~= nil,
