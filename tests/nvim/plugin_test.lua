@@ -238,6 +238,14 @@ local function main()
     ran and t:find('▶ ', 1, true) == 1 and a and b and c and a < b and b < c and t:find('rt/py_rt', 1, true),
     t
   )
+  -- From the output buffer, :KiwiRun runs the last tool again.
+  vim.api.nvim_set_current_buf(vim.fn.bufnr('kiwi://output'))
+  vim.cmd('KiwiRun name=again')
+  check(':KiwiRun from kiwi://output runs the last tool again', wait(function()
+    local o = buf_text('kiwi://output')
+    return o and o:find('hello again', 1, true) and o:find('── exit 0', 1, true)
+  end), buf_text('kiwi://output'))
+  vim.api.nvim_set_current_buf(echo)
   check('kiwi://output is shown in a window', vim.fn.bufwinid('kiwi://output') ~= -1, vim.fn.bufwinid('kiwi://output'))
 
   if full then

@@ -15,7 +15,7 @@ local ENVIRONMENT = 'kiwi://environment'
 local runs = {} -- token -> { client_id, streamed, done }
 local active -- token of the latest run that has not returned
 local counter = 0
-local last_target -- { client_id, bufnr, uri }: what :KiwiRun ran last (used from the output buffer)
+local last_target -- { client_id, bufnr, argument }: the tool run last (for commands from the output buffer)
 
 local function notify(msg, level)
   vim.notify('kiwi: ' .. msg, level or vim.log.levels.INFO)
@@ -94,7 +94,7 @@ local function current_target()
   if last_target and vim.api.nvim_buf_get_name(bufnr) == OUTPUT then
     local c = vim.lsp.get_client_by_id(last_target.client_id)
     if c then
-      return c, { uri = last_target.uri }, last_target.bufnr
+      return c, vim.deepcopy(last_target.argument), last_target.bufnr
     end
   end
   return nil
@@ -205,6 +205,9 @@ function M.run(client, argument, bufnr)
   end
   set_lines(buf, { header })
   show(buf)
+  local target = vim.deepcopy(argument)
+  target.parameters, target.ask = nil, nil
+  last_target = { client_id = client.id, bufnr = bufnr, argument = target }
   local run = { client_id = client.id, streamed = 0, buf = buf, done = false }
   runs[token] = run
   active = token
@@ -357,7 +360,6 @@ function M.register()
       if next(params) ~= nil then
         argument.parameters = params
       end
-      last_target = { client_id = client.id, bufnr = bufnr, uri = argument.uri }
       return M.run(client, argument, bufnr)
     end)
   end, { nargs = '*', bang = true, desc = 'kiwi: run this tool (key=value parameters); ! cancels the run' })

@@ -18,7 +18,7 @@ function M.buf_path(bufnr)
 end
 
 --- The project root of a file under a `.ai/` folder: the folder that holds that `.ai/` (the
---- nearest one going up). nil when the path is not under a `.ai/` folder.
+--- nearest one going up). nil when the path is not under a `.ai/` folder. `/` or `\`.
 function M.root_of(path)
   if not path then
     return nil
@@ -26,7 +26,7 @@ function M.root_of(path)
   local root
   local from = 1
   while true do
-    local s = path:find('/%.ai/', from)
+    local s = path:find('[/\\]%.ai[/\\]', from)
     if not s then
       break
     end
