@@ -64,8 +64,9 @@ function M.refresh_lenses(bufnr)
     return
   end
   local cl = vim.lsp.codelens
-  if cl.refresh == nil and cl.enable ~= nil then
-    -- Neovim versions whose codelens module only has enable(): it refreshes by itself.
+  if cl.enable ~= nil then
+    -- Newer Neovim (none released up to the 0.12-dev tested here) replace refresh() with
+    -- enable(), which keeps a buffer's lenses fresh by itself; calling it again is harmless.
     cl.enable(true, { bufnr = bufnr })
   elseif vim.fn.has('nvim-0.10') == 1 then
     cl.refresh({ bufnr = bufnr })
