@@ -31,12 +31,16 @@ if [ ${#nvims[@]} -lt 2 ]; then
   exit 1
 fi
 
-cp -r "$repo/fixtures/lsp" "$work/proj"
-proj="$(cd "$work/proj" && pwd -P)"
-python3 -m venv --without-pip "$proj/.venv"
-# Files outside .ai/: the plugin must leave them alone.
-printf '# Not an item\n' >"$proj/README.md"
-printf 'print("not a tool")\n' >"$proj/script.py"
+# A fresh copy of fixtures/lsp for each run (the test edits and saves a tool), with a .venv
+# and two files outside .ai/ that the plugin must leave alone.
+fresh_proj() {
+  rm -rf "$work/proj"
+  cp -r "$repo/fixtures/lsp" "$work/proj"
+  proj="$(cd "$work/proj" && pwd -P)"
+  python3 -m venv --without-pip "$proj/.venv"
+  printf '# Not an item\n' >"$proj/README.md"
+  printf 'print("not a tool")\n' >"$proj/script.py"
+}
 mkdir -p "$work/user" "$work/help"
 # :helptags writes a tags file next to the help file: run it on a copy.
 cp -r "$repo/editors/neovim/doc" "$work/help/doc"
@@ -49,6 +53,7 @@ EOF
 fail=0
 for nv in "${nvims[@]}"; do
   start=$(date +%s)
+  fresh_proj
   # XDG dirs under the temp dir: no user config, state or logs from the machine.
   if ! env XDG_CONFIG_HOME="$work/xdg/config" XDG_DATA_HOME="$work/xdg/data" XDG_STATE_HOME="$work/xdg/state" \
     XDG_CACHE_HOME="$work/xdg/cache" KIWI_USERSPACE_DIR="$work/user" KIWI_PROJ="$proj" \
@@ -69,6 +74,7 @@ vim.opt.runtimepath:prepend('$repo/editors/neovim')
 vim.lsp.enable('kiwi')
 EOF
 start=$(date +%s)
+fresh_proj
 if ! env XDG_CONFIG_HOME="$work/xdg/config" XDG_DATA_HOME="$work/xdg/data" XDG_STATE_HOME="$work/xdg/state" \
   XDG_CACHE_HOME="$work/xdg/cache" KIWI_USERSPACE_DIR="$work/user" KIWI_PROJ="$proj" KIWI_MODE=lsp_enable \
   KIWI_TIMEOUT=20000 timeout 150 "$nv" --headless -u "$work/init_enable.lua" -c "luafile $here/plugin_test.lua" \
@@ -89,6 +95,7 @@ require('kiwi').setup{}
 vim.lsp.config, vim.lsp.enable = config, enable
 EOF
 start=$(date +%s)
+fresh_proj
 if ! env XDG_CONFIG_HOME="$work/xdg/config" XDG_DATA_HOME="$work/xdg/data" XDG_STATE_HOME="$work/xdg/state" \
   XDG_CACHE_HOME="$work/xdg/cache" KIWI_USERSPACE_DIR="$work/user" KIWI_PROJ="$proj" KIWI_MODE=lsp_start KIWI_GRAMMAR="$repo/grammars/markdown/injections.scm" \
   KIWI_HELP="$work/help" KIWI_TIMEOUT=20000 timeout 150 "$nv" --headless -u "$work/init_start.lua" \

@@ -174,6 +174,26 @@ local function main()
     return l.command and l.command.title
   end, vim.lsp.codelens.get(echo)))
 
+  -- 3b. lenses follow edits: a line typed in insert mode (InsertLeave), then a line added and
+  -- saved (BufWritePost). Nothing else asks for lenses of an open buffer.
+  if full and ok_lens then
+    local function run_line()
+      local l = lens('▶ Run')
+      return l and l.range.start.line
+    end
+    local before = run_line()
+    vim.api.nvim_set_current_buf(echo)
+    vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes('ggO# typed<Esc>', true, false, true), 'x', false)
+    check('lenses refresh on InsertLeave (▶ Run moves down a line)', wait(function()
+      return run_line() == before + 1
+    end), { before = before, now = run_line() })
+    vim.api.nvim_buf_set_lines(echo, 0, 0, false, { '# saved' })
+    vim.cmd('silent write')
+    check('lenses refresh on BufWritePost (▶ Run moves down again)', wait(function()
+      return run_line() == before + 2
+    end), { before = before, now = run_line() })
+  end
+
   -- 4. running lenses through vim.lsp.codelens.run() (vim.ui.select picks the title): ▶ Run,
   -- then ▶ Run… (vim.ui.input answers a parameter); the output lands in kiwi://output.
   local function run_lens(title, answer)
