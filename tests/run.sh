@@ -56,6 +56,9 @@ cargo test --workspace --locked
 step "neovim end to end (kiwi lsp)"
 bash tests/nvim/run.sh
 
+step "neovim plugin end to end (editors/neovim: setup{}, diagnostics, hover, lenses, :KiwiRun, :KiwiEnv, injections)"
+bash tests/nvim/plugin.sh
+
 step "MCP end to end (Python MCP SDK: initialize handshake, then server/discover)"
 venv=target/mcp-venv
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import mcp" 2>/dev/null; then

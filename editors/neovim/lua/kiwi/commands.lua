@@ -1,0 +1,377 @@
+-- :KiwiRun, :KiwiCancel, :KiwiEnv, :KiwiValidate and the lens commands (kiwi.runTool,
+-- kiwi.showEnvironment, kiwi.validate), all through `workspace/executeCommand`.
+--
+-- A run sends its own work-done token; the server streams each output line as a `$/progress`
+-- report on that token (kiwi's `$/progress` handler calls on_progress), and the lines go
+-- into the `kiwi://output` scratch buffer as they come. The result is appended when the
+-- request returns. Cancelling sends `window/workDoneProgress/cancel` with the token.
+local config = require('kiwi.config')
+
+local M = {}
+
+local OUTPUT = 'kiwi://output'
+local ENVIRONMENT = 'kiwi://environment'
+
+local runs = {} -- token -> { client_id, streamed, done }
+local active -- token of the latest run that has not returned
+local counter = 0
+local last_target -- { client_id, bufnr, argument }: the tool run last (for commands from the output buffer)
+
+local function notify(msg, level)
+  vim.notify('kiwi: ' .. msg, level or vim.log.levels.INFO)
+end
+
+--- A scratch buffer by name, created on first use.
+local function scratch(name, filetype)
+  local buf = vim.fn.bufnr(name)
+  if buf == -1 or not vim.api.nvim_buf_is_valid(buf) then
+    buf = vim.api.nvim_create_buf(false, true)
+    vim.api.nvim_buf_set_name(buf, name)
+  end
+  vim.bo[buf].buftype = 'nofile'
+  vim.bo[buf].bufhidden = 'hide'
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].filetype = filetype
+  return buf
+end
+
+--- Show a buffer in a window at the bottom (if no window shows it yet), keeping the cursor
+--- where it was.
+local function show(buf)
+  if vim.fn.bufwinid(buf) ~= -1 then
+    return
+  end
+  local win = vim.api.nvim_get_current_win()
+  vim.cmd('botright 12split')
+  vim.api.nvim_win_set_buf(0, buf)
+  vim.api.nvim_set_current_win(win)
+end
+
+local function set_lines(buf, lines)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+end
+
+local function split_lines(text)
+  local out = {}
+  for _, l in ipairs(vim.split(text, '\n', { plain = true })) do
+    table.insert(out, (l:gsub('\r$', '')))
+  end
+  return out
+end
+
+local function append(buf, lines)
+  if not vim.api.nvim_buf_is_valid(buf) then
+    return
+  end
+  vim.api.nvim_buf_set_lines(buf, -1, -1, false, lines)
+  local win = vim.fn.bufwinid(buf)
+  if win ~= -1 then
+    vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(buf), 0 })
+  end
+end
+
+--- The kiwi client attached to a buffer.
+local function buf_client(bufnr)
+  if vim.lsp.get_clients then
+    return vim.lsp.get_clients({ bufnr = bufnr, name = config.name })[1]
+  end
+  for _, c in pairs(vim.lsp.buf_get_clients(bufnr)) do
+    if c.name == config.name then
+      return c
+    end
+  end
+  return nil
+end
+
+--- The client and argument for a command on the current buffer (from the output buffer: the
+--- tool run last).
+local function current_target()
+  local bufnr = vim.api.nvim_get_current_buf()
+  local client = buf_client(bufnr)
+  if client then
+    return client, { uri = vim.uri_from_bufnr(bufnr) }, bufnr
+  end
+  if last_target and vim.api.nvim_buf_get_name(bufnr) == OUTPUT then
+    local c = vim.lsp.get_client_by_id(last_target.client_id)
+    if c then
+      return c, vim.deepcopy(last_target.argument), last_target.bufnr
+    end
+  end
+  return nil
+end
+
+local function execute(client, command, argument, bufnr, token, handler)
+  local params = { command = command, arguments = { argument } }
+  if token then
+    params.workDoneToken = token
+  end
+  local ok = config.call_client(client, 'request', 'workspace/executeCommand', params, handler, bufnr)
+  if not ok then
+    notify(command .. ': the request could not be sent (is the server running?)', vim.log.levels.ERROR)
+  end
+  return ok
+end
+
+--- `key=value` words into a parameters table; a value that is valid JSON is decoded (numbers,
+--- booleans, arrays, quoted strings), anything else is a string.
+function M.parse_params(words)
+  local params = {}
+  for _, w in ipairs(words) do
+    local k, v = w:match('^([^=]+)=(.*)$')
+    if not k then
+      error(('"%s" is not key=value'):format(w), 0)
+    end
+    local ok, decoded = pcall(vim.json.decode, v)
+    if ok and decoded ~= nil and decoded ~= vim.NIL then
+      params[k] = decoded
+    else
+      params[k] = v
+    end
+  end
+  return params
+end
+
+--- Words of an input line, split on unescaped whitespace (`\ ` keeps a space).
+local function words_of(line)
+  local out = {}
+  for _, w in ipairs(vim.fn.split(line, [[\\\@<!\s\+]])) do
+    table.insert(out, (w:gsub('\\ ', ' ')))
+  end
+  return out
+end
+
+local function summary(r)
+  local lines = {}
+  if type(r) ~= 'table' then
+    return { '── result: ' .. vim.inspect(r) }
+  end
+  if type(r.error) == 'table' then
+    return { ('── error (%s): %s'):format(tostring(r.error.kind), tostring(r.error.message)) }
+  end
+  local parts = {}
+  if r.cancelled then
+    table.insert(parts, 'cancelled')
+  elseif r.timed_out then
+    table.insert(parts, 'timed out')
+  elseif r.signal ~= nil and r.signal ~= vim.NIL then
+    table.insert(parts, 'signal ' .. tostring(r.signal))
+  elseif r.exit_code ~= nil and r.exit_code ~= vim.NIL then
+    table.insert(parts, 'exit ' .. tostring(r.exit_code))
+  end
+  if r.status ~= nil and r.status ~= vim.NIL then
+    table.insert(parts, 'HTTP ' .. tostring(r.status))
+  end
+  if r.duration_ms ~= nil and r.duration_ms ~= vim.NIL then
+    table.insert(parts, tostring(r.duration_ms) .. ' ms')
+  end
+  if type(r.chain) == 'table' and #r.chain > 0 then
+    table.insert(parts, table.concat(r.chain, ' → '))
+  end
+  table.insert(lines, '── ' .. table.concat(parts, ' · '))
+  if r.truncated then
+    table.insert(lines, '── (output truncated)')
+  end
+  return lines
+end
+
+--- Called by kiwi's `$/progress` handler; true when the token is one of this plugin's runs.
+function M.on_progress(result, _)
+  local token = result and result.token
+  local run = token ~= nil and runs[token]
+  if not run then
+    return false
+  end
+  local value = result.value
+  if type(value) == 'table' and value.kind == 'report' and type(value.message) == 'string' then
+    run.streamed = run.streamed + 1
+    append(run.buf, split_lines(value.message))
+  end
+  return true
+end
+
+--- Run a tool: `argument` is what kiwi.runTool takes ({uri|path|id, parameters?}).
+function M.run(client, argument, bufnr)
+  if active and runs[active] and not runs[active].done then
+    notify('a run is in progress: :KiwiCancel (or :KiwiRun!) stops it', vim.log.levels.WARN)
+    return nil
+  end
+  counter = counter + 1
+  local token = ('kiwi.nvim-run-%d'):format(counter)
+  local buf = scratch(OUTPUT, 'kiwioutput')
+  local what = argument.id or argument.path or (argument.uri and vim.uri_to_fname(argument.uri)) or '?'
+  local header = '▶ ' .. what
+  if argument.parameters ~= nil and next(argument.parameters) ~= nil then
+    header = header .. ' ' .. vim.json.encode(argument.parameters)
+  end
+  set_lines(buf, { header })
+  show(buf)
+  local target = vim.deepcopy(argument)
+  target.parameters, target.ask = nil, nil
+  last_target = { client_id = client.id, bufnr = bufnr, argument = target }
+  local run = { client_id = client.id, streamed = 0, buf = buf, done = false }
+  runs[token] = run
+  active = token
+  local sent = execute(client, 'kiwi.runTool', argument, bufnr, token, function(err, result)
+    run.done = true
+    if err then
+      append(buf, { '── error: ' .. (err.message or vim.inspect(err)) })
+      return
+    end
+    if run.streamed == 0 and type(result) == 'table' then
+      -- Nothing was streamed (e.g. an HTTP tool): show the output from the result.
+      local out = result.stdout or result.body
+      if type(out) == 'string' and out ~= '' then
+        append(buf, split_lines((out:gsub('\n$', ''))))
+      end
+    end
+    append(buf, summary(result))
+  end)
+  if not sent then
+    run.done = true
+    return nil
+  end
+  return token
+end
+
+--- Stop the latest run.
+function M.cancel()
+  local run = active and runs[active]
+  if not run or run.done then
+    notify('no run in progress')
+    return false
+  end
+  local client = vim.lsp.get_client_by_id(run.client_id)
+  if not client then
+    notify('the server of this run has stopped', vim.log.levels.WARN)
+    return false
+  end
+  config.call_client(client, 'notify', 'window/workDoneProgress/cancel', { token = active })
+  append(run.buf, { '── cancelling…' })
+  return true
+end
+
+--- Ask for parameters (the `▶ Run…` lens), then run.
+local function run_asking(client, argument, bufnr)
+  vim.ui.input({ prompt = 'Parameters for ' .. (argument.id or 'the tool') .. ' (key=value …): ' }, function(line)
+    if line == nil then
+      return
+    end
+    local ok, params = pcall(M.parse_params, words_of(line))
+    if not ok then
+      notify(params, vim.log.levels.ERROR)
+      return
+    end
+    local a = vim.deepcopy(argument)
+    a.ask = nil
+    a.parameters = params
+    M.run(client, a, bufnr)
+  end)
+end
+
+--- The environment report of a tool (its chain, interpreters, variables) in a scratch buffer.
+function M.environment(client, argument, bufnr)
+  return execute(client, 'kiwi.showEnvironment', argument, bufnr, nil, function(err, result)
+    if err then
+      notify('environment: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    local buf = scratch(ENVIRONMENT, 'markdown')
+    set_lines(buf, split_lines(result and result.markdown or vim.inspect(result)))
+    show(buf)
+  end)
+end
+
+--- Check an item; its diagnostics go to the quickfix list.
+function M.validate(client, argument, bufnr)
+  return execute(client, 'kiwi.validate', argument, bufnr, nil, function(err, result)
+    if err then
+      notify('validate: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    local items = {}
+    for _, d in ipairs(result.diagnostics or {}) do
+      table.insert(items, {
+        filename = result.path,
+        lnum = d.line,
+        col = d.column,
+        type = (d.severity or 'e'):sub(1, 1):upper(),
+        text = ('%s %s'):format(d.code or '', d.message or ''),
+      })
+    end
+    vim.fn.setqflist({}, ' ', { title = 'kiwi validate ' .. tostring(result.path), items = items })
+    local name = vim.fn.fnamemodify(tostring(result.path), ':t')
+    if #items == 0 then
+      notify(name .. ': valid, no problems')
+    else
+      notify(
+        ('%s: %s, %d problem(s) in the quickfix list'):format(name, result.valid and 'valid' or 'not valid', #items),
+        result.valid and vim.log.levels.WARN or vim.log.levels.ERROR
+      )
+    end
+  end)
+end
+
+local function with_target(fn)
+  local client, argument, bufnr = current_target()
+  if not client then
+    notify('this buffer is not a Kiwi item (no kiwi client attached to it)', vim.log.levels.ERROR)
+    return nil
+  end
+  return fn(client, argument, bufnr)
+end
+
+local function lens_command(fn)
+  return function(command, ctx)
+    local client = vim.lsp.get_client_by_id(ctx.client_id)
+    if not client then
+      notify('the kiwi client has stopped', vim.log.levels.ERROR)
+      return
+    end
+    local argument = (command.arguments or {})[1] or {}
+    if type(argument) == 'string' then
+      argument = { id = argument }
+    end
+    fn(client, argument, ctx.bufnr)
+  end
+end
+
+function M.register()
+  vim.lsp.commands['kiwi.runTool'] = lens_command(function(client, argument, bufnr)
+    if argument.ask then
+      run_asking(client, argument, bufnr)
+    else
+      M.run(client, argument, bufnr)
+    end
+  end)
+  vim.lsp.commands['kiwi.showEnvironment'] = lens_command(M.environment)
+  vim.lsp.commands['kiwi.validate'] = lens_command(M.validate)
+
+  vim.api.nvim_create_user_command('KiwiRun', function(o)
+    if o.bang then
+      M.cancel()
+      return
+    end
+    local ok, params = pcall(M.parse_params, o.fargs)
+    if not ok then
+      notify(':KiwiRun ' .. params, vim.log.levels.ERROR)
+      return
+    end
+    with_target(function(client, argument, bufnr)
+      if next(params) ~= nil then
+        argument.parameters = params
+      end
+      return M.run(client, argument, bufnr)
+    end)
+  end, { nargs = '*', bang = true, desc = 'kiwi: run this tool (key=value parameters); ! cancels the run' })
+  vim.api.nvim_create_user_command('KiwiCancel', function()
+    M.cancel()
+  end, { desc = 'kiwi: stop the running tool' })
+  vim.api.nvim_create_user_command('KiwiEnv', function()
+    with_target(M.environment)
+  end, { desc = "kiwi: show this tool's environment" })
+  vim.api.nvim_create_user_command('KiwiValidate', function()
+    with_target(M.validate)
+  end, { desc = 'kiwi: check this item, problems to the quickfix list' })
+end
+
+return M

@@ -1,0 +1,185 @@
+-- The kiwi language server's client configuration, shared by `require('kiwi').setup{}` and by
+-- `lsp/kiwi.lua` (for `vim.lsp.config`/`vim.lsp.enable` users). Works on Neovim 0.7 to 0.12.
+local M = {}
+
+M.name = 'kiwi'
+M.filetypes = { 'markdown', 'python', 'yaml' }
+
+--- The absolute path of a buffer's file, or nil for buffers that are not files.
+function M.buf_path(bufnr)
+  if vim.bo[bufnr].buftype ~= '' then
+    return nil
+  end
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if name == '' or name:match('^%a[%w+.-]*://') then
+    return nil
+  end
+  return vim.fn.fnamemodify(name, ':p')
+end
+
+--- The project root of a file under a `.ai/` folder: the folder that holds that `.ai/` (the
+--- nearest one going up). nil when the path is not under a `.ai/` folder. `/` or `\`.
+function M.root_of(path)
+  if not path then
+    return nil
+  end
+  local root
+  local from = 1
+  while true do
+    local s = path:find('[/\\]%.ai[/\\]', from)
+    if not s then
+      break
+    end
+    root = path:sub(1, s - 1)
+    from = s + 1
+  end
+  if root == nil then
+    return nil
+  end
+  if root == '' then
+    return '/'
+  end
+  return root
+end
+
+--- The root for a buffer, only when it is a file of one of kiwi's filetypes under `.ai/`.
+function M.buf_root(bufnr)
+  if not vim.tbl_contains(M.filetypes, vim.bo[bufnr].filetype) then
+    return nil
+  end
+  return M.root_of(M.buf_path(bufnr))
+end
+
+local function call_client(client, method, ...)
+  if vim.fn.has('nvim-0.11') == 1 then
+    return client[method](client, ...)
+  end
+  return client[method](...)
+end
+M.call_client = call_client
+
+--- Refresh the code lenses of one buffer with the API this Neovim has.
+function M.refresh_lenses(bufnr)
+  if not vim.api.nvim_buf_is_valid(bufnr) or not vim.api.nvim_buf_is_loaded(bufnr) then
+    return
+  end
+  local cl = vim.lsp.codelens
+  if cl.enable ~= nil then
+    -- Newer Neovim (none released up to the 0.12-dev tested here) replace refresh() with
+    -- enable(), which keeps a buffer's lenses fresh by itself; calling it again is harmless.
+    cl.enable(true, { bufnr = bufnr })
+  elseif vim.fn.has('nvim-0.10') == 1 then
+    cl.refresh({ bufnr = bufnr })
+  elseif bufnr == vim.api.nvim_get_current_buf() then
+    -- Before 0.10, refresh() always works on the current buffer.
+    cl.refresh()
+  end
+end
+
+--- Buffers a client is attached to.
+function M.client_buffers(client)
+  local out = {}
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) and vim.lsp.buf_is_attached(b, client.id) then
+      table.insert(out, b)
+    end
+  end
+  return out
+end
+
+local augroup = vim.api.nvim_create_augroup('kiwi_lenses', { clear = true })
+
+--- Called for each buffer the client attaches to: code lenses follow the buffer.
+local function attach_lenses(bufnr)
+  vim.api.nvim_clear_autocmds({ group = augroup, buffer = bufnr })
+  vim.api.nvim_create_autocmd({ 'BufEnter', 'InsertLeave', 'BufWritePost' }, {
+    group = augroup,
+    buffer = bufnr,
+    callback = function(args)
+      M.refresh_lenses(args.buf)
+    end,
+    desc = 'kiwi: refresh code lenses',
+  })
+  M.refresh_lenses(bufnr)
+end
+
+--- kiwi's on_attach, then the user's.
+function M.on_attach(user)
+  return function(client, bufnr)
+    attach_lenses(bufnr)
+    if user then
+      user(client, bufnr)
+    end
+  end
+end
+
+--- Server-to-client messages kiwi needs handled: progress of runs (streamed into the output
+--- buffer) and lens refreshes (after indexing, when lenses become known).
+function M.handlers()
+  local default_progress = vim.lsp.handlers['$/progress']
+  return {
+    ['$/progress'] = function(err, result, ctx, config)
+      local handled = require('kiwi.commands').on_progress(result, ctx)
+      local value = result and result.value
+      if type(value) == 'table' and value.kind == 'end' and not handled then
+        -- A server task ended (e.g. indexing): lenses of open buffers may have changed.
+        local client = vim.lsp.get_client_by_id(ctx.client_id)
+        if client then
+          vim.schedule(function()
+            for _, b in ipairs(M.client_buffers(client)) do
+              M.refresh_lenses(b)
+            end
+          end)
+        end
+      end
+      if default_progress then
+        return default_progress(err, result, ctx, config)
+      end
+    end,
+    ['workspace/codeLens/refresh'] = function(_, _, ctx)
+      local client = vim.lsp.get_client_by_id(ctx.client_id)
+      if client then
+        vim.schedule(function()
+          for _, b in ipairs(M.client_buffers(client)) do
+            M.refresh_lenses(b)
+          end
+        end)
+      end
+      return vim.NIL
+    end,
+  }
+end
+
+--- The client configuration. `opts`: cmd, capabilities, on_attach (called after kiwi's own),
+--- handlers, settings, and any other client field (passed through).
+function M.client_config(opts)
+  opts = opts or {}
+  local cfg = {}
+  for k, v in pairs(opts) do
+    cfg[k] = v
+  end
+  cfg.name = M.name
+  cfg.cmd = opts.cmd or { 'kiwi', 'lsp' }
+  cfg.filetypes = M.filetypes
+  cfg.capabilities = vim.tbl_deep_extend('force', vim.lsp.protocol.make_client_capabilities(), opts.capabilities or {})
+  cfg.handlers = vim.tbl_extend('force', M.handlers(), opts.handlers or {})
+  cfg.on_attach = M.on_attach(opts.on_attach)
+  return cfg
+end
+
+--- The configuration for `vim.lsp.config` (0.11+): root_dir decides, per buffer, whether the
+--- server starts at all (only for files under `.ai/`).
+function M.lsp_config(opts)
+  local cfg = M.client_config(opts)
+  cfg.name = nil
+  cfg.root_dir = function(bufnr, on_dir)
+    local root = M.buf_root(bufnr)
+    if root then
+      on_dir(root)
+    end
+  end
+  cfg.root_markers = nil
+  return cfg
+end
+
+return M
