@@ -50,20 +50,22 @@ impl Document {
         while !self.text.is_char_boundary(end) {
             end += 1;
         }
+        let Some(tree) = &mut self.syntax else {
+            self.text.replace_range(start..end, new_text);
+            return;
+        };
         let start_position = advance(Point::new(0, 0), &self.text[..start]);
         let old_end_position = advance(start_position, &self.text[start..end]);
         self.text.replace_range(start..end, new_text);
         let new_end_position = advance(start_position, new_text);
-        if let Some(tree) = &mut self.syntax {
-            tree.edit(&InputEdit {
-                start_byte: start,
-                old_end_byte: end,
-                new_end_byte: start + new_text.len(),
-                start_position,
-                old_end_position,
-                new_end_position,
-            });
-        }
+        tree.edit(&InputEdit {
+            start_byte: start,
+            old_end_byte: end,
+            new_end_byte: start + new_text.len(),
+            start_position,
+            old_end_position,
+            new_end_position,
+        });
     }
 
     /// Parse the current text as an item (re-using the previous tree where it can); `None`

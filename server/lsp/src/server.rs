@@ -20,6 +20,10 @@ use tower_lsp_server::jsonrpc::{self, Result};
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
+/// How long after a change the items that reference the changed one are re-checked, when
+/// no further change came meanwhile.
+const DEPENDENTS_DELAY: Duration = Duration::from_millis(150);
+
 /// Which workspace a file belongs to: `Some(project root)`, or `None` for the user space.
 type Key = Option<PathBuf>;
 
@@ -376,6 +380,9 @@ impl Backend {
         };
         self.publish(key.clone(), vec![path.clone()], Some((path.clone(), gen)))
             .await;
+        // While the author types, each change supersedes the last: the items around wait
+        // for a pause (and never compete for the CPU with the document being edited).
+        tokio::time::sleep(DEPENDENTS_DELAY).await;
         let ws = {
             let st = self.lock();
             if st.generation.get(&path).copied().unwrap_or(0) != gen {
@@ -834,19 +841,21 @@ fn dependents(ws: &Workspace, path: &Path) -> Vec<PathBuf> {
     let id = item.id.as_str();
     let bare = kiwi_kernel::ids::bare_name(id);
     let names = |r: &str| r == id || r == bare;
+    // The cheap tests first: paths compare component by component.
     let mut v: Vec<PathBuf> = ws
         .items()
-        .filter(|i| !i.is_builtin() && i.path != path)
         .filter(|i| {
-            i.id == item.id
-                || match &i.parsed {
-                    Parsed::Directive(d) => d.references.iter().any(|r| names(&r.id)),
-                    Parsed::Tool(t) => t
-                        .str(kiwi_kernel::tool::Field::ExecutorId)
-                        .is_some_and(names),
-                    Parsed::Knowledge(_) => i.text().contains(bare),
-                    Parsed::Unreadable(_) => false,
-                }
+            !i.is_builtin()
+                && (i.id == item.id
+                    || match &i.parsed {
+                        Parsed::Directive(d) => d.references.iter().any(|r| names(&r.id)),
+                        Parsed::Tool(t) => t
+                            .str(kiwi_kernel::tool::Field::ExecutorId)
+                            .is_some_and(names),
+                        Parsed::Knowledge(_) => i.text().contains(bare),
+                        Parsed::Unreadable(_) => false,
+                    })
+                && i.path.as_os_str() != path.as_os_str()
         })
         .map(|i| i.path.clone())
         .collect();
