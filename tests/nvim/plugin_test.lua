@@ -318,6 +318,13 @@ local function main()
         end
       end
     end), qf_codes())
+
+    -- 8b. :KiwiInit creates the user space (KIWI_USERSPACE_DIR is a temp dir of the test).
+    local user = assert(vim.env.KIWI_USERSPACE_DIR)
+    vim.cmd('KiwiInit')
+    check(':KiwiInit writes the user space (config.yaml)', wait(function()
+      return vim.fn.filereadable(user .. '/config.yaml') == 1
+    end), vim.fn.glob(user .. '/*', false, true))
   end
 
   -- 9. files outside .ai/ are left alone, quietly.
@@ -337,7 +344,7 @@ local function main()
     for _, l in ipairs(tags) do
       names[l:match('^[^\t]+')] = true
     end
-    local want_tags = { 'kiwi.txt', ':KiwiRun', ':KiwiRun!', ':KiwiCancel', ':KiwiEnv', ':KiwiValidate', 'kiwi.setup()', 'kiwi-lsp-config' }
+    local want_tags = { 'kiwi.txt', ':KiwiRun', ':KiwiRun!', ':KiwiCancel', ':KiwiEnv', ':KiwiValidate', ':KiwiInit', 'kiwi.setup()', 'kiwi-lsp-config' }
     local missing = vim.tbl_filter(function(t)
       return not names[t]
     end, want_tags)

@@ -20,6 +20,7 @@ import { askParameters } from './parameters';
 const CMD_RUN_TOOL = 'kiwi.runTool';
 const CMD_SHOW_ENV = 'kiwi.showEnvironment';
 const CMD_VALIDATE = 'kiwi.validate';
+const CMD_INIT = 'kiwi.init';
 
 /** What a lens passes to kiwi.runTool / kiwi.showEnvironment / kiwi.validate. */
 type CommandArg = { id?: string; path?: string; uri?: string; ask?: boolean; schema?: unknown; parameters?: unknown };
@@ -112,7 +113,7 @@ function failed(message: string): void {
     }
   });
   if (fallbackCommands.length === 0) {
-    for (const id of [CMD_RUN_TOOL, CMD_SHOW_ENV, CMD_VALIDATE]) {
+    for (const id of [CMD_RUN_TOOL, CMD_SHOW_ENV, CMD_VALIDATE, CMD_INIT]) {
       try {
         fallbackCommands.push(
           vscode.commands.registerCommand(id, () => {

@@ -201,6 +201,16 @@ async function activate(context) {
     return { validate: r.diagnostics.map((d) => d.code) };
   });
 
+  await check('Kiwi: Initialize User Space (kiwi.init) writes the user space', async () => {
+    const all = await vscode.commands.getCommands(true);
+    assert(all.includes('kiwi.init'), 'kiwi.init is not a command');
+    const r = await withTimeout(vscode.commands.executeCommand('kiwi.init'), 20000, 'kiwi.init');
+    const user = process.env.KIWI_USERSPACE_DIR;
+    assert(r && Array.isArray(r.written) && r.written.includes('config.yaml'), `init: ${JSON.stringify(r)}`);
+    assert(user && fs.existsSync(path.join(user, 'config.yaml')), `no config.yaml in ${user}`);
+    return { written: r.written.length };
+  });
+
   await check('Cancel on the progress notification (clicked in Chromium) stops the run', async () => {
     const cdp = process.env.KIWI_E2E_CDP;
     assert(cdp, 'no KIWI_E2E_CDP');

@@ -1,4 +1,4 @@
--- :KiwiRun, :KiwiCancel, :KiwiEnv, :KiwiValidate and the lens commands (kiwi.runTool,
+-- :KiwiRun, :KiwiCancel, :KiwiEnv, :KiwiValidate, :KiwiInit and the lens commands (kiwi.runTool,
 -- kiwi.showEnvironment, kiwi.validate), all through `workspace/executeCommand`.
 --
 -- A run sends its own work-done token; the server streams each output line as a `$/progress`
@@ -311,6 +311,17 @@ function M.validate(client, argument, bufnr)
   end)
 end
 
+--- Create (with `force`: refresh) the user space, like `kiwi init`; the server re-indexes.
+function M.init(client, force, bufnr)
+  return execute(client, 'kiwi.init', { force = force }, bufnr, nil, function(err, result)
+    if err then
+      notify('init: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    notify(result and result.message or 'init: done')
+  end)
+end
+
 local function with_target(fn)
   local client, argument, bufnr = current_target()
   if not client then
@@ -372,6 +383,11 @@ function M.register()
   vim.api.nvim_create_user_command('KiwiValidate', function()
     with_target(M.validate)
   end, { desc = 'kiwi: check this item, problems to the quickfix list' })
+  vim.api.nvim_create_user_command('KiwiInit', function(o)
+    with_target(function(client, _, bufnr)
+      return M.init(client, o.bang, bufnr)
+    end)
+  end, { bang = true, desc = 'kiwi: create the user space (! refreshes the files init wrote)' })
 end
 
 return M
