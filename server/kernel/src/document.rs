@@ -215,7 +215,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(96))]
+        #![proptest_config(ProptestConfig::with_cases(64))]
 
         #[test]
         fn python_incremental_equals_fresh(edits in edits()) {
