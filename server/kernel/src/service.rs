@@ -714,13 +714,7 @@ impl Service {
     /// Values that must never appear in an answer: the server's variables that the
     /// environment filter blocks (keys, tokens, passwords).
     pub fn secrets(&self) -> Vec<String> {
-        let filter = crate::env::Filter::new(&crate::config::Config::default().filter);
-        self.host
-            .vars
-            .iter()
-            .filter(|(k, v)| v.len() >= 4 && filter.is_blocked(k))
-            .map(|(_, v)| v.clone())
-            .collect()
+        self.host.secrets()
     }
 
     /// Replace any secret value in a string.
