@@ -10,6 +10,7 @@ pub mod diag;
 pub mod directive;
 pub mod env;
 pub mod exec;
+pub mod fuzzing;
 pub mod ide;
 pub mod ids;
 pub mod init;
