@@ -25,7 +25,8 @@ fn processes_with(marker: &str) -> Vec<(u32, String)> {
         let has = |b: &[u8]| b.windows(marker.len()).any(|w| w == marker.as_bytes());
         // A zombie has an empty cmdline; it holds no resources of note but is still listed.
         // The sleeps are also found by their arguments, whatever their environment.
-        let sleeper = cmd.starts_with(b"sleep\0271.5\0") || cmd.starts_with(b"sleep\0271.6\0");
+        let sleeper =
+            cmd.starts_with(b"sleep\x00271.5\x00") || cmd.starts_with(b"sleep\x00271.6\x00");
         if has(&cmd) || has(&env) || sleeper {
             out.push((pid, String::from_utf8_lossy(&cmd).replace('\0', " ")));
         }
