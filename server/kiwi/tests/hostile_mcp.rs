@@ -109,12 +109,19 @@ fn malformed_json_rpc_gets_errors_and_the_server_lives_on() {
         );
         healthy(&mut p);
     }
-    // A message rmcp cannot read as a request at all is answered "Invalid request", without
-    // an id (rmcp 3.9 neither echoes the id nor writes `"id": null`).
-    let id = json!(p.fresh_id());
-    p.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": "search"}));
-    let r = p.wait_note(common::ANSWER, |m| m.get("error").is_some());
-    assert!(rpc_error(&r).contains("Invalid request"), "{r}");
+    // A message rmcp cannot read as a request, with a usable id: an error with that id
+    // that says what is wrong (kiwi_mcp::guard).
+    for bad in [
+        json!({"jsonrpc": "2.0", "id": 4242, "method": "tools/call", "params": "search"}),
+        json!({"jsonrpc": "2.0", "id": "s-1", "method": "tools/call", "params": [1]}),
+        json!({"jsonrpc": "1.0", "id": 4243, "method": "tools/list"}),
+        json!({"jsonrpc": "2.0", "id": 4244, "method": 7}),
+    ] {
+        p.send(&bad);
+        let r = p.answer(&bad["id"], common::ANSWER);
+        assert!(rpc_error(&r).contains("invalid request"), "{bad}: {r}");
+        healthy(&mut p);
+    }
     healthy(&mut p);
     let r = p.request("no/such/method", json!({}));
     assert_eq!(r["error"]["code"], json!(-32601), "{r}");
