@@ -160,7 +160,17 @@ pub struct Plan {
     /// The host's secret values ([`crate::context::Host::secrets`]): redacted from the
     /// output of the run, whatever the tool printed (its own environment is filtered, but a
     /// tool can read the environment of the kiwi process through /proc).
-    secrets: Vec<String>,
+    secrets: Secrets,
+}
+
+/// Secret values; `Debug` shows how many, never what.
+#[derive(Clone, Default)]
+struct Secrets(Vec<String>);
+
+impl std::fmt::Debug for Secrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "[{} redacted]", self.0.len())
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -410,7 +420,7 @@ pub fn plan(ws: &Workspace, tool: &Arc<Item>, req: &Request) -> Result<Plan, Exe
         choice,
         params,
         summary,
-        secrets: ws.host.secrets(),
+        secrets: Secrets(ws.host.secrets()),
     })
 }
 
@@ -420,12 +430,12 @@ pub async fn run(
     sink: &dyn OutputSink,
     cancel: &CancellationToken,
 ) -> Result<RunResult, ExecError> {
-    let red = |t: &str| crate::context::redact(t, &plan.secrets);
+    let red = |t: &str| crate::context::redact(t, &plan.secrets.0);
     let redacting = Redacting {
         inner: sink,
-        secrets: &plan.secrets,
+        secrets: &plan.secrets.0,
     };
-    let sink: &dyn OutputSink = if plan.secrets.is_empty() {
+    let sink: &dyn OutputSink = if plan.secrets.0.is_empty() {
         sink
     } else {
         &redacting
