@@ -104,6 +104,17 @@ pub fn find_project_root(start: &Path) -> Option<PathBuf> {
     None
 }
 
+/// Replace every occurrence of each secret by `[redacted]`.
+pub fn redact(text: &str, secrets: &[String]) -> String {
+    let mut out = std::borrow::Cow::Borrowed(text);
+    for s in secrets {
+        if !s.is_empty() && out.contains(s.as_str()) {
+            out = std::borrow::Cow::Owned(out.replace(s.as_str(), "[redacted]"));
+        }
+    }
+    out.into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,15 +143,4 @@ mod tests {
         assert_eq!(find_project_root(&p.join(".ai/tools/x")), Some(p.clone()));
         assert_eq!(find_project_root(d.path()), None);
     }
-}
-
-/// Replace every occurrence of each secret by `[redacted]`.
-pub fn redact(text: &str, secrets: &[String]) -> String {
-    let mut out = std::borrow::Cow::Borrowed(text);
-    for s in secrets {
-        if !s.is_empty() && out.contains(s.as_str()) {
-            out = std::borrow::Cow::Owned(out.replace(s.as_str(), "[redacted]"));
-        }
-    }
-    out.into_owned()
 }
