@@ -53,6 +53,9 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 step "tests"
 cargo test --workspace --locked
 
+step "fuzz (cargo fuzz on stable: every target of fuzz/ for FUZZ_SECONDS, default 20 s each)"
+bash tests/fuzz.sh
+
 step "neovim end to end (kiwi lsp)"
 bash tests/nvim/run.sh
 

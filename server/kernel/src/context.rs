@@ -24,6 +24,23 @@ impl Host {
         }
     }
 
+    /// Values that must never appear in an answer or a tool's output: the values (4
+    /// characters or more) of this host's variables that the default environment filter
+    /// blocks (keys, tokens, passwords).
+    pub fn secrets(&self) -> Vec<String> {
+        let filter = crate::env::Filter::new(&crate::config::Config::default().filter);
+        let mut out: Vec<String> = self
+            .vars
+            .iter()
+            .filter(|(k, v)| v.len() >= 4 && filter.is_blocked(k))
+            .map(|(_, v)| v.clone())
+            .collect();
+        // The longest first, so that a secret containing another is replaced whole.
+        out.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        out.dedup();
+        out
+    }
+
     /// A host with exactly these variables; `HOME` (if given) is the home directory.
     pub fn for_tests(vars: &[(&str, &str)]) -> Self {
         let vars: BTreeMap<String, String> = vars
@@ -85,6 +102,17 @@ pub fn find_project_root(start: &Path) -> Option<PathBuf> {
         cur = dir.parent();
     }
     None
+}
+
+/// Replace every occurrence of each secret by `[redacted]`.
+pub fn redact(text: &str, secrets: &[String]) -> String {
+    let mut out = std::borrow::Cow::Borrowed(text);
+    for s in secrets {
+        if !s.is_empty() && out.contains(s.as_str()) {
+            out = std::borrow::Cow::Owned(out.replace(s.as_str(), "[redacted]"));
+        }
+    }
+    out.into_owned()
 }
 
 #[cfg(test)]

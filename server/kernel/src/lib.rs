@@ -11,6 +11,7 @@ pub mod directive;
 pub mod document;
 pub mod env;
 pub mod exec;
+pub mod fuzzing;
 pub mod ide;
 pub mod ids;
 pub mod init;

@@ -75,6 +75,9 @@ pub fn meta(item: &Item) -> Meta {
     m
 }
 
+/// The most distinct terms of a query that are looked up (the rest are ignored).
+pub const MAX_QUERY_TERMS: usize = 64;
+
 /// Lowercase alphanumeric words; `snake_case`, `kebab-case` and `a/b` split.
 pub fn tokenize(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric())
@@ -283,13 +286,28 @@ impl Index {
     ) -> Vec<Hit> {
         let n = self.docs.len() as f32;
         let mut scores: HashMap<u32, f32> = HashMap::new();
-        let q_terms = tokenize(query);
+        // Each distinct term once, weighted by how often the query repeats it, and at most
+        // MAX_QUERY_TERMS of them: a query of megabytes costs no more than a short one
+        // (each term is matched against the whole vocabulary for typos).
+        let mut q_terms: Vec<(String, f32)> = Vec::new();
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        for q in tokenize(query) {
+            match seen.get(&q) {
+                Some(&i) => q_terms[i].1 += 1.0,
+                None if q_terms.len() < MAX_QUERY_TERMS => {
+                    seen.insert(q.clone(), q_terms.len());
+                    q_terms.push((q, 1.0));
+                }
+                None => {}
+            }
+        }
         let wanted = |d: &Doc| {
             d.item_type == item_type
                 && (source.is_none() || d.source.is_none() || d.source == source)
         };
-        for q in &q_terms {
+        for (q, repeats) in &q_terms {
             for (t, weight) in self.expand(q) {
+                let weight = weight * repeats;
                 let posting = &self.postings[t as usize];
                 let df = posting.len() as f32;
                 let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();

@@ -98,6 +98,9 @@ impl OpError {
     }
 }
 
+/// The longest search query accepted (a query is a few words; megabytes are refused).
+pub const MAX_QUERY_BYTES: usize = 16 * 1024;
+
 type Res<T> = Result<T, OpError>;
 
 /// A directive as a prompt: (id, description, inputs as (name, description, required)).
@@ -711,13 +714,7 @@ impl Service {
     /// Values that must never appear in an answer: the server's variables that the
     /// environment filter blocks (keys, tokens, passwords).
     pub fn secrets(&self) -> Vec<String> {
-        let filter = crate::env::Filter::new(&crate::config::Config::default().filter);
-        self.host
-            .vars
-            .iter()
-            .filter(|(k, v)| v.len() >= 4 && filter.is_blocked(k))
-            .map(|(_, v)| v.clone())
-            .collect()
+        self.host.secrets()
     }
 
     /// Replace any secret value in a string.
@@ -853,6 +850,15 @@ impl Service {
         let t = parse_type(&a.item_type).map_err(at)?;
         let source = parse_source(a.source.as_deref()).map_err(at)?;
         session.check("search", t, None).map_err(at)?;
+        if a.query.len() > MAX_QUERY_BYTES {
+            return Err(at(OpError::new(
+                "invalid_arguments",
+                format!(
+                    "the query is {} bytes long; a search query is at most {MAX_QUERY_BYTES} bytes",
+                    a.query.len()
+                ),
+            )));
+        }
         let limit = a.limit.unwrap_or(10).clamp(1, 1000);
         let idx = self
             .with(a.project_path.as_deref(), |sp| sp.index())

@@ -674,6 +674,7 @@ impl Backend {
                         kiwi_kernel::chain::quote_list(&candidates)
                     )
                 }
+                Lookup::Refused(e) => return Err(format!("`{id}` is not a valid tool id: {e}")),
                 _ => {}
             }
         }

@@ -486,7 +486,12 @@ pub async fn serve_stdio(service: Service) -> Result<(), Box<dyn std::error::Err
     let server = KiwiServer::new(service);
     let svc = server.service.clone();
     tokio::task::spawn_blocking(move || svc.warm());
-    let running = match server.serve(rmcp::transport::stdio()).await {
+    // stdin goes through `guard` (see there) on its way to rmcp.
+    let (to_rmcp, from_guard) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        let _ = guard::run(tokio::io::stdin(), to_rmcp).await;
+    });
+    let running = match server.serve((from_guard, tokio::io::stdout())).await {
         Ok(r) => r,
         // The client went away before starting a session: nothing to serve.
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
@@ -517,5 +522,67 @@ mod tests {
             .await
             .unwrap();
         assert_ne!(ok.is_error, Some(true));
+    }
+}
+
+/// A guard in front of rmcp's stdio reader. rmcp 3.9 answers a line that is JSON but not a
+/// message it knows (`params` of the wrong type, say) with "Invalid request" and *no* id,
+/// so a client waiting for that id would wait forever. Such a line, when it carries a usable
+/// id, becomes a request for a method named after the problem: rmcp answers it "method not
+/// found" with that id and that text. Every other line goes on unchanged (rmcp skips lines
+/// that are not JSON, as the other MCP SDKs do).
+pub mod guard {
+    use serde_json::{json, Value as Json};
+    use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+
+    /// The line to hand to rmcp in place of `line` (without its newline).
+    pub fn rewrite(line: &[u8]) -> Option<Vec<u8>> {
+        if serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(line).is_ok() {
+            return None;
+        }
+        let Ok(Json::Object(obj)) = serde_json::from_slice::<Json>(line) else {
+            return None;
+        };
+        let id = obj.get("id")?;
+        let usable = id.is_string() || id.as_i64().is_some();
+        if !usable || obj.contains_key("result") || obj.contains_key("error") {
+            return None;
+        }
+        let method = obj.get("method").and_then(Json::as_str).unwrap_or("");
+        let problem = if obj.get("jsonrpc") != Some(&json!("2.0")) {
+            "invalid request: `jsonrpc` must be \"2.0\"".to_string()
+        } else if method.is_empty() {
+            "invalid request: `method` must be a non-empty string".to_string()
+        } else {
+            format!("invalid request: the params of `{method}` do not have the shape it takes")
+        };
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": problem});
+        Some(msg.to_string().into_bytes())
+    }
+
+    /// Copy lines from `input` to `out`, rewriting as [`rewrite`] says.
+    pub async fn run<I, W>(input: I, mut out: W) -> std::io::Result<()>
+    where
+        I: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin,
+    {
+        let mut r = BufReader::new(input);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            if r.read_until(b'\n', &mut line).await? == 0 {
+                return Ok(());
+            }
+            let body = line.strip_suffix(b"\n").unwrap_or(&line);
+            let body = body.strip_suffix(b"\r").unwrap_or(body);
+            match rewrite(body) {
+                Some(new) => {
+                    out.write_all(&new).await?;
+                    out.write_all(b"\n").await?;
+                }
+                None => out.write_all(&line).await?,
+            }
+            out.flush().await?;
+        }
     }
 }

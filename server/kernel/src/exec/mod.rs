@@ -157,6 +157,20 @@ pub struct Plan {
     pub choice: Option<preference::Choice>,
     pub params: Json,
     summary: PlanSummary,
+    /// The host's secret values ([`crate::context::Host::secrets`]): redacted from the
+    /// output of the run, whatever the tool printed (its own environment is filtered, but a
+    /// tool can read the environment of the kiwi process through /proc).
+    secrets: Secrets,
+}
+
+/// Secret values; `Debug` shows how many, never what.
+#[derive(Clone, Default)]
+struct Secrets(Vec<String>);
+
+impl std::fmt::Debug for Secrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "[{} redacted]", self.0.len())
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -406,6 +420,7 @@ pub fn plan(ws: &Workspace, tool: &Arc<Item>, req: &Request) -> Result<Plan, Exe
         choice,
         params,
         summary,
+        secrets: Secrets(ws.host.secrets()),
     })
 }
 
@@ -415,15 +430,35 @@ pub async fn run(
     sink: &dyn OutputSink,
     cancel: &CancellationToken,
 ) -> Result<RunResult, ExecError> {
+    let red = |t: &str| crate::context::redact(t, &plan.secrets.0);
+    let redacting = Redacting {
+        inner: sink,
+        secrets: &plan.secrets.0,
+    };
+    let sink: &dyn OutputSink = if plan.secrets.0.is_empty() {
+        sink
+    } else {
+        &redacting
+    };
     let output = match &plan.action {
         Action::Process(spec) => {
             let choice = plan.choice.as_ref().ok_or_else(|| {
                 ExecError::new(ErrorKind::Config, "no execution environment".to_string())
             })?;
             let env = choice.instantiate()?;
-            Output::Process(env.run(spec, sink, cancel).await?)
+            let mut r = env.run(spec, sink, cancel).await?;
+            r.stdout = red(&r.stdout);
+            r.stderr = red(&r.stderr);
+            Output::Process(r)
         }
-        Action::Http(spec) => Output::Http(http::run(spec, cancel).await?),
+        Action::Http(spec) => {
+            let mut r = http::run(spec, cancel).await?;
+            r.body = red(&r.body);
+            for v in r.headers.values_mut() {
+                *v = red(v);
+            }
+            Output::Http(r)
+        }
     };
     Ok(RunResult {
         tool: plan.tool.id.clone(),
@@ -431,6 +466,26 @@ pub async fn run(
         execution: plan.summary.execution.clone(),
         output,
     })
+}
+
+/// A sink that replaces secret values before passing the output on.
+struct Redacting<'a> {
+    inner: &'a dyn OutputSink,
+    secrets: &'a [String],
+}
+
+impl OutputSink for Redacting<'_> {
+    fn output(&self, stream: Stream, text: &str, newline: bool) {
+        if self.secrets.iter().any(|s| text.contains(s.as_str())) {
+            self.inner
+                .output(stream, &crate::context::redact(text, self.secrets), newline)
+        } else {
+            self.inner.output(stream, text, newline)
+        }
+    }
+    fn flush(&self) {
+        self.inner.flush()
+    }
 }
 
 /// Plan and run.

@@ -1,0 +1,106 @@
+//! The LSP harness: arbitrary bytes as the stdin of the real language server
+//! (`kiwi_lsp::serve`, tower-lsp-server's `Server` over in-memory pipes). The codec of
+//! tower-lsp-server is private, so the whole server is the target: framing, JSON-RPC
+//! decoding, parameter decoding and every handler the input reaches.
+//!
+//! Input layout: the first byte picks the mode.
+//! - even: the rest is the raw byte stream (headers, framing, garbage);
+//! - odd: a valid `initialize` + `initialized` go first, then the rest is split on NUL
+//!   bytes and each piece is sent as one well-framed message (so mutations reach the
+//!   handlers instead of dying in the framing).
+//!
+//! Invariants: the server finishes once its input ends (no hang: every client round trip
+//! of the server is bounded, and time is virtual here, so a stuck future shows up as the
+//! 120 s bound elapsing at once); every frame it writes is well-formed JSON-RPC; a panic
+//! anywhere aborts (libFuzzer's panic hook), even one a handler would have caught.
+
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"processId":null,"rootUri":null,"capabilities":{"general":{"positionEncodings":["utf-16"]}}}}"#;
+const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#;
+
+fn frame(out: &mut Vec<u8>, body: &[u8]) {
+    out.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
+    out.extend_from_slice(body);
+}
+
+/// The byte stream the server reads for one fuzz input.
+pub fn lsp_stream(data: &[u8]) -> Vec<u8> {
+    let Some((&mode, rest)) = data.split_first() else {
+        return Vec::new();
+    };
+    if mode % 2 == 0 {
+        return rest.to_vec();
+    }
+    let mut out = Vec::new();
+    frame(&mut out, INIT.as_bytes());
+    frame(&mut out, INITIALIZED.as_bytes());
+    for piece in rest.split(|&b| b == 0) {
+        frame(&mut out, piece);
+    }
+    out
+}
+
+/// Check the server's output: a sequence of `Content-Length` frames of JSON objects.
+fn check_output(out: &[u8]) {
+    let mut rest = out;
+    while !rest.is_empty() {
+        let end = rest
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .expect("a frame header ends with a blank line");
+        let header = std::str::from_utf8(&rest[..end]).expect("an ASCII header");
+        let len: usize = header
+            .lines()
+            .find_map(|l| l.strip_prefix("Content-Length: "))
+            .expect("a Content-Length header")
+            .trim()
+            .parse()
+            .expect("a numeric Content-Length");
+        let body = &rest[end + 4..end + 4 + len];
+        let v: serde_json::Value = serde_json::from_slice(body).expect("a JSON frame body");
+        assert!(v.is_object(), "a frame that is not a JSON object: {v}");
+        rest = &rest[end + 4 + len..];
+    }
+}
+
+thread_local! {
+    static RT: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .expect("a runtime");
+}
+
+/// Serve one input to completion (panics on a broken invariant or a hang).
+pub fn lsp(data: &[u8]) {
+    let stream = lsp_stream(data);
+    RT.with(|rt| {
+        rt.block_on(async {
+            let (mut client_w, server_r) = tokio::io::duplex(1 << 16);
+            let (server_w, mut client_r) = tokio::io::duplex(1 << 16);
+            let writer = tokio::spawn(async move {
+                let _ = client_w.write_all(&stream).await;
+                let _ = client_w.shutdown().await;
+            });
+            let reader = tokio::spawn(async move {
+                let mut out = Vec::new();
+                let _ = client_r.read_to_end(&mut out).await;
+                out
+            });
+            let served = tokio::time::timeout(
+                Duration::from_secs(120),
+                kiwi_lsp::serve(server_r, server_w),
+            )
+            .await;
+            assert!(
+                served.is_ok(),
+                "the server did not finish after its input ended"
+            );
+            writer.await.expect("the writer task");
+            let out = reader.await.expect("the reader task");
+            check_output(&out);
+        })
+    });
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Fuzz every target of fuzz/ for a bounded time; exits non-zero on a crash, a hang (libFuzzer
+# -timeout) or a broken invariant. Installs cargo-fuzz if it is missing.
+#
+#   FUZZ_SECONDS=20 bash tests/fuzz.sh            # every target, 20 s each (the default)
+#   FUZZ_SECONDS=300 bash tests/fuzz.sh directive # one target, longer
+#
+# This machine has only the stable toolchain: RUSTC_BOOTSTRAP=1 lets cargo-fuzz pass its
+# unstable flags to rustc, and `--sanitizer none` leaves out AddressSanitizer (which needs
+# nightly's sanitizer runtime); coverage guidance (SanitizerCoverage) still works. A crash is
+# kept in fuzz/artifacts/<target>/; copy it to fuzz/regressions/<target>/ once fixed, where
+# `cargo test -p kiwi-kernel --test fuzz_regressions` replays it under plain cargo test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+FUZZ_SECONDS=${FUZZ_SECONDS:-20}
+export PATH="$HOME/.cargo/bin:$PATH"
+export RUSTC_BOOTSTRAP=1
+# The fuzz workspace builds in its own target dir (different flags: it would only evict the
+# main build's artifacts from a shared one).
+unset CARGO_TARGET_DIR
+
+if ! cargo fuzz --version >/dev/null 2>&1; then
+  echo "installing cargo-fuzz into ~/.cargo/bin"
+  cargo install cargo-fuzz --locked
+fi
+cargo fuzz --version
+
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  mapfile -t targets < <(cargo fuzz list)
+fi
+
+bash fuzz/seed.sh
+cargo fuzz build --sanitizer none -O
+
+dict_of() {
+  case "$1" in
+    directive) echo fuzz/dicts/directive.dict ;;
+    python_tool) echo fuzz/dicts/python_tool.dict ;;
+    yaml_tool | knowledge) echo fuzz/dicts/yaml.dict ;;
+    lsp_messages) echo fuzz/dicts/lsp.dict ;;
+  esac
+}
+
+failed=()
+for t in "${targets[@]}"; do
+  printf '\n--- fuzz %s for %ss\n' "$t" "$FUZZ_SECONDS"
+  dict=$(dict_of "$t")
+  args=(-max_total_time="$FUZZ_SECONDS" -timeout=20 -rss_limit_mb=4096 -max_len=65536 -print_final_stats=1)
+  [ -n "$dict" ] && args+=(-dict="$dict")
+  if ! cargo fuzz run --sanitizer none -O "$t" "fuzz/corpus/$t" -- "${args[@]}" 2>&1 | tail -n 25; then
+    failed+=("$t")
+  fi
+done
+
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "fuzzing found a crash in: ${failed[*]} (see fuzz/artifacts/)"
+  exit 1
+fi
+echo "fuzz: ${#targets[@]} targets, ${FUZZ_SECONDS}s each, no crash"
