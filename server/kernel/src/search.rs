@@ -8,7 +8,6 @@ use crate::workspace::{Item, Parsed, Workspace};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 /// Field weights: name matches count most.
 const W_NAME: f32 = 4.0;
@@ -90,8 +89,8 @@ struct Doc {
     source: Option<Space>,
     path: Option<PathBuf>,
     meta: Meta,
-    /// Weighted term frequencies.
-    tf: HashMap<u32, f32>,
+    /// Weighted term frequencies, sorted by term.
+    tf: Box<[(u32, f32)]>,
     len: f32,
 }
 
@@ -129,41 +128,48 @@ impl Index {
     /// Index every item of the workspace and the system catalogue.
     pub fn build(ws: &Workspace) -> Index {
         let mut idx = Index::default();
-        let mut items: Vec<&Arc<Item>> = ws.items().collect();
-        items.sort_by(|a, b| (a.item_type, &a.id, a.space).cmp(&(b.item_type, &b.id, b.space)));
-        for item in items {
-            if let Some(w) = ws.get(item.item_type, &item.id) {
-                idx.winners
-                    .insert((item.item_type, item.id.clone()), w.space);
-            }
-            let m = meta(item);
-            let tags = m.tags.join(" ");
-            let (name, desc, cat) = (
-                m.name.clone(),
-                m.description.clone().unwrap_or_default(),
-                m.category.clone().unwrap_or_default(),
-            );
-            let body = match &item.parsed {
-                Parsed::Unreadable(_) => "",
-                _ => item.text(),
-            };
-            let fields: [(&str, f32); 6] = [
-                (&item.id, W_NAME),
-                (&name, W_NAME),
-                (&desc, W_DESC),
-                (&cat, W_CATEGORY),
-                (&tags, W_TAGS),
-                (body, W_BODY),
-            ];
-            idx.add(
-                item.item_type,
-                item.id.clone(),
-                Some(item.space),
-                Some(item.path.clone()),
-                m,
-                &fields,
-            );
-        }
+        // Each item's searchable text is read in parallel, a chunk at a time; items that are
+        // not loaded are not kept (the index holds its own compact copy of what it needs).
+        ws.visit_items(
+            |item| {
+                let m = meta(item);
+                let tags = m.tags.join(" ");
+                let desc = m.description.clone().unwrap_or_default();
+                let cat = m.category.clone().unwrap_or_default();
+                let body = match &item.parsed {
+                    Parsed::Unreadable(_) => "",
+                    _ => item.text(),
+                };
+                let fields: [(&str, f32); 6] = [
+                    (&item.id, W_NAME),
+                    (&m.name, W_NAME),
+                    (&desc, W_DESC),
+                    (&cat, W_CATEGORY),
+                    (&tags, W_TAGS),
+                    (body, W_BODY),
+                ];
+                let tokens: Vec<(String, f32)> = fields
+                    .iter()
+                    .flat_map(|(text, w)| tokenize(text).into_iter().map(move |t| (t, *w)))
+                    .collect();
+                let winner = ws.winner_space(item.item_type, &item.id);
+                (
+                    item.item_type,
+                    item.id.clone(),
+                    item.space,
+                    item.path.clone(),
+                    m,
+                    tokens,
+                    winner,
+                )
+            },
+            |(item_type, id, space, path, m, tokens, winner)| {
+                if let Some(w) = winner {
+                    idx.winners.insert((item_type, id.clone()), w);
+                }
+                idx.add_tokens(item_type, id, Some(space), Some(path), m, tokens);
+            },
+        );
         for s in system::CATALOGUE {
             let m = Meta {
                 name: s.id.to_string(),
@@ -186,6 +192,12 @@ impl Index {
             ];
             idx.add(ItemType::System, s.id.to_string(), None, None, m, &fields);
         }
+        idx.docs.shrink_to_fit();
+        idx.terms.shrink_to_fit();
+        idx.postings.shrink_to_fit();
+        for p in &mut idx.postings {
+            p.shrink_to_fit();
+        }
         let total: f32 = idx.docs.iter().map(|d| d.len).sum();
         idx.avg_len = if idx.docs.is_empty() {
             1.0
@@ -204,32 +216,52 @@ impl Index {
         meta: Meta,
         fields: &[(&str, f32)],
     ) {
+        let tokens = fields
+            .iter()
+            .flat_map(|(text, w)| tokenize(text).into_iter().map(move |t| (t, *w)));
+        self.add_tokens(item_type, id, source, path, meta, tokens);
+    }
+
+    /// Add a document from its tokens, in order, each with its field's weight.
+    fn add_tokens(
+        &mut self,
+        item_type: ItemType,
+        id: String,
+        source: Option<Space>,
+        path: Option<PathBuf>,
+        meta: Meta,
+        tokens: impl IntoIterator<Item = (String, f32)>,
+    ) {
         let doc_no = self.docs.len() as u32;
         let mut tf: HashMap<u32, f32> = HashMap::new();
         let mut len = 0.0;
-        for (text, w) in fields {
-            for tok in tokenize(text) {
-                let next = self.terms.len() as u32;
-                let t = *self.vocab.entry(tok.clone()).or_insert_with(|| {
+        for (tok, w) in tokens {
+            let next = self.terms.len() as u32;
+            let t = match self.vocab.get(&tok) {
+                Some(&t) => t,
+                None => {
+                    self.vocab.insert(tok.clone(), next);
                     self.terms.push(tok);
                     self.postings.push(Vec::new());
                     next
-                });
-                let e = tf.entry(t).or_insert(0.0);
-                if *e == 0.0 {
-                    self.postings[t as usize].push(doc_no);
                 }
-                *e += w;
-                len += 1.0;
+            };
+            let e = tf.entry(t).or_insert(0.0);
+            if *e == 0.0 {
+                self.postings[t as usize].push(doc_no);
             }
+            *e += w;
+            len += 1.0;
         }
+        let mut tf: Vec<(u32, f32)> = tf.into_iter().collect();
+        tf.sort_unstable_by_key(|(t, _)| *t);
         self.docs.push(Doc {
             item_type,
             id,
             source,
             path,
             meta,
-            tf,
+            tf: tf.into_boxed_slice(),
             len,
         });
     }
@@ -298,7 +330,10 @@ impl Index {
                     if !wanted(doc) {
                         continue;
                     }
-                    let tf = doc.tf.get(&t).copied().unwrap_or(0.0);
+                    let tf = doc
+                        .tf
+                        .binary_search_by_key(&t, |(term, _)| *term)
+                        .map_or(0.0, |i| doc.tf[i].1);
                     let norm = K1 * (1.0 - B + B * doc.len / self.avg_len);
                     let s = idf * tf * (K1 + 1.0) / (tf + norm);
                     *scores.entry(d).or_insert(0.0) += s * weight;
@@ -310,9 +345,9 @@ impl Index {
         for (i, d) in self.docs.iter().enumerate() {
             if wanted(d)
                 && !ql.is_empty()
-                && (d.id.to_lowercase() == ql
-                    || d.meta.name.to_lowercase() == ql
-                    || crate::ids::bare_name(&d.id).to_lowercase() == ql)
+                && (lower_eq(&d.id, &ql)
+                    || lower_eq(&d.meta.name, &ql)
+                    || lower_eq(crate::ids::bare_name(&d.id), &ql))
             {
                 *scores.entry(i as u32).or_insert(0.0) += 10.0;
             }
@@ -368,6 +403,15 @@ impl Index {
             score: (f64::from(score) * 1000.0).round() / 1000.0,
             shadowed_by,
         }
+    }
+}
+
+/// `s.to_lowercase() == lower` (for a lowercased `lower`), without allocating for ASCII.
+fn lower_eq(s: &str, lower: &str) -> bool {
+    if s.is_ascii() {
+        s.eq_ignore_ascii_case(lower)
+    } else {
+        s.to_lowercase() == lower
     }
 }
 
