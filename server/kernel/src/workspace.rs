@@ -524,8 +524,17 @@ impl Workspace {
     }
 
     /// Parse every item not parsed yet, in parallel.
+    /// A server keeps the workspace: the memory the parse used and freed is given back.
     pub fn load_all(&self) {
+        let before = self
+            .items
+            .values()
+            .filter(|e| e.item.get().is_none())
+            .count();
         self.preload(|_| true);
+        if before >= 256 {
+            release_free_memory();
+        }
     }
 
     fn preload(&self, keep: impl Fn(&Entry) -> bool + Sync) {
@@ -702,6 +711,9 @@ impl Workspace {
                 visit(t);
             }
         }
+        if entries.len() >= 256 {
+            release_free_memory();
+        }
     }
 
     /// Every item (all parsed first, in parallel).
@@ -863,6 +875,17 @@ impl Workspace {
 
     fn cached_ids(&self, key: &(ItemType, Option<Space>)) -> Option<Arc<[String]>> {
         self.suggest_ids.lock().ok()?.get(key).cloned()
+    }
+}
+
+/// Give the heap pages freed by a parse of many files (syntax trees, items not kept) back to
+/// the system: glibc keeps them in its per-thread arenas otherwise, and a long-running server
+/// would hold them for good.
+fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free memory of the allocator to the system.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 
