@@ -67,3 +67,7 @@ KIWI_BIN="${CARGO_TARGET_DIR:-target}/debug/kiwi" "$venv/bin/python" tests/mcp/e
 
 step "MCP Inspector CLI (npm: @modelcontextprotocol/inspector under target/inspector)"
 KIWI_BIN="${CARGO_TARGET_DIR:-target}/debug/kiwi" bash tests/mcp/inspector.sh
+
+step "benchmarks (kiwi-bench all --quick: the figures of 09-quality §3 beside their targets; a missed target is reported, not failed)"
+cargo build --release --locked -p kiwi -p kiwi-bench
+"${CARGO_TARGET_DIR:-target}/release/kiwi-bench" all --quick
