@@ -217,8 +217,8 @@ pub fn ms(d: Duration) -> f64 {
 
 pub fn print_table(rows: &[Figure]) {
     println!(
-        "{:<40} {:>14} {:>11} {:>11}  {:<34} {}",
-        "figure", "workload", "median", "p99", "target", "met"
+        "{:<40} {:>14} {:>11} {:>11}  {:<34} met",
+        "figure", "workload", "median", "p99", "target"
     );
     for r in rows {
         println!(
