@@ -330,7 +330,13 @@ impl Query {
         };
         let lower = self.lower.as_str();
         // A candidate that contains the word, or is contained in it, is a strong hint.
-        let contains = !lower.is_empty() && (cl.contains(lower) || lower.contains(cl.as_ref()));
+        // (Only the longer can contain the shorter.)
+        let contains = !lower.is_empty()
+            && if cl.len() >= lower.len() {
+                cl.contains(lower)
+            } else {
+                lower.contains(cl.as_ref())
+            };
         let ascii = self.hist.is_some() && cl.is_ascii();
         let c_chars = if ascii { cl.len() } else { cl.chars().count() };
         let n_chars = self.n_chars;

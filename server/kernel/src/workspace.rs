@@ -881,7 +881,7 @@ impl Workspace {
 /// Give the heap pages freed by a parse of many files (syntax trees, items not kept) back to
 /// the system: glibc keeps them in its per-thread arenas otherwise, and a long-running server
 /// would hold them for good.
-fn release_free_memory() {
+pub(crate) fn release_free_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only returns free memory of the allocator to the system.
     unsafe {
