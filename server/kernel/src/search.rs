@@ -298,7 +298,12 @@ impl Index {
             if out.first().is_some_and(|(_, w)| *w == 1.0) || tn.abs_diff(qn) > max_dist {
                 continue;
             }
-            if qn >= 4 && strsim::damerau_levenshtein(q, term) <= max_dist {
+            // The bag distance (characters one has that the other lacks) is a lower bound of
+            // the edit distance, and cheap: most terms are ruled out without computing it.
+            if qn >= 4
+                && bag_distance_exceeds(q, term, max_dist).is_none_or(|far| !far)
+                && strsim::damerau_levenshtein(q, term) <= max_dist
+            {
                 out.push((i as u32, 0.7));
             }
         }
@@ -404,6 +409,31 @@ impl Index {
             shadowed_by,
         }
     }
+}
+
+/// Whether the bag distance of two ASCII words exceeds `max` (`None` when either is not
+/// ASCII). The bag distance never exceeds the Damerau-Levenshtein distance: an insertion,
+/// deletion, substitution or transposition changes each side's surplus by at most one.
+fn bag_distance_exceeds(a: &str, b: &str, max: usize) -> Option<bool> {
+    if !a.is_ascii() || !b.is_ascii() {
+        return None;
+    }
+    let mut count = [0i32; 128];
+    for c in a.bytes() {
+        count[c as usize] += 1;
+    }
+    for c in b.bytes() {
+        count[c as usize] -= 1;
+    }
+    let (mut a_more, mut b_more) = (0usize, 0usize);
+    for n in count {
+        if n > 0 {
+            a_more += n as usize;
+        } else {
+            b_more += (-n) as usize;
+        }
+    }
+    Some(a_more.max(b_more) > max)
 }
 
 /// `s.to_lowercase() == lower` (for a lowercased `lower`), without allocating for ASCII.
