@@ -358,12 +358,18 @@ impl Index {
             }
         }
         let mut ranked: Vec<(u32, f32)> = scores.into_iter().filter(|(_, s)| *s > 0.0).collect();
-        ranked.sort_by(|a, b| {
+        let order = |a: &(u32, f32), b: &(u32, f32)| {
             b.1.total_cmp(&a.1).then_with(|| {
                 let (x, y) = (&self.docs[a.0 as usize], &self.docs[b.0 as usize]);
                 (&x.id, x.source).cmp(&(&y.id, y.source))
             })
-        });
+        };
+        // Only the best `limit` are sorted: a common word matches most documents.
+        if limit < ranked.len() {
+            ranked.select_nth_unstable_by(limit, order);
+            ranked.truncate(limit);
+        }
+        ranked.sort_by(order);
         ranked
             .into_iter()
             .take(limit)
