@@ -76,3 +76,7 @@ KIWI_BIN="${CARGO_TARGET_DIR:-target}/debug/kiwi" bash tests/mcp/inspector.sh
 
 step "VS Code end to end (the .vsix in code-server 4.139.1 = VS Code 1.139, headless Chromium)"
 bash tests/vscode/run.sh
+
+step "benchmarks (kiwi-bench all --quick: the figures of 09-quality §3 beside their targets; a missed target is reported, not failed)"
+cargo build --release --locked -p kiwi -p kiwi-bench
+"${CARGO_TARGET_DIR:-target}/release/kiwi-bench" all --quick

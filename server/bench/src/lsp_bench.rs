@@ -2,7 +2,7 @@
 //! indexed; then a 2,000-line directive is edited (didChange -> its publishDiagnostics) and
 //! hovered, and the server's RSS is read after indexing.
 
-use crate::{generate, percentile, write};
+use crate::{generate, ms, percentile, write, Figure, Value as Fig};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -149,7 +149,7 @@ fn big_directive(lines: usize, n_tool: usize) -> String {
     s
 }
 
-pub fn run(kiwi: &Path, items: usize, runs: usize) -> Result<()> {
+pub fn run(kiwi: &Path, items: usize, runs: usize) -> Result<Vec<Figure>> {
     let dir = std::env::temp_dir().join(format!("kiwi-bench-lsp-{items}"));
     if !dir.join(".ai").is_dir() {
         generate(&dir, items)?;
@@ -244,29 +244,42 @@ pub fn run(kiwi: &Path, items: usize, runs: usize) -> Result<()> {
     lsp.notify("exit", Value::Null)?;
     let _ = lsp.child.wait();
 
-    let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    println!("{:<44} {:>12} {:>12}", "figure", "median", "p99");
-    println!(
-        "{:<44} {:>10.1}ms {:>10.1}ms",
-        format!("didChange -> diagnostics ({} lines)", text.lines().count()),
-        ms(percentile(&change, 0.5)),
-        ms(percentile(&change, 0.99))
-    );
-    println!(
-        "{:<44} {:>10.1}ms {:>10.1}ms",
-        "hover",
-        ms(percentile(&hover, 0.5)),
-        ms(percentile(&hover, 0.99))
-    );
-    println!(
-        "{:<44} {:>10.1}ms",
-        format!("index {} items (initialize -> progress end)", items + 1),
-        ms(indexed)
-    );
-    println!(
-        "{:<44} {:>10.1}MB",
-        "RSS after indexing",
-        rss as f64 / 1024.0
-    );
-    Ok(())
+    let lines = text.lines().count();
+    let (c50, c99) = (ms(percentile(&change, 0.5)), ms(percentile(&change, 0.99)));
+    let h50 = ms(percentile(&hover, 0.5));
+    let rss = rss as f64 / 1024.0;
+    Ok(vec![
+        Figure {
+            name: "LSP didChange -> diagnostics".into(),
+            workload: format!("{lines} lines"),
+            median: Fig::Ms(c50),
+            p99: Some(Fig::Ms(c99)),
+            target: "median 3 ms, p99 10 ms".into(),
+            met: Some(c50 < 3.0 && c99 < 10.0),
+        },
+        Figure {
+            name: "LSP hover, warm".into(),
+            workload: format!("{lines} lines"),
+            median: Fig::Ms(h50),
+            p99: Some(Fig::Ms(ms(percentile(&hover, 0.99)))),
+            target: "median 1 ms".into(),
+            met: Some(h50 < 1.0),
+        },
+        Figure {
+            name: "LSP indexing (initialize -> done)".into(),
+            workload: format!("{} items", items + 1),
+            median: Fig::Ms(ms(indexed)),
+            p99: None,
+            target: "-".into(),
+            met: None,
+        },
+        Figure {
+            name: "LSP RSS (indexed)".into(),
+            workload: format!("{} items", items + 1),
+            median: Fig::Mb(rss),
+            p99: None,
+            target: "under 150 MB".into(),
+            met: Some(rss < 150.0),
+        },
+    ])
 }

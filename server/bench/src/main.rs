@@ -66,6 +66,18 @@ enum Cmd {
         #[arg(long)]
         kiwi: Option<PathBuf>,
     },
+    /// Every figure of `09-quality.md` §3 in one run, with its target: `check` cold at
+    /// 1,000 / 10,000 / 100,000 items, LSP didChange and hover latency and RSS, MCP search
+    /// latency at several sizes, spawn to `tools/list` and RSS, `run` overhead as a ratio to
+    /// the interpreter started directly, and memory during a 200 MB flood.
+    All {
+        /// Smaller workloads and fewer runs (a couple of minutes on 2 cores, for CI).
+        #[arg(long)]
+        quick: bool,
+        /// The kiwi binary (default: target/release/kiwi next to this benchmark).
+        #[arg(long)]
+        kiwi: Option<PathBuf>,
+    },
     /// Time the kernel's parsers per file kind, in process (directives, Python tools,
     /// YAML tools, knowledge), on the files of a generated workspace and the builtin space.
     Parse {
@@ -84,74 +96,202 @@ fn main() -> Result<()> {
             println!("wrote {items} items under {}", dir.display());
         }
         Cmd::Check { sizes, runs, kiwi } => {
-            let kiwi = kiwi.unwrap_or_else(default_kiwi);
-            if !kiwi.exists() {
-                bail!(
-                    "{} not found; build it with `cargo build --release -p kiwi`",
-                    kiwi.display()
-                );
-            }
-            println!(
-                "{:<28} {:>8} {:>12} {:>12}",
-                "figure", "items", "median", "p99"
-            );
+            let kiwi = kiwi_binary(kiwi)?;
+            let mut rows = Vec::new();
             for n in sizes {
-                let dir = std::env::temp_dir().join(format!("kiwi-bench-{n}"));
-                if !dir.join(".ai").is_dir() {
-                    generate(&dir, n)?;
-                }
-                let times = measure(runs, || {
-                    let status = Command::new(&kiwi)
-                        .args(["check", "--format", "json"])
-                        .arg(&dir)
-                        .stdout(Stdio::null())
-                        .stderr(Stdio::null())
-                        .status()?;
-                    // Exit 1 means "errors found", which the workload has on purpose.
-                    if status.code().is_none_or(|c| c > 1) {
-                        bail!("kiwi check failed: {status}");
-                    }
-                    Ok(())
-                })?;
-                report("check (cold)", n, &times);
+                rows.push(check_cold(&kiwi, n, runs)?);
             }
+            print_table(&rows);
         }
         Cmd::Run {
             runs,
             flood_mb,
             kiwi,
         } => {
-            let kiwi = kiwi.unwrap_or_else(default_kiwi);
-            if !kiwi.exists() {
-                bail!(
-                    "{} not found; build it with `cargo build --release -p kiwi`",
-                    kiwi.display()
-                );
-            }
-            run_bench::run(&kiwi, runs, flood_mb)?;
+            let kiwi = kiwi_binary(kiwi)?;
+            print_table(&run_bench::run(&kiwi, runs, flood_mb)?);
         }
         Cmd::Lsp { items, runs, kiwi } => {
-            let kiwi = kiwi.unwrap_or_else(default_kiwi);
-            if !kiwi.exists() {
-                bail!(
-                    "{} not found; build it with `cargo build --release -p kiwi`",
-                    kiwi.display()
-                );
-            }
-            lsp_bench::run(&kiwi, items, runs)?;
+            let kiwi = kiwi_binary(kiwi)?;
+            print_table(&lsp_bench::run(&kiwi, items, runs)?);
         }
         Cmd::Mcp { sizes, runs, kiwi } => {
-            let kiwi = kiwi.unwrap_or_else(default_kiwi);
-            if !kiwi.exists() {
-                bail!(
-                    "{} not found; build it with `cargo build --release -p kiwi`",
-                    kiwi.display()
-                );
-            }
-            mcp_bench::run(&kiwi, &sizes, runs)?;
+            let kiwi = kiwi_binary(kiwi)?;
+            print_table(&mcp_bench::run(&kiwi, &sizes, runs)?);
+        }
+        Cmd::All { quick, kiwi } => {
+            let kiwi = kiwi_binary(kiwi)?;
+            all(&kiwi, quick)?;
         }
     }
     Ok(())
+}
+
+/// Every figure in one run, printed as one table at the end (and each part as it is done).
+fn all(kiwi: &Path, quick: bool) -> Result<()> {
+    let started = Instant::now();
+    // (sizes of `check`, runs each), (sizes of MCP), (LSP items, runs), (run runs).
+    let (check_sizes, check_runs): (&[usize], usize) = if quick {
+        (&[1_000, 10_000], 3)
+    } else {
+        (&[1_000, 10_000, 100_000], 5)
+    };
+    let mcp_sizes: &[usize] = if quick {
+        &[1_000, 10_000]
+    } else {
+        &[1_000, 10_000, 100_000]
+    };
+    let (lsp_items, lsp_runs) = if quick { (10_000, 30) } else { (10_000, 100) };
+    let (mcp_runs, run_runs) = if quick { (30, 15) } else { (100, 40) };
+    println!(
+        "kiwi-bench all{}: {} ({} cores)",
+        if quick { " --quick" } else { "" },
+        kiwi.display(),
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    let mut rows = Vec::new();
+    let mut part = |name: &str, r: Result<Vec<Figure>>| -> Result<()> {
+        let r = r.with_context(|| format!("the {name} benchmark"))?;
+        print_table(&r);
+        rows.extend(r);
+        Ok(())
+    };
+    let mut check = Vec::new();
+    for &n in check_sizes {
+        // 100,000 items: fewer runs (each takes seconds).
+        let runs = if n >= 100_000 {
+            check_runs.min(3)
+        } else {
+            check_runs
+        };
+        check.push(check_cold(kiwi, n, runs)?);
+    }
+    part("check", Ok(check))?;
+    part("lsp", lsp_bench::run(kiwi, lsp_items, lsp_runs))?;
+    part("mcp", mcp_bench::run(kiwi, mcp_sizes, mcp_runs))?;
+    part("run", run_bench::run(kiwi, run_runs, 200))?;
+    println!(
+        "\nall figures ({:.0} s in all; medians and p99 of repeated runs, workload beside each):",
+        started.elapsed().as_secs_f64()
+    );
+    print_table(&rows);
+    Ok(())
+}
+
+/// One measured figure, with its workload and its target.
+pub struct Figure {
+    pub name: String,
+    /// The workload (items, lines, megabytes).
+    pub workload: String,
+    pub median: Value,
+    pub p99: Option<Value>,
+    /// The target of `09-quality.md` §3, as text.
+    pub target: String,
+    /// Whether the median meets the target (and the p99 its own, when it has one).
+    pub met: Option<bool>,
+}
+
+/// A measured value with its unit.
+#[derive(Clone, Copy)]
+pub enum Value {
+    Ms(f64),
+    Mb(f64),
+    Ratio(f64),
+}
+
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::Ms(ms) if *ms >= 1000.0 => write!(f, "{:.2} s", ms / 1000.0),
+            Value::Ms(ms) if *ms >= 10.0 => write!(f, "{ms:.1} ms"),
+            Value::Ms(ms) => write!(f, "{ms:.2} ms"),
+            Value::Mb(mb) => write!(f, "{mb:.1} MB"),
+            Value::Ratio(r) => write!(f, "{r:.3}x"),
+        }
+    }
+}
+
+pub fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+pub fn print_table(rows: &[Figure]) {
+    println!(
+        "{:<40} {:>14} {:>11} {:>11}  {:<34} met",
+        "figure", "workload", "median", "p99", "target"
+    );
+    for r in rows {
+        println!(
+            "{:<40} {:>14} {:>11} {:>11}  {:<34} {}",
+            r.name,
+            r.workload,
+            r.median.to_string(),
+            r.p99.map(|v| v.to_string()).unwrap_or_else(|| "-".into()),
+            r.target,
+            match r.met {
+                Some(true) => "yes",
+                Some(false) => "NO",
+                None => "-",
+            }
+        );
+    }
+}
+
+fn kiwi_binary(kiwi: Option<PathBuf>) -> Result<PathBuf> {
+    let kiwi = kiwi.unwrap_or_else(default_kiwi);
+    if !kiwi.exists() {
+        bail!(
+            "{} not found; build it with `cargo build --release -p kiwi`",
+            kiwi.display()
+        );
+    }
+    Ok(kiwi)
+}
+
+/// A generated workspace of `n` items under the temporary folder (made once, reused).
+pub fn workload(n: usize) -> Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("kiwi-bench-{n}"));
+    // The generator's version: a workspace from an older generator is made again.
+    let stamp = dir.join(".kiwi-bench-gen");
+    if std::fs::read_to_string(&stamp).ok().as_deref() != Some(GEN_VERSION) {
+        generate(&dir, n)?;
+        std::fs::write(&stamp, GEN_VERSION)?;
+    }
+    Ok(dir)
+}
+
+const GEN_VERSION: &str = "1";
+
+/// `kiwi check` of a generated workspace of `n` items, a cold process each run.
+fn check_cold(kiwi: &Path, n: usize, runs: usize) -> Result<Figure> {
+    let dir = workload(n)?;
+    let times = measure(runs, || {
+        let status = Command::new(kiwi)
+            .args(["check", "--format", "json"])
+            .arg(&dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()?;
+        // Exit 1 means "errors found", which the workload has on purpose.
+        if status.code().is_none_or(|c| c > 1) {
+            bail!("kiwi check failed: {status}");
+        }
+        Ok(())
+    })?;
+    let (median, p99) = (ms(percentile(&times, 0.5)), ms(percentile(&times, 0.99)));
+    let (target, met) = match n {
+        10_000 => ("under 1 s".to_string(), Some(median < 1000.0)),
+        100_000 => ("under 10 s".to_string(), Some(median < 10_000.0)),
+        _ => ("- (10,000: 1 s; 100,000: 10 s)".to_string(), None),
+    };
+    Ok(Figure {
+        name: "kiwi check, cold".into(),
+        workload: format!("{n} items"),
+        median: Value::Ms(median),
+        p99: Some(Value::Ms(p99)),
+        target,
+        met,
+    })
 }
 
 mod lsp_bench;
@@ -182,14 +322,6 @@ pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
     }
     let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[idx.min(sorted.len() - 1)]
-}
-
-fn report(figure: &str, items: usize, sorted: &[Duration]) {
-    println!(
-        "{figure:<28} {items:>8} {:>10.1}ms {:>10.1}ms",
-        percentile(sorted, 0.5).as_secs_f64() * 1e3,
-        percentile(sorted, 0.99).as_secs_f64() * 1e3
-    );
 }
 
 fn write(path: &Path, text: &str) -> Result<()> {

@@ -1,7 +1,7 @@
 //! `kiwi-bench mcp`: spawn of `kiwi mcp` to the `tools/list` answer, and warm `search`
 //! latency over a generated workspace (medians of repeated runs).
 
-use crate::{generate, measure, report};
+use crate::{measure, ms, percentile, workload, Figure, Value as Fig};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
@@ -74,17 +74,27 @@ impl Drop for Server {
     }
 }
 
-pub fn run(kiwi: &Path, sizes: &[usize], runs: usize) -> Result<()> {
-    println!(
-        "{:<28} {:>8} {:>12} {:>12}",
-        "figure", "items", "median", "p99"
-    );
+fn rss_mb(pid: u32) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|n| n.parse::<f64>().ok())
+        })
+        .unwrap_or(0.0)
+        / 1024.0
+}
+
+/// Per size: spawn to `tools/list`, warm `search` latency, RSS once the index is built;
+/// then how search latency grows between sizes.
+pub fn run(kiwi: &Path, sizes: &[usize], runs: usize) -> Result<Vec<Figure>> {
+    let mut rows = Vec::new();
+    let mut searches: Vec<(usize, f64)> = Vec::new();
     for &n in sizes {
-        let dir = std::env::temp_dir().join(format!("kiwi-bench-{n}"));
-        if !dir.join(".ai").is_dir() {
-            generate(&dir, n)?;
-        }
-        let times = measure(runs.min(10), || {
+        let dir = workload(n)?;
+        let times = measure(runs.min(20), || {
             let mut s = Server::spawn(kiwi, &dir)?;
             let r = s.request("tools/list", json!({}))?;
             if r["result"]["tools"].as_array().map(Vec::len) != Some(4) {
@@ -92,7 +102,15 @@ pub fn run(kiwi: &Path, sizes: &[usize], runs: usize) -> Result<()> {
             }
             Ok(())
         })?;
-        report("mcp spawn to tools/list", n, &times);
+        let median = ms(percentile(&times, 0.5));
+        rows.push(Figure {
+            name: "MCP spawn to tools/list".into(),
+            workload: format!("{n} items"),
+            median: Fig::Ms(median),
+            p99: Some(Fig::Ms(ms(percentile(&times, 0.99)))),
+            target: "under 20 ms".into(),
+            met: Some(median < 20.0),
+        });
         let mut s = Server::spawn(kiwi, &dir)?;
         let queries = [
             "summarize csv",
@@ -119,7 +137,46 @@ pub fn run(kiwi: &Path, sizes: &[usize], runs: usize) -> Result<()> {
             }
             Ok(())
         })?;
-        report("mcp search (warm)", n, &times);
+        let median = ms(percentile(&times, 0.5));
+        searches.push((n, median));
+        rows.push(Figure {
+            name: "MCP search, warm".into(),
+            workload: format!("{n} items"),
+            median: Fig::Ms(median),
+            p99: Some(Fig::Ms(ms(percentile(&times, 0.99)))),
+            target: if n == 10_000 {
+                "under 5 ms".into()
+            } else {
+                "- (10,000: 5 ms)".into()
+            },
+            met: (n == 10_000).then_some(median < 5.0),
+        });
+        let rss = rss_mb(s.child.id());
+        rows.push(Figure {
+            name: "MCP RSS (index built)".into(),
+            workload: format!("{n} items"),
+            median: Fig::Mb(rss),
+            p99: None,
+            target: if n == 10_000 {
+                "under 60 MB".into()
+            } else {
+                "- (10,000: 60 MB)".into()
+            },
+            met: (n == 10_000).then_some(rss < 60.0),
+        });
     }
-    Ok(())
+    for w in searches.windows(2) {
+        let ((a, ta), (b, tb)) = (w[0], w[1]);
+        let grow = tb / ta.max(1e-6);
+        let size = b as f64 / a as f64;
+        rows.push(Figure {
+            name: "MCP search growth (latency ratio)".into(),
+            workload: format!("{a} -> {b} items"),
+            median: Fig::Ratio(grow),
+            p99: None,
+            target: format!("less than linear (< {size:.0}x)"),
+            met: Some(grow < size),
+        });
+    }
+    Ok(rows)
 }

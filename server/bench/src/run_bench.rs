@@ -1,7 +1,7 @@
 //! `kiwi-bench run`: the overhead of `kiwi run` over spawning the interpreter directly, and
 //! the peak memory of `kiwi run` while a tool floods its stdout.
 
-use super::percentile;
+use crate::{ms, percentile, Figure, Value as Fig};
 use anyhow::{bail, Context, Result};
 use std::io::Read;
 use std::path::Path;
@@ -75,16 +75,35 @@ fn run_measured(cmd: &mut Command) -> Result<(Duration, u64, u64)> {
     Ok((elapsed, usage.ru_maxrss as u64, total))
 }
 
-pub fn run(kiwi: &Path, runs: usize, flood_mb: usize) -> Result<()> {
+/// The interpreter `python3` resolves to, past shims (pyenv's start varies by tens of
+/// milliseconds): its folder goes first on the PATH of both sides of the comparison.
+fn real_python_dir() -> Option<std::path::PathBuf> {
+    let out = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .ok()?;
+    let exe = String::from_utf8(out.stdout).ok()?;
+    let exe = std::fs::canonicalize(exe.trim()).ok()?;
+    Some(exe.parent()?.to_path_buf())
+}
+
+pub fn run(kiwi: &Path, runs: usize, flood_mb: usize) -> Result<Vec<Figure>> {
     let dir = std::env::temp_dir().join(format!("kiwi-bench-run-{}", std::process::id()));
     let tools = dir.join(".ai/tools/bench");
     std::fs::create_dir_all(&tools)?;
     std::fs::create_dir_all(dir.join("user"))?;
     std::fs::write(tools.join("trivial.py"), TRIVIAL)?;
     std::fs::write(tools.join("flood.py"), FLOOD)?;
+    let path = match (real_python_dir(), std::env::var_os("PATH")) {
+        (Some(d), Some(p)) => {
+            std::env::join_paths(std::iter::once(d).chain(std::env::split_paths(&p)))?
+        }
+        (_, p) => p.unwrap_or_default(),
+    };
     let kiwi_cmd = |args: &[&str]| {
         let mut c = Command::new(kiwi);
-        c.args(args)
+        c.env("PATH", &path)
+            .args(args)
             .arg("--project")
             .arg(&dir)
             .env("KIWI_USERSPACE_DIR", dir.join("user"));
@@ -115,37 +134,43 @@ pub fn run(kiwi: &Path, runs: usize, flood_mb: usize) -> Result<()> {
     let mut via_kiwi = Vec::with_capacity(runs);
     let mut direct = Vec::with_capacity(runs);
     let mut planning = Vec::with_capacity(runs);
+    let mut ratios = Vec::with_capacity(runs);
     let mut idle_rss = 0;
+    let direct_cmd = || {
+        let mut c = Command::new(program);
+        c.args(args).current_dir(&dir).env("PATH", &path);
+        c
+    };
     // Warm up both (page cache, pyc files).
     run_measured(&mut kiwi_cmd(&["run", "bench/trivial"]))?;
-    run_measured(Command::new(program).args(args).current_dir(&dir))?;
-    for _ in 0..runs {
-        let (t, rss, _) = run_measured(&mut kiwi_cmd(&["run", "bench/trivial"]))?;
-        via_kiwi.push(t);
-        idle_rss = idle_rss.max(rss);
-        let (t, _, _) = run_measured(Command::new(program).args(args).current_dir(&dir))?;
-        direct.push(t);
+    run_measured(&mut direct_cmd())?;
+    for i in 0..runs {
+        // Interleaved, alternating which goes first: both see the same machine.
+        let (tk, td) = if i % 2 == 0 {
+            let (tk, rss, _) = run_measured(&mut kiwi_cmd(&["run", "bench/trivial"]))?;
+            idle_rss = idle_rss.max(rss);
+            (tk, run_measured(&mut direct_cmd())?.0)
+        } else {
+            let td = run_measured(&mut direct_cmd())?.0;
+            let (tk, rss, _) = run_measured(&mut kiwi_cmd(&["run", "bench/trivial"]))?;
+            idle_rss = idle_rss.max(rss);
+            (tk, td)
+        };
+        via_kiwi.push(tk);
+        direct.push(td);
+        ratios.push(tk.as_secs_f64() / td.as_secs_f64());
         let (t, _, _) = run_measured(&mut kiwi_cmd(&["run", "bench/trivial", "--dry-run"]))?;
         planning.push(t);
     }
     via_kiwi.sort();
     direct.sort();
     planning.sort();
-    let p = percentile(&planning, 0.5).as_secs_f64() * 1e3;
-    let k = percentile(&via_kiwi, 0.5).as_secs_f64() * 1e3;
-    let d = percentile(&direct, 0.5).as_secs_f64() * 1e3;
-    println!("run of a trivial Python tool, {runs} runs each (medians):");
-    println!("  interpreter directly   {d:>8.2} ms   ({program})");
-    println!("  kiwi run               {k:>8.2} ms");
-    println!(
-        "  overhead               {:>8.2} ms   ratio {:.3}",
-        k - d,
-        k / d
-    );
-    println!(
-        "  of which: kiwi run --dry-run (start, load the workspace, plan) {p:.2} ms; spawning and streaming {:.2} ms",
-        k - d - p
-    );
+    ratios.sort_by(f64::total_cmp);
+    let ratio = |p: f64| ratios[((ratios.len() - 1) as f64 * p).round() as usize];
+    let p = ms(percentile(&planning, 0.5));
+    let k = ms(percentile(&via_kiwi, 0.5));
+    let d = ms(percentile(&direct, 0.5));
+    println!("run of a trivial Python tool, {runs} runs each, interleaved (medians): interpreter directly {d:.2} ms ({program}); kiwi run {k:.2} ms; overhead {:.2} ms; kiwi run --dry-run (start, load, plan) {p:.2} ms", k - d);
 
     let mb = flood_mb.to_string();
     let (t, flood_rss, bytes) = run_measured(&mut kiwi_cmd(&[
@@ -154,18 +179,48 @@ pub fn run(kiwi: &Path, runs: usize, flood_mb: usize) -> Result<()> {
         "--param",
         &format!("mb={mb}"),
     ]))?;
-    println!("tool printing {flood_mb} MB through kiwi run (stdout drained by a pipe):");
     println!(
-        "  {:.1} MB passed through in {:.2} s",
+        "tool printing {flood_mb} MB through kiwi run: {:.1} MB passed through in {:.2} s; peak RSS {:.1} MB (idle run {:.1} MB)",
         bytes as f64 / 1e6,
-        t.as_secs_f64()
-    );
-    println!(
-        "  peak RSS of kiwi run    {:>8.1} MB   (idle run: {:.1} MB; above idle: {:.1} MB)",
+        t.as_secs_f64(),
         flood_rss as f64 / 1024.0,
         idle_rss as f64 / 1024.0,
-        (flood_rss.saturating_sub(idle_rss)) as f64 / 1024.0
     );
     let _ = std::fs::remove_dir_all(&dir);
-    Ok(())
+    let above = flood_rss.saturating_sub(idle_rss) as f64 / 1024.0;
+    let over = k - d;
+    Ok(vec![
+        Figure {
+            name: "run overhead (kiwi run - direct)".into(),
+            workload: format!("{runs} runs"),
+            median: Fig::Ms(over),
+            p99: None,
+            target: format!("under 2 ms (direct: {d:.1} ms)"),
+            met: Some(over < 2.0),
+        },
+        Figure {
+            name: "run ratio (kiwi run / direct)".into(),
+            workload: format!("{runs} pairs"),
+            median: Fig::Ratio(ratio(0.5)),
+            p99: Some(Fig::Ratio(ratio(0.99))),
+            target: format!("under {:.3}x (2 ms over {d:.1} ms)", (d + 2.0) / d),
+            met: Some(ratio(0.5) < (d + 2.0) / d),
+        },
+        Figure {
+            name: "run --dry-run (start, load, plan)".into(),
+            workload: format!("{runs} runs"),
+            median: Fig::Ms(p),
+            p99: Some(Fig::Ms(ms(percentile(&planning, 0.99)))),
+            target: "-".into(),
+            met: None,
+        },
+        Figure {
+            name: "memory during a flood, above idle".into(),
+            workload: format!("{flood_mb} MB"),
+            median: Fig::Mb(above),
+            p99: None,
+            target: "under 50 MB above idle".into(),
+            met: Some(above < 50.0),
+        },
+    ])
 }

@@ -95,7 +95,12 @@ pub fn check_item(ws: &Workspace, item: &Arc<Item>) -> Vec<Diagnostic> {
 
 /// Check many items in parallel; results in the order given.
 pub fn check_items(ws: &Workspace, items: &[Arc<Item>]) -> Vec<Vec<Diagnostic>> {
-    items.par_iter().map(|i| check_item(ws, i)).collect()
+    let out = items.par_iter().map(|i| check_item(ws, i)).collect();
+    if items.len() >= 1024 {
+        // A server checks the whole workspace once after indexing, then keeps running.
+        crate::workspace::release_free_memory();
+    }
+    out
 }
 
 /// The first line of an item's file, where a problem with no better place is reported.

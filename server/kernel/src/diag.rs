@@ -253,53 +253,237 @@ where
 }
 
 /// Up to `n` known words close to `word`, best first.
+///
+/// Each candidate is scored by edit distance (with transpositions) relative to length and
+/// by Jaro-Winkler; only those scoring at least 0.8 count. To keep a scan of many thousand
+/// ids cheap, a candidate is first bounded from above by the characters it shares with the
+/// word (the edit distance is at least the bag distance; Jaro's matches are at most the
+/// shared characters), and scored exactly only when that bound could place it among the
+/// best `n`. The result is the same as scoring every candidate exactly.
 pub fn closest_n<'a, I>(word: &str, candidates: I, n: usize) -> Vec<&'a str>
 where
     I: IntoIterator<Item = &'a str>,
 {
-    let lower = word.to_ascii_lowercase();
-    let n_chars = lower.chars().count();
-    let mut scored: Vec<(f64, &str)> = candidates
-        .into_iter()
-        .filter_map(|c| {
-            let cl: std::borrow::Cow<str> = if c.bytes().any(|b| b.is_ascii_uppercase()) {
-                c.to_ascii_lowercase().into()
+    if n == 0 {
+        return Vec::new();
+    }
+    let q = Query::new(word);
+    // The best `n` so far, best first (score descending, then name ascending).
+    let mut top: Vec<(f64, &'a str)> = Vec::with_capacity(n + 1);
+    for c in candidates {
+        let floor = if top.len() == n { top[n - 1].0 } else { 0.8 };
+        let Some(score) = q.score(c, floor) else {
+            continue;
+        };
+        if score < 0.8 || top.iter().any(|t| t.1 == c) {
+            continue;
+        }
+        let at = top
+            .iter()
+            .position(|t| score > t.0 || (score == t.0 && c < t.1))
+            .unwrap_or(top.len());
+        if at < n {
+            top.insert(at, (score, c));
+            top.truncate(n);
+        }
+    }
+    // Only the candidates about as close as the best one: a clear typo gets one suggestion.
+    let best = top.first().map(|s| s.0).unwrap_or(0.0);
+    top.into_iter()
+        .take_while(|s| s.0 >= best - 0.05)
+        .map(|(_, c)| c)
+        .collect()
+}
+
+/// A word prepared for scoring against many candidates.
+struct Query {
+    lower: String,
+    n_chars: usize,
+    /// Per ASCII byte, how often it occurs in the word (when the word is ASCII).
+    hist: Option<[u8; 128]>,
+}
+
+impl Query {
+    fn new(word: &str) -> Query {
+        let lower = word.to_ascii_lowercase();
+        let n_chars = lower.chars().count();
+        let hist = lower.is_ascii().then(|| {
+            let mut h = [0u8; 128];
+            for b in lower.bytes() {
+                h[b as usize] = h[b as usize].saturating_add(1);
+            }
+            h
+        });
+        Query {
+            lower,
+            n_chars,
+            hist,
+        }
+    }
+
+    /// The candidate's score, or `None` when it is below 0.8, or provably below `floor`.
+    fn score(&self, c: &str, floor: f64) -> Option<f64> {
+        let cl: std::borrow::Cow<str> = if c.bytes().any(|b| b.is_ascii_uppercase()) {
+            c.to_ascii_lowercase().into()
+        } else {
+            c.into()
+        };
+        let lower = self.lower.as_str();
+        // A candidate that contains the word, or is contained in it, is a strong hint.
+        // (Only the longer can contain the shorter.)
+        let contains = !lower.is_empty()
+            && if cl.len() >= lower.len() {
+                cl.contains(lower)
             } else {
-                c.into()
+                lower.contains(cl.as_ref())
             };
-            // A candidate that contains the word, or is contained in it, is a strong hint.
-            let contains =
-                !lower.is_empty() && (cl.contains(&lower) || lower.contains(cl.as_ref()));
-            let c_chars = cl.chars().count();
-            // Far apart in length and not containing each other: never close enough.
-            if !contains && n_chars.abs_diff(c_chars) * 3 > n_chars.max(c_chars) {
+        let ascii = self.hist.is_some() && cl.is_ascii();
+        let c_chars = if ascii { cl.len() } else { cl.chars().count() };
+        let n_chars = self.n_chars;
+        // Far apart in length and not containing each other: never close enough.
+        if !contains && n_chars.abs_diff(c_chars) * 3 > n_chars.max(c_chars) {
+            return None;
+        }
+        let longest = n_chars.max(c_chars).max(1) as f64;
+        // Fast path: ASCII words short enough for bit masks.
+        let fast = ascii && n_chars <= 64 && c_chars <= 64;
+        let mut bag = 0;
+        if fast {
+            let hist = self.hist.as_ref().expect("ascii words have a histogram");
+            let mut left = *hist;
+            let mut shared = 0usize;
+            for b in cl.bytes() {
+                let slot = &mut left[b as usize];
+                if *slot > 0 {
+                    *slot -= 1;
+                    shared += 1;
+                }
+            }
+            // The edit distance is at least the bag distance; Jaro's matches are at most
+            // the shared characters.
+            bag = (n_chars - shared).max(c_chars - shared);
+            let relative_ub = 1.0 - bag as f64 / longest;
+            let jaro_ub = if shared == 0 || n_chars == 0 || c_chars == 0 {
+                if n_chars == 0 && c_chars == 0 {
+                    1.0
+                } else {
+                    0.0
+                }
+            } else {
+                (shared as f64 / n_chars as f64 + shared as f64 / c_chars as f64 + 1.0) / 3.0
+            };
+            let prefix = common_prefix4(lower.as_bytes(), cl.as_bytes());
+            let jw_ub = jaro_ub + 0.1 * prefix as f64 * (1.0 - jaro_ub);
+            let mut ub = relative_ub.max(0.9 * jw_ub);
+            if contains {
+                ub = ub.max(0.85);
+            }
+            if bag <= 2 {
+                ub = ub.max(0.9 - bag as f64 * 0.01);
+            }
+            if ub + 1e-9 < floor.max(0.8) {
                 return None;
             }
-            // Edit distance (with transpositions) relative to length first; Jaro-Winkler
-            // (discounted: it rates long shared prefixes such as `runtimes/` too highly)
-            // catches the rest.
-            let dist = strsim::osa_distance(&lower, &cl);
-            let relative = 1.0 - dist as f64 / n_chars.max(c_chars).max(1) as f64;
-            let mut score = relative.max(0.9 * strsim::jaro_winkler(&lower, &cl));
-            if contains {
-                score = score.max(0.85);
-            }
+        }
+        // Edit distance (with transpositions) relative to length first; Jaro-Winkler
+        // (discounted: it rates long shared prefixes such as `runtimes/` too highly)
+        // catches the rest.
+        let jw = if fast {
+            jaro_winkler_ascii(lower.as_bytes(), cl.as_bytes())
+        } else {
+            strsim::jaro_winkler(lower, &cl)
+        };
+        let relative_of = |dist: usize| 1.0 - dist as f64 / longest;
+        // The edit distance matters only when it could beat Jaro-Winkler or earn the bonus
+        // (relative_of is monotone, so the bag distance bounds it from above).
+        let dist = if !fast || bag <= 2 || relative_of(bag) > 0.9 * jw {
+            Some(strsim::osa_distance(lower, &cl))
+        } else {
+            None
+        };
+        let mut score = match dist {
+            Some(d) => relative_of(d).max(0.9 * jw),
+            None => 0.9 * jw,
+        };
+        if contains {
+            score = score.max(0.85);
+        }
+        if let Some(dist) = dist {
             if dist <= 2 && dist < c_chars.max(1) {
                 score = score.max(0.9 - dist as f64 * 0.01);
             }
-            (score >= 0.8).then_some((score, c))
-        })
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
-    scored.dedup_by(|a, b| a.1 == b.1);
-    // Only the candidates about as close as the best one: a clear typo gets one suggestion.
-    let best = scored.first().map(|s| s.0).unwrap_or(0.0);
-    scored
-        .into_iter()
-        .take_while(|s| s.0 >= best - 0.05)
-        .take(n)
-        .map(|(_, c)| c)
-        .collect()
+        }
+        (score >= 0.8).then_some(score)
+    }
+}
+
+/// The length of the common prefix, at most 4 (Winkler's boost).
+fn common_prefix4(a: &[u8], b: &[u8]) -> usize {
+    a.iter().take(4).zip(b).take_while(|(x, y)| x == y).count()
+}
+
+/// `strsim::jaro_winkler` for ASCII strings of at most 64 bytes, with bit masks instead
+/// of scans (the same greedy matching, hence the same value to the last bit).
+fn jaro_winkler_ascii(a: &[u8], b: &[u8]) -> f64 {
+    let sim = jaro_ascii(a, b);
+    if sim > 0.7 {
+        let prefix_length = common_prefix4(a, b);
+        sim + 0.1 * prefix_length as f64 * (1.0 - sim)
+    } else {
+        sim
+    }
+}
+
+fn jaro_ascii(a: &[u8], b: &[u8]) -> f64 {
+    let (a_len, b_len) = (a.len(), b.len());
+    debug_assert!(a_len <= 64 && b_len <= 64);
+    if a_len == 0 && b_len == 0 {
+        return 1.0;
+    } else if a_len == 0 || b_len == 0 {
+        return 0.0;
+    }
+    let search_range = (a_len.max(b_len) / 2).saturating_sub(1);
+    let mut pos = [0u64; 128];
+    for (j, &c) in b.iter().enumerate() {
+        pos[(c & 0x7f) as usize] |= 1u64 << j;
+    }
+    let mask_below = |k: usize| if k >= 64 { u64::MAX } else { (1u64 << k) - 1 };
+    let mut b_used = 0u64;
+    let mut a_flags = 0u64;
+    let mut matches = 0usize;
+    for (i, &c) in a.iter().enumerate() {
+        let min_bound = i.saturating_sub(search_range);
+        let max_bound = b_len.min(i + search_range + 1);
+        if min_bound >= max_bound {
+            continue;
+        }
+        let window = mask_below(max_bound) & !mask_below(min_bound);
+        let free = pos[(c & 0x7f) as usize] & window & !b_used;
+        if free != 0 {
+            b_used |= free & free.wrapping_neg();
+            a_flags |= 1u64 << i;
+            matches += 1;
+        }
+    }
+    if matches == 0 {
+        return 0.0;
+    }
+    let mut transpositions = 0usize;
+    let (mut af, mut bf) = (a_flags, b_used);
+    while af != 0 {
+        let i = af.trailing_zeros() as usize;
+        let j = bf.trailing_zeros() as usize;
+        if a[i] != b[j] {
+            transpositions += 1;
+        }
+        af &= af - 1;
+        bf &= bf - 1;
+    }
+    transpositions /= 2;
+    ((matches as f64 / a_len as f64)
+        + (matches as f64 / b_len as f64)
+        + ((matches - transpositions) as f64 / matches as f64))
+        / 3.0
 }
 
 /// " (did you mean `x`?)" or "".
@@ -323,6 +507,117 @@ mod tests {
         assert_eq!(names.len(), n);
         assert_eq!(Code::parse("E407"), Some(Code::E407));
         assert_eq!(Code::P206.default_severity(), Severity::Hint);
+    }
+
+    /// The scoring before the bounds and bit masks, kept to check the fast one against.
+    fn closest_n_reference<'a>(word: &str, candidates: &[&'a str], n: usize) -> Vec<&'a str> {
+        let lower = word.to_ascii_lowercase();
+        let n_chars = lower.chars().count();
+        let mut scored: Vec<(f64, &str)> = candidates
+            .iter()
+            .filter_map(|&c| {
+                let cl = c.to_ascii_lowercase();
+                let contains =
+                    !lower.is_empty() && (cl.contains(&lower) || lower.contains(cl.as_str()));
+                let c_chars = cl.chars().count();
+                if !contains && n_chars.abs_diff(c_chars) * 3 > n_chars.max(c_chars) {
+                    return None;
+                }
+                let dist = strsim::osa_distance(&lower, &cl);
+                let relative = 1.0 - dist as f64 / n_chars.max(c_chars).max(1) as f64;
+                let mut score = relative.max(0.9 * strsim::jaro_winkler(&lower, &cl));
+                if contains {
+                    score = score.max(0.85);
+                }
+                if dist <= 2 && dist < c_chars.max(1) {
+                    score = score.max(0.9 - dist as f64 * 0.01);
+                }
+                (score >= 0.8).then_some((score, c))
+            })
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+        scored.dedup_by(|a, b| a.1 == b.1);
+        let best = scored.first().map(|s| s.0).unwrap_or(0.0);
+        scored
+            .into_iter()
+            .take_while(|s| s.0 >= best - 0.05)
+            .take(n)
+            .map(|(_, c)| c)
+            .collect()
+    }
+
+    #[test]
+    fn fast_jaro_is_strsim() {
+        let words = [
+            "",
+            "a",
+            "ab",
+            "ba",
+            "abc",
+            "cat1/tool_missing_100",
+            "cat1/tool_1001",
+            "cat10/tool_1010",
+            "runtimes/python_runtime",
+            "runtimes/pyhton_runtime",
+            "martha",
+            "marhta",
+            "dixon",
+            "dicksonx",
+            "jellyfish",
+            "smellyfish",
+            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        ];
+        for a in words {
+            for b in words {
+                assert_eq!(
+                    jaro_winkler_ascii(a.as_bytes(), b.as_bytes()).to_bits(),
+                    strsim::jaro_winkler(a, b).to_bits(),
+                    "{a:?} {b:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn closest_n_matches_the_exhaustive_scoring() {
+        // A deterministic pseudo-random family of ids close to each other.
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let alphabet = b"abcdeorstu_/0123";
+        let mut ids: Vec<String> = Vec::new();
+        for _ in 0..3000 {
+            let len = 3 + (next() % 14) as usize;
+            let s: String = (0..len)
+                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize] as char)
+                .collect();
+            ids.push(s);
+        }
+        ids.push("Cat1/Tool_1001".into());
+        ids.push("café/outil".into());
+        ids.push("cat1/tool_1001".into());
+        ids.push("cat1/tool_1001".into());
+        let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+        for w in ids.iter().take(300).chain(
+            [
+                "cat1/tool_missing_100".to_string(),
+                "cafe/outil".into(),
+                String::new(),
+            ]
+            .iter(),
+        ) {
+            for n in [1, 3] {
+                assert_eq!(
+                    closest_n(w, refs.iter().copied(), n),
+                    closest_n_reference(w, &refs, n),
+                    "{w:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -8,7 +8,6 @@ use crate::workspace::{Item, Parsed, Workspace};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 /// Field weights: name matches count most.
 const W_NAME: f32 = 4.0;
@@ -93,8 +92,8 @@ struct Doc {
     source: Option<Space>,
     path: Option<PathBuf>,
     meta: Meta,
-    /// Weighted term frequencies.
-    tf: HashMap<u32, f32>,
+    /// Weighted term frequencies, sorted by term.
+    tf: Box<[(u32, f32)]>,
     len: f32,
 }
 
@@ -132,41 +131,48 @@ impl Index {
     /// Index every item of the workspace and the system catalogue.
     pub fn build(ws: &Workspace) -> Index {
         let mut idx = Index::default();
-        let mut items: Vec<&Arc<Item>> = ws.items().collect();
-        items.sort_by(|a, b| (a.item_type, &a.id, a.space).cmp(&(b.item_type, &b.id, b.space)));
-        for item in items {
-            if let Some(w) = ws.get(item.item_type, &item.id) {
-                idx.winners
-                    .insert((item.item_type, item.id.clone()), w.space);
-            }
-            let m = meta(item);
-            let tags = m.tags.join(" ");
-            let (name, desc, cat) = (
-                m.name.clone(),
-                m.description.clone().unwrap_or_default(),
-                m.category.clone().unwrap_or_default(),
-            );
-            let body = match &item.parsed {
-                Parsed::Unreadable(_) => "",
-                _ => item.text(),
-            };
-            let fields: [(&str, f32); 6] = [
-                (&item.id, W_NAME),
-                (&name, W_NAME),
-                (&desc, W_DESC),
-                (&cat, W_CATEGORY),
-                (&tags, W_TAGS),
-                (body, W_BODY),
-            ];
-            idx.add(
-                item.item_type,
-                item.id.clone(),
-                Some(item.space),
-                Some(item.path.clone()),
-                m,
-                &fields,
-            );
-        }
+        // Each item's searchable text is read in parallel, a chunk at a time; items that are
+        // not loaded are not kept (the index holds its own compact copy of what it needs).
+        ws.visit_items(
+            |item| {
+                let m = meta(item);
+                let tags = m.tags.join(" ");
+                let desc = m.description.clone().unwrap_or_default();
+                let cat = m.category.clone().unwrap_or_default();
+                let body = match &item.parsed {
+                    Parsed::Unreadable(_) => "",
+                    _ => item.text(),
+                };
+                let fields: [(&str, f32); 6] = [
+                    (&item.id, W_NAME),
+                    (&m.name, W_NAME),
+                    (&desc, W_DESC),
+                    (&cat, W_CATEGORY),
+                    (&tags, W_TAGS),
+                    (body, W_BODY),
+                ];
+                let tokens: Vec<(String, f32)> = fields
+                    .iter()
+                    .flat_map(|(text, w)| tokenize(text).into_iter().map(move |t| (t, *w)))
+                    .collect();
+                let winner = ws.winner_space(item.item_type, &item.id);
+                (
+                    item.item_type,
+                    item.id.clone(),
+                    item.space,
+                    item.path.clone(),
+                    m,
+                    tokens,
+                    winner,
+                )
+            },
+            |(item_type, id, space, path, m, tokens, winner)| {
+                if let Some(w) = winner {
+                    idx.winners.insert((item_type, id.clone()), w);
+                }
+                idx.add_tokens(item_type, id, Some(space), Some(path), m, tokens);
+            },
+        );
         for s in system::CATALOGUE {
             let m = Meta {
                 name: s.id.to_string(),
@@ -189,6 +195,12 @@ impl Index {
             ];
             idx.add(ItemType::System, s.id.to_string(), None, None, m, &fields);
         }
+        idx.docs.shrink_to_fit();
+        idx.terms.shrink_to_fit();
+        idx.postings.shrink_to_fit();
+        for p in &mut idx.postings {
+            p.shrink_to_fit();
+        }
         let total: f32 = idx.docs.iter().map(|d| d.len).sum();
         idx.avg_len = if idx.docs.is_empty() {
             1.0
@@ -207,32 +219,52 @@ impl Index {
         meta: Meta,
         fields: &[(&str, f32)],
     ) {
+        let tokens = fields
+            .iter()
+            .flat_map(|(text, w)| tokenize(text).into_iter().map(move |t| (t, *w)));
+        self.add_tokens(item_type, id, source, path, meta, tokens);
+    }
+
+    /// Add a document from its tokens, in order, each with its field's weight.
+    fn add_tokens(
+        &mut self,
+        item_type: ItemType,
+        id: String,
+        source: Option<Space>,
+        path: Option<PathBuf>,
+        meta: Meta,
+        tokens: impl IntoIterator<Item = (String, f32)>,
+    ) {
         let doc_no = self.docs.len() as u32;
         let mut tf: HashMap<u32, f32> = HashMap::new();
         let mut len = 0.0;
-        for (text, w) in fields {
-            for tok in tokenize(text) {
-                let next = self.terms.len() as u32;
-                let t = *self.vocab.entry(tok.clone()).or_insert_with(|| {
+        for (tok, w) in tokens {
+            let next = self.terms.len() as u32;
+            let t = match self.vocab.get(&tok) {
+                Some(&t) => t,
+                None => {
+                    self.vocab.insert(tok.clone(), next);
                     self.terms.push(tok);
                     self.postings.push(Vec::new());
                     next
-                });
-                let e = tf.entry(t).or_insert(0.0);
-                if *e == 0.0 {
-                    self.postings[t as usize].push(doc_no);
                 }
-                *e += w;
-                len += 1.0;
+            };
+            let e = tf.entry(t).or_insert(0.0);
+            if *e == 0.0 {
+                self.postings[t as usize].push(doc_no);
             }
+            *e += w;
+            len += 1.0;
         }
+        let mut tf: Vec<(u32, f32)> = tf.into_iter().collect();
+        tf.sort_unstable_by_key(|(t, _)| *t);
         self.docs.push(Doc {
             item_type,
             id,
             source,
             path,
             meta,
-            tf,
+            tf: tf.into_boxed_slice(),
             len,
         });
     }
@@ -269,7 +301,12 @@ impl Index {
             if out.first().is_some_and(|(_, w)| *w == 1.0) || tn.abs_diff(qn) > max_dist {
                 continue;
             }
-            if qn >= 4 && strsim::damerau_levenshtein(q, term) <= max_dist {
+            // The bag distance (characters one has that the other lacks) is a lower bound of
+            // the edit distance, and cheap: most terms are ruled out without computing it.
+            if qn >= 4
+                && bag_distance_exceeds(q, term, max_dist).is_none_or(|far| !far)
+                && strsim::damerau_levenshtein(q, term) <= max_dist
+            {
                 out.push((i as u32, 0.7));
             }
         }
@@ -316,7 +353,10 @@ impl Index {
                     if !wanted(doc) {
                         continue;
                     }
-                    let tf = doc.tf.get(&t).copied().unwrap_or(0.0);
+                    let tf = doc
+                        .tf
+                        .binary_search_by_key(&t, |(term, _)| *term)
+                        .map_or(0.0, |i| doc.tf[i].1);
                     let norm = K1 * (1.0 - B + B * doc.len / self.avg_len);
                     let s = idf * tf * (K1 + 1.0) / (tf + norm);
                     *scores.entry(d).or_insert(0.0) += s * weight;
@@ -328,20 +368,26 @@ impl Index {
         for (i, d) in self.docs.iter().enumerate() {
             if wanted(d)
                 && !ql.is_empty()
-                && (d.id.to_lowercase() == ql
-                    || d.meta.name.to_lowercase() == ql
-                    || crate::ids::bare_name(&d.id).to_lowercase() == ql)
+                && (lower_eq(&d.id, &ql)
+                    || lower_eq(&d.meta.name, &ql)
+                    || lower_eq(crate::ids::bare_name(&d.id), &ql))
             {
                 *scores.entry(i as u32).or_insert(0.0) += 10.0;
             }
         }
         let mut ranked: Vec<(u32, f32)> = scores.into_iter().filter(|(_, s)| *s > 0.0).collect();
-        ranked.sort_by(|a, b| {
+        let order = |a: &(u32, f32), b: &(u32, f32)| {
             b.1.total_cmp(&a.1).then_with(|| {
                 let (x, y) = (&self.docs[a.0 as usize], &self.docs[b.0 as usize]);
                 (&x.id, x.source).cmp(&(&y.id, y.source))
             })
-        });
+        };
+        // Only the best `limit` are sorted: a common word matches most documents.
+        if limit < ranked.len() {
+            ranked.select_nth_unstable_by(limit, order);
+            ranked.truncate(limit);
+        }
+        ranked.sort_by(order);
         ranked
             .into_iter()
             .take(limit)
@@ -386,6 +432,40 @@ impl Index {
             score: (f64::from(score) * 1000.0).round() / 1000.0,
             shadowed_by,
         }
+    }
+}
+
+/// Whether the bag distance of two ASCII words exceeds `max` (`None` when either is not
+/// ASCII). The bag distance never exceeds the Damerau-Levenshtein distance: an insertion,
+/// deletion, substitution or transposition changes each side's surplus by at most one.
+fn bag_distance_exceeds(a: &str, b: &str, max: usize) -> Option<bool> {
+    if !a.is_ascii() || !b.is_ascii() {
+        return None;
+    }
+    let mut count = [0i32; 128];
+    for c in a.bytes() {
+        count[c as usize] += 1;
+    }
+    for c in b.bytes() {
+        count[c as usize] -= 1;
+    }
+    let (mut a_more, mut b_more) = (0usize, 0usize);
+    for n in count {
+        if n > 0 {
+            a_more += n as usize;
+        } else {
+            b_more += (-n) as usize;
+        }
+    }
+    Some(a_more.max(b_more) > max)
+}
+
+/// `s.to_lowercase() == lower` (for a lowercased `lower`), without allocating for ASCII.
+fn lower_eq(s: &str, lower: &str) -> bool {
+    if s.is_ascii() {
+        s.eq_ignore_ascii_case(lower)
+    } else {
+        s.to_lowercase() == lower
     }
 }
 

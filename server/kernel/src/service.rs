@@ -734,7 +734,8 @@ impl Service {
         let ws = self.workspace(project_path)?;
         let mut out = Vec::new();
         for id in ws.ids(ItemType::Directive) {
-            let Some(item) = ws.get(ItemType::Directive, id) else {
+            // Parsed for this list alone when not loaded (a list of every item keeps none).
+            let Some(item) = ws.peek_id(ItemType::Directive, id) else {
                 continue;
             };
             let Some(d) = item.directive() else { continue };
@@ -793,12 +794,14 @@ impl Service {
         let mut out = Vec::new();
         for t in ItemType::FILE_TYPES {
             for id in ws.ids(t) {
-                let Some(item) = ws.get(t, id) else { continue };
+                let Some(item) = ws.peek_id(t, id) else {
+                    continue;
+                };
                 out.push((
                     format!("kiwi://{t}/{id}"),
                     format!("{t} {id}"),
                     item.description().map(str::to_string),
-                    mime_of(item),
+                    mime_of(&item),
                 ));
             }
         }

@@ -11,7 +11,7 @@ use crate::knowledge::Knowledge;
 use crate::text::{SourceText, TextRange};
 use crate::tool::ToolFile;
 use rayon::prelude::*;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -314,6 +314,8 @@ struct Entry {
     space: Space,
     origin: Origin,
     item: std::sync::OnceLock<Option<Arc<Item>>>,
+    /// Whether the file is an item, once known from a parse that was not kept.
+    exists: std::sync::OnceLock<bool>,
 }
 
 impl Entry {
@@ -321,24 +323,54 @@ impl Entry {
     /// Python helper module that declares nothing).
     fn get(&self) -> Option<&Arc<Item>> {
         self.item
-            .get_or_init(|| {
-                let item = match &self.origin {
-                    Origin::Disk { root } => load_file(&self.found, self.space, root),
-                    Origin::Builtin(text) => {
-                        let f = &self.found;
-                        parse_item(
-                            f.item_type,
-                            f.id.clone(),
-                            self.space,
-                            f.path.clone(),
-                            text.as_bytes(),
-                        )
-                    }
-                    Origin::Given => None,
-                };
-                item.map(Arc::new)
-            })
+            .get_or_init(|| self.parse().map(Arc::new))
             .as_ref()
+    }
+
+    /// Read and parse the file, keeping nothing.
+    fn parse(&self) -> Option<Item> {
+        match &self.origin {
+            Origin::Disk { root } => load_file(&self.found, self.space, root),
+            Origin::Builtin(text) => {
+                let f = &self.found;
+                parse_item(
+                    f.item_type,
+                    f.id.clone(),
+                    self.space,
+                    f.path.clone(),
+                    text.as_bytes(),
+                )
+            }
+            Origin::Given => None,
+        }
+    }
+
+    /// The item if it is loaded, else parsed for the caller alone (not kept: a scan of
+    /// every item, such as the search index, holds one item at a time).
+    fn peek(&self) -> Option<Arc<Item>> {
+        if let Some(item) = self.item.get() {
+            return item.clone();
+        }
+        let item = self.parse().map(Arc::new);
+        let _ = self.exists.set(item.is_some());
+        item
+    }
+
+    /// Whether the file is an item, parsing it (without keeping it) only when that depends
+    /// on its contents: a Python file is an item when it declares something.
+    fn exists(&self) -> bool {
+        if let Some(item) = self.item.get() {
+            return item.is_some();
+        }
+        let may_be_helper = self.found.item_type == ItemType::Tool
+            && self.found.path.extension().is_some_and(|e| e == "py");
+        if !may_be_helper {
+            return !matches!(self.origin, Origin::Given);
+        }
+        if let Some(&known) = self.exists.get() {
+            return known;
+        }
+        self.peek().is_some()
     }
 
     fn given(item: Arc<Item>) -> Entry {
@@ -352,6 +384,7 @@ impl Entry {
             space: item.space,
             origin: Origin::Given,
             item: std::sync::OnceLock::from(Some(item)),
+            exists: std::sync::OnceLock::new(),
         }
     }
 }
@@ -391,6 +424,7 @@ fn builtin_entries() -> &'static [Arc<Entry>] {
                 space: Space::Builtin,
                 origin: Origin::Builtin(text),
                 item: std::sync::OnceLock::new(),
+                exists: std::sync::OnceLock::new(),
             }));
         }
         entries
@@ -463,7 +497,12 @@ pub struct Workspace {
     by_id: imbl::HashMap<(ItemType, String), Vec<PathBuf>>,
     /// (type, bare name) -> ids that end with it.
     by_bare: imbl::HashMap<(ItemType, String), BTreeSet<String>>,
+    /// The ids [`Workspace::suggest`] scans, per type and space restriction, made on first
+    /// use and dropped on any change.
+    suggest_ids: SuggestIds,
 }
+
+type SuggestIds = Arc<std::sync::Mutex<HashMap<(ItemType, Option<Space>), Arc<[String]>>>>;
 
 impl Workspace {
     /// An empty workspace holding only the builtin space.
@@ -478,6 +517,7 @@ impl Workspace {
             items: imbl::HashMap::new(),
             by_id: imbl::HashMap::new(),
             by_bare: imbl::HashMap::new(),
+            suggest_ids: SuggestIds::default(),
         };
         for entry in builtin_entries() {
             ws.add(entry.clone());
@@ -499,6 +539,7 @@ impl Workspace {
                     space,
                     origin: Origin::Disk { root: root.clone() },
                     item: std::sync::OnceLock::new(),
+                    exists: std::sync::OnceLock::new(),
                 }));
             }
         }
@@ -506,8 +547,17 @@ impl Workspace {
     }
 
     /// Parse every item not parsed yet, in parallel.
+    /// A server keeps the workspace: the memory the parse used and freed is given back.
     pub fn load_all(&self) {
+        let before = self
+            .items
+            .values()
+            .filter(|e| e.item.get().is_none())
+            .count();
         self.preload(|_| true);
+        if before >= 256 {
+            release_free_memory();
+        }
     }
 
     fn preload(&self, keep: impl Fn(&Entry) -> bool + Sync) {
@@ -556,6 +606,20 @@ impl Workspace {
 
     fn add(&mut self, entry: Arc<Entry>) {
         let path = entry.found.path.clone();
+        if let Some(old) = self.items.get(&path) {
+            if old.found.item_type == entry.found.item_type
+                && old.found.id == entry.found.id
+                && old.space == entry.space
+                && old.exists()
+                && entry.exists()
+            {
+                // The same item read again (an edit in the editor): the indexes and the
+                // cached suggestion ids stay as they are.
+                self.items.insert(path, entry);
+                return;
+            }
+        }
+        self.suggest_ids = SuggestIds::default();
         self.remove_entry(&path);
         let key = (entry.found.item_type, entry.found.id.clone());
         let paths = self.by_id.entry(key).or_default();
@@ -580,6 +644,7 @@ impl Workspace {
 
     fn remove_entry(&mut self, path: &Path) -> Option<Arc<Entry>> {
         let old = self.items.remove(path)?;
+        self.suggest_ids = SuggestIds::default();
         let key = (old.found.item_type, old.found.id.clone());
         if let Some(paths) = self.by_id.get_mut(&key) {
             paths.retain(|p| p != path);
@@ -633,6 +698,60 @@ impl Workspace {
         self.items.get(path).and_then(|e| e.get())
     }
 
+    /// Whether the file of this path is an item, without keeping it parsed.
+    pub fn exists(&self, path: &Path) -> bool {
+        self.items.get(path).is_some_and(|e| e.exists())
+    }
+
+    /// The item of a path if it is loaded, else parsed for the caller alone (not kept).
+    pub fn peek(&self, path: &Path) -> Option<Arc<Item>> {
+        self.items.get(path).and_then(|e| e.peek())
+    }
+
+    /// The item with this exact id that wins by precedence, parsed for the caller alone
+    /// when it is not loaded (like [`Workspace::get`], keeping nothing).
+    pub fn peek_id(&self, item_type: ItemType, id: &str) -> Option<Arc<Item>> {
+        let paths = self.by_id.get(&(item_type, id.to_string()))?;
+        paths.iter().find_map(|p| self.peek(p))
+    }
+
+    /// The space of the item with this id that wins by precedence.
+    pub fn winner_space(&self, item_type: ItemType, id: &str) -> Option<Space> {
+        let paths = self.by_id.get(&(item_type, id.to_string()))?;
+        paths
+            .iter()
+            .filter_map(|p| self.items.get(p))
+            .find(|e| e.exists())
+            .map(|e| e.space)
+    }
+
+    /// Every item, in (type, id, space, path) order, each mapped by `map` (in parallel, a
+    /// chunk at a time) and then given to `visit` (in order). Items not loaded are parsed for
+    /// the visit alone and dropped after it: memory stays at one chunk of items.
+    pub fn visit_items<T: Send>(&self, map: impl Fn(&Item) -> T + Sync, mut visit: impl FnMut(T)) {
+        let mut entries: Vec<&Arc<Entry>> = self.items.values().collect();
+        entries.sort_by(|a, b| {
+            (a.found.item_type, &a.found.id, a.space, &a.found.path).cmp(&(
+                b.found.item_type,
+                &b.found.id,
+                b.space,
+                &b.found.path,
+            ))
+        });
+        for chunk in entries.chunks(256) {
+            let mapped: Vec<Option<T>> = chunk
+                .par_iter()
+                .map(|e| e.peek().map(|item| map(&item)))
+                .collect();
+            for t in mapped.into_iter().flatten() {
+                visit(t);
+            }
+        }
+        if entries.len() >= 256 {
+            release_free_memory();
+        }
+    }
+
     /// Every item (all parsed first, in parallel).
     pub fn items(&self) -> impl Iterator<Item = &Arc<Item>> {
         self.load_all();
@@ -677,9 +796,9 @@ impl Workspace {
     pub fn ids(&self, item_type: ItemType) -> Vec<&str> {
         let mut v: Vec<&str> = self
             .by_id
-            .keys()
-            .filter(|(t, id)| *t == item_type && !self.all_with_id(*t, id).is_empty())
-            .map(|(_, id)| id.as_str())
+            .iter()
+            .filter(|((t, _), paths)| *t == item_type && paths.iter().any(|p| self.exists(p)))
+            .map(|((_, id), _)| id.as_str())
             .collect();
         v.sort();
         v
@@ -746,28 +865,16 @@ impl Workspace {
         reference: &str,
         only: Option<Space>,
     ) -> Vec<String> {
-        let allowed = |i: &&Arc<Item>| only.is_none_or(|s| i.space == s);
-        let ids: Vec<&str> = self
-            .by_id
-            .iter()
-            .filter(|((t, _), paths)| {
-                *t == item_type
-                    && paths
-                        .iter()
-                        .filter_map(|p| self.item(p))
-                        .any(|i| allowed(&i))
-            })
-            .map(|((_, id), _)| id.as_str())
-            .collect();
+        let ids = self.suggestable_ids(item_type, only);
         let mut suggestions: Vec<String> =
-            crate::diag::closest_n(reference, ids.iter().copied(), 3)
+            crate::diag::closest_n(reference, ids.iter().map(String::as_str), 3)
                 .into_iter()
                 .map(str::to_string)
                 .collect();
         // A reference whose last segment matches an id's last segment is a likely suggestion too.
         if suggestions.is_empty() {
             let bare = ids::bare_name(reference);
-            let bares: Vec<&str> = ids.iter().map(|id| ids::bare_name(id)).collect();
+            let bares = ids.iter().map(|id| ids::bare_name(id));
             for b in crate::diag::closest_n(bare, bares, 3) {
                 if let Some(id) = ids.iter().find(|id| ids::bare_name(id) == b) {
                     suggestions.push(id.to_string());
@@ -775,6 +882,46 @@ impl Workspace {
             }
         }
         suggestions
+    }
+
+    /// The ids of a type that some (allowed) item has, sorted; cached until the next change.
+    fn suggestable_ids(&self, item_type: ItemType, only: Option<Space>) -> Arc<[String]> {
+        let key = (item_type, only);
+        if let Some(ids) = self.cached_ids(&key) {
+            return ids;
+        }
+        let allowed = |p: &PathBuf| {
+            self.items
+                .get(p)
+                .is_some_and(|e| only.is_none_or(|s| e.space == s) && e.exists())
+        };
+        let mut ids: Vec<String> = self
+            .by_id
+            .iter()
+            .filter(|((t, _), paths)| *t == item_type && paths.iter().any(allowed))
+            .map(|((_, id), _)| id.clone())
+            .collect();
+        ids.sort();
+        let ids: Arc<[String]> = ids.into();
+        if let Ok(mut cache) = self.suggest_ids.lock() {
+            cache.insert(key, ids.clone());
+        }
+        ids
+    }
+
+    fn cached_ids(&self, key: &(ItemType, Option<Space>)) -> Option<Arc<[String]>> {
+        self.suggest_ids.lock().ok()?.get(key).cloned()
+    }
+}
+
+/// Give the heap pages freed by a parse of many files (syntax trees, items not kept) back to
+/// the system: glibc keeps them in its per-thread arenas otherwise, and a long-running server
+/// would hold them for good.
+pub(crate) fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free memory of the allocator to the system.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 

@@ -332,6 +332,14 @@ pub fn parse(text: &str) -> Directive {
         crlf_fixes(&mut d.diagnostics);
     }
     crate::diag::normalize(&mut d.diagnostics);
+    // Kept for every directive of a workspace: no spare capacity.
+    d.inputs.shrink_to_fit();
+    d.steps.shrink_to_fit();
+    d.calls.shrink_to_fit();
+    d.capabilities.shrink_to_fit();
+    d.references.shrink_to_fit();
+    d.placeholders.shrink_to_fit();
+    d.diagnostics.shrink_to_fit();
     d
 }
 

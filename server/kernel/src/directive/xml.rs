@@ -917,7 +917,13 @@ impl<'a> Reader<'a> {
     }
 
     /// Attach a finished element to its parent (or make it the root).
-    fn attach(&mut self, el: Element) {
+    fn attach(&mut self, mut el: Element) {
+        // The element is finished: give back what its vectors grew by (a workspace keeps
+        // thousands of these trees).
+        el.children.shrink_to_fit();
+        el.attrs.shrink_to_fit();
+        el.text_pieces.shrink_to_fit();
+        el.text.shrink_to_fit();
         let depth = self.stack.len();
         match self.stack.last_mut() {
             Some(parent) => {
