@@ -176,6 +176,27 @@ fn a_truncated_frame_then_eof_ends_the_server_cleanly() {
 }
 
 #[test]
+fn exit_ends_the_process_while_the_client_keeps_stdin_open() {
+    // Clients (and kiwi-bench) send `shutdown` and `exit`, then wait for the process
+    // before they close their end: a read of stdin still under way must not keep it alive.
+    let pr = project();
+    let mut p = common::lsp(&pr.root, &pr.user);
+    healthy(&mut p);
+    let r = p.request("shutdown", Json::Null);
+    assert!(answered(&r), "{r}");
+    p.notify("exit", Json::Null);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while p.alive() {
+        assert!(
+            Instant::now() < deadline,
+            "kiwi lsp is still running 10 s after `exit`"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    p.assert_no_panic();
+}
+
+#[test]
 fn wrong_types_unknown_methods_and_positions_out_of_range() {
     let pr = project();
     let mut p = common::lsp(&pr.root, &pr.user);
