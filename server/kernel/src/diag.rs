@@ -346,10 +346,13 @@ impl Query {
         }
         let longest = n_chars.max(c_chars).max(1) as f64;
         // Fast path: ASCII words short enough for bit masks.
-        let fast = ascii && n_chars <= 64 && c_chars <= 64;
+        let fast_hist = self
+            .hist
+            .as_ref()
+            .filter(|_| ascii && n_chars <= 64 && c_chars <= 64);
+        let fast = fast_hist.is_some();
         let mut bag = 0;
-        if fast {
-            let hist = self.hist.as_ref().expect("ascii words have a histogram");
+        if let Some(hist) = fast_hist {
             let mut left = *hist;
             let mut shared = 0usize;
             for b in cl.bytes() {

@@ -670,9 +670,10 @@ impl Workspace {
         let Some((space, item_type, id)) = self.classify(path) else {
             return;
         };
-        let root = self
-            .space_root(space)
-            .expect("classified paths have a root");
+        // A classified path lies in a space that has a root.
+        let Some(root) = self.space_root(space) else {
+            return;
+        };
         if !path.exists() {
             self.remove(path);
             return;
