@@ -113,6 +113,18 @@ function M.on_attach(user)
   end
 end
 
+--- Refresh the lenses of every buffer a client serves (soon, outside the handler).
+local function refresh_client_lenses(client_id)
+  local client = vim.lsp.get_client_by_id(client_id)
+  if client then
+    vim.schedule(function()
+      for _, b in ipairs(M.client_buffers(client)) do
+        M.refresh_lenses(b)
+      end
+    end)
+  end
+end
+
 --- Server-to-client messages kiwi needs handled: progress of runs (streamed into the output
 --- buffer) and lens refreshes (after indexing, when lenses become known).
 function M.handlers()
@@ -123,28 +135,14 @@ function M.handlers()
       local value = result and result.value
       if type(value) == 'table' and value.kind == 'end' and not handled then
         -- A server task ended (e.g. indexing): lenses of open buffers may have changed.
-        local client = vim.lsp.get_client_by_id(ctx.client_id)
-        if client then
-          vim.schedule(function()
-            for _, b in ipairs(M.client_buffers(client)) do
-              M.refresh_lenses(b)
-            end
-          end)
-        end
+        refresh_client_lenses(ctx.client_id)
       end
       if default_progress then
         return default_progress(err, result, ctx, config)
       end
     end,
     ['workspace/codeLens/refresh'] = function(_, _, ctx)
-      local client = vim.lsp.get_client_by_id(ctx.client_id)
-      if client then
-        vim.schedule(function()
-          for _, b in ipairs(M.client_buffers(client)) do
-            M.refresh_lenses(b)
-          end
-        end)
-      end
+      refresh_client_lenses(ctx.client_id)
       return vim.NIL
     end,
   }
