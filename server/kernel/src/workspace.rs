@@ -753,6 +753,38 @@ impl Workspace {
         }
     }
 
+    /// Items of the workspace whose diagnostics may depend on the item at `path`: those that
+    /// reference it (a call, a relationship, an executor; knowledge by mention) and those with
+    /// the same id (shadowing).
+    pub fn dependents(&self, path: &Path) -> Vec<PathBuf> {
+        let Some(item) = self.item(path) else {
+            return Vec::new();
+        };
+        let id = item.id.as_str();
+        let bare = ids::bare_name(id);
+        let names = |r: &str| r == id || r == bare;
+        // The cheap tests first: paths compare component by component.
+        let mut v: Vec<PathBuf> = self
+            .items()
+            .filter(|i| {
+                !i.is_builtin()
+                    && (i.id == item.id
+                        || match &i.parsed {
+                            Parsed::Directive(d) => d.references.iter().any(|r| names(&r.id)),
+                            Parsed::Tool(t) => {
+                                t.str(crate::tool::Field::ExecutorId).is_some_and(names)
+                            }
+                            Parsed::Knowledge(_) => i.text().contains(bare),
+                            Parsed::Unreadable(_) => false,
+                        })
+                    && i.path.as_os_str() != path.as_os_str()
+            })
+            .map(|i| i.path.clone())
+            .collect();
+        v.sort();
+        v
+    }
+
     /// Every item (all parsed first, in parallel).
     pub fn items(&self) -> impl Iterator<Item = &Arc<Item>> {
         self.load_all();

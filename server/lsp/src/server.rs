@@ -9,7 +9,7 @@ use kiwi_kernel::exec::{self, CancellationToken, OutputSink, Stream};
 use kiwi_kernel::ide;
 use kiwi_kernel::ids::{ItemType, Space};
 use kiwi_kernel::text::{Encoding, SourceText, TextRange};
-use kiwi_kernel::workspace::{Item, Lookup, Parsed, Workspace};
+use kiwi_kernel::workspace::{Item, Lookup, Workspace};
 use serde_json::{json, Value as Json};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -394,7 +394,7 @@ impl Backend {
             ws
         };
         let p = path.clone();
-        let Ok(targets) = blocking(move || dependents(&ws, &p)).await else {
+        let Ok(targets) = blocking(move || ws.dependents(&p)).await else {
             return;
         };
         if !targets.is_empty() {
@@ -830,38 +830,6 @@ fn token_key(t: &ProgressToken) -> String {
         NumberOrString::Number(n) => format!("n:{n}"),
         NumberOrString::String(s) => format!("s:{s}"),
     }
-}
-
-/// Items of the workspace whose diagnostics may depend on the item at `path`: those that
-/// reference it (a call, a relationship, an executor; knowledge by mention) and those with
-/// the same id (shadowing).
-fn dependents(ws: &Workspace, path: &Path) -> Vec<PathBuf> {
-    let Some(item) = ws.item(path) else {
-        return Vec::new();
-    };
-    let id = item.id.as_str();
-    let bare = kiwi_kernel::ids::bare_name(id);
-    let names = |r: &str| r == id || r == bare;
-    // The cheap tests first: paths compare component by component.
-    let mut v: Vec<PathBuf> = ws
-        .items()
-        .filter(|i| {
-            !i.is_builtin()
-                && (i.id == item.id
-                    || match &i.parsed {
-                        Parsed::Directive(d) => d.references.iter().any(|r| names(&r.id)),
-                        Parsed::Tool(t) => t
-                            .str(kiwi_kernel::tool::Field::ExecutorId)
-                            .is_some_and(names),
-                        Parsed::Knowledge(_) => i.text().contains(bare),
-                        Parsed::Unreadable(_) => false,
-                    })
-                && i.path.as_os_str() != path.as_os_str()
-        })
-        .map(|i| i.path.clone())
-        .collect();
-    v.sort();
-    v
 }
 
 /// Output lines of a run, sent to a channel.
