@@ -9,7 +9,7 @@
 # unstable flags to rustc, and `--sanitizer none` leaves out AddressSanitizer (which needs
 # nightly's sanitizer runtime); coverage guidance (SanitizerCoverage) still works. A crash is
 # kept in fuzz/artifacts/<target>/; copy it to fuzz/regressions/<target>/ once fixed, where
-# `cargo test -p kiwi-kernel --test fuzz_regressions` replays it under plain cargo test.
+# `cargo test -p kiwi-kernel --test it fuzz_regressions` replays it under plain cargo test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +19,9 @@ export RUSTC_BOOTSTRAP=1
 # The fuzz workspace builds in its own target dir (different flags: it would only evict the
 # main build's artifacts from a shared one).
 unset CARGO_TARGET_DIR
+# cargo-fuzz builds with line tables; without them the five binaries are a third of the size
+# (disk is short on CI) and a crash's backtrace still names its functions.
+export RUSTFLAGS="${RUSTFLAGS:-} -Cdebuginfo=0"
 
 if ! cargo fuzz --version >/dev/null 2>&1; then
   echo "installing cargo-fuzz into ~/.cargo/bin"

@@ -4,7 +4,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n==> %s\n' "$*"; }
+# Disk: a CI machine's disk can be small. Builds skip incremental caches, and with
+# KIWI_TEST_LEAN=1 (set by .ci/run) each build directory is removed as soon as the steps that
+# need it are done, so the peak is the largest one step needs, not the sum of all of them.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+target="${CARGO_TARGET_DIR:-target}"
+lean="${KIWI_TEST_LEAN:-0}"
+
+step() { printf '\n==> %s    [disk: %s free]\n' "$*" "$(df -h --output=avail . 2>/dev/null | tail -1 | tr -d ' ')"; }
+drop() { # drop DIR...: with KIWI_TEST_LEAN=1, free what no later step needs
+  [ "$lean" = 1 ] || return 0
+  for d in "$@"; do
+    printf '(lean: removing %s, %s)\n' "$d" "$(du -sh "$d" 2>/dev/null | cut -f1)"
+    rm -rf "$d"
+  done
+}
 
 step "toolchain"
 cargo --version
@@ -52,15 +66,22 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 
 step "tests"
 cargo test --workspace --locked
+drop "$target/debug"
 
 step "fuzz (cargo fuzz on stable: every target of fuzz/ for FUZZ_SECONDS, default 20 s each)"
 bash tests/fuzz.sh
+drop fuzz/target
+
+# Every end-to-end step below drives the release binary, the one users install.
+step "release build (kiwi, kiwi-bench)"
+cargo build --release --locked -p kiwi -p kiwi-bench
+kiwi="$target/release/kiwi"
 
 step "neovim end to end (kiwi lsp)"
-bash tests/nvim/run.sh
+bash tests/nvim/run.sh "$kiwi"
 
 step "neovim plugin end to end (editors/neovim: setup{}, diagnostics, hover, lenses, :KiwiRun, :KiwiEnv, injections)"
-bash tests/nvim/plugin.sh
+bash tests/nvim/plugin.sh "$kiwi"
 
 step "MCP end to end (Python MCP SDK: initialize handshake, then server/discover)"
 venv=target/mcp-venv
@@ -68,15 +89,15 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import mcp" 2>/dev/nu
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q --disable-pip-version-check mcp
 fi
-cargo build -p kiwi --locked
-KIWI_BIN="${CARGO_TARGET_DIR:-target}/debug/kiwi" "$venv/bin/python" tests/mcp/e2e.py
+KIWI_BIN="$kiwi" "$venv/bin/python" tests/mcp/e2e.py
 
 step "MCP Inspector CLI (npm: @modelcontextprotocol/inspector under target/inspector)"
-KIWI_BIN="${CARGO_TARGET_DIR:-target}/debug/kiwi" bash tests/mcp/inspector.sh
+KIWI_BIN="$kiwi" bash tests/mcp/inspector.sh
 
 step "VS Code end to end (the .vsix in code-server 4.139.1 = VS Code 1.139, headless Chromium)"
-bash tests/vscode/run.sh
+bash tests/vscode/run.sh "$kiwi"
 
 step "benchmarks (kiwi-bench all --quick: the figures of 09-quality §3 beside their targets; a missed target is reported, not failed)"
-cargo build --release --locked -p kiwi -p kiwi-bench
-"${CARGO_TARGET_DIR:-target}/release/kiwi-bench" all --quick
+"$target/release/kiwi-bench" all --quick
+
+step "done"

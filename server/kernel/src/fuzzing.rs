@@ -1,5 +1,5 @@
 //! Harnesses shared by the fuzz targets (`fuzz/`) and the regression tests that replay the
-//! inputs the fuzzers found (`tests/fuzz_regressions.rs`). Each one parses arbitrary bytes
+//! inputs the fuzzers found (`tests/it/fuzz_regressions.rs`). Each one parses arbitrary bytes
 //! and panics when a cheap invariant fails: every range lies within the text, starts before
 //! it ends, and falls on character boundaries; every position maps back to its offset.
 //! Not part of the kernel's API: for tests only.

@@ -1,0 +1,186 @@
+//! One test per cross-item diagnostic code: a small fixture workspace in, the expected
+//! diagnostics out (with exact ranges), as snapshots. The codes that need only one file
+//! are tested next to their parsers.
+
+use crate::common;
+use common::Fixture;
+
+const TOOL_HEAD: &str = "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n";
+
+fn tool(executor: &str, rest: &str) -> String {
+    format!("{TOOL_HEAD}__executor_id__ = \"{executor}\"\n{rest}")
+}
+
+fn directive(name: &str, body: &str) -> String {
+    format!(
+        "# {name}\n\n```xml\n<directive name=\"{name}\" version=\"1.0.0\">\n  <metadata>\n    <description>test</description>\n    <permissions>\n      <execute resource=\"kiwi\" action=\"*\"/>\n    </permissions>\n  </metadata>\n  <process>\n{body}  </process>\n</directive>\n```\n"
+    )
+}
+
+fn step_call(item_type: &str, id: &str) -> String {
+    // Step names are unique: the id, made safe.
+    let name: String = id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    format!("    <step name=\"call{name}\">\n      <execute item_type=\"{item_type}\" item_id=\"{id}\"/>\n    </step>\n")
+}
+
+#[test]
+fn k001_not_utf8() {
+    let f = Fixture::new("");
+    let p = f.project().join(".ai/directives/bad.md");
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(&p, b"# ok\n\xff\xfe rest\n").unwrap();
+    insta::assert_snapshot!(f.check(&[]));
+}
+
+#[test]
+fn k002_name_differs_from_stem() {
+    let f = Fixture::new(&format!(
+        "//- project/.ai/directives/deploy.md\n{}//- project/.ai/knowledge/notes.md\n---\nid: other-notes\ntitle: Notes\nentry_type: concept\n---\nbody\n",
+        directive("deploy_docs", "    <step name=\"a\"><action>x</action></step>\n")
+    ));
+    insta::assert_snapshot!(f.check(&[]));
+}
+
+#[test]
+fn k003_unknown_reference_with_suggestion() {
+    let f = Fixture::new(&format!(
+        "//- project/.ai/tools/docs/build.py\n{}//- project/.ai/directives/publish.md\n{}",
+        tool("runtimes/python_runtime", ""),
+        directive("publish", &step_call("tool", "docs/biuld"))
+    ));
+    insta::assert_snapshot!(f.check(&[]));
+}
+
+#[test]
+fn k004_ambiguous_bare_reference() {
+    let f = Fixture::new(&format!(
+        "//- project/.ai/tools/a/build.py\n{t}//- project/.ai/tools/b/build.py\n{t}//- project/.ai/directives/publish.md\n{}",
+        directive("publish", &step_call("tool", "build")),
+        t = tool("runtimes/python_runtime", "")
+    ));
+    insta::assert_snapshot!(f.check(&[]));
+}
+
+#[test]
+fn k005_shadowing() {
+    let f = Fixture::new(&format!(
+        "//- project/.ai/tools/runtimes/python_runtime.py\n{}//- user/tools/runtimes/python_runtime.py\n{}",
+        "__version__ = \"1.0.0\"\n__tool_type__ = \"runtime\"\n__executor_id__ = \"subprocess\"\nENV_CONFIG = {\"interpreter\": {\"type\": \"system_binary\", \"binary\": \"python3\", \"var\": \"KIWI_PYTHON\", \"fallback\": \"python3\"}}\nCONFIG = {\"command\": \"${KIWI_PYTHON}\"}\n",
+        "__version__ = \"1.0.0\"\n__tool_type__ = \"runtime\"\n__executor_id__ = \"subprocess\"\nENV_CONFIG = {\"interpreter\": {\"type\": \"system_binary\", \"binary\": \"python3\", \"var\": \"KIWI_PYTHON\", \"fallback\": \"python3\"}}\nCONFIG = {\"command\": \"${KIWI_PYTHON}\"}\n",
+    ));
+    insta::assert_snapshot!(f.check(&[]));
+}
+
+#[test]
+fn k006_refused_ids_and_symlinks() {
+    let f = Fixture::new(&format!(
+        "//- project/.ai/directives/climb.md\n{}",
+        directive(
+            "climb",
+            &format!(
+                "{}{}",
+                step_call("tool", "../../etc/passwd"),
+                step_call("knowledge", "/abs/path")
+            )
+        )
+    ));
+    // A tool file that is a symlink to a file outside the space is refused.
+    std::fs::write(f.root().join("outside.py"), TOOL_HEAD).unwrap();
+    std::fs::create_dir_all(f.project().join(".ai/tools")).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(
+        f.root().join("outside.py"),
+        f.project().join(".ai/tools/escape.py"),
+    )
+    .unwrap();
+    insta::assert_snapshot!(f.check(&[]));
+}
+
+#[test]
+fn t304_broken_chains() {
+    let f = Fixture::new(&format!(
+        "//- project/.ai/tools/missing.py\n{}//- project/.ai/tools/cycle_a.py\n{}//- project/.ai/tools/cycle_b.py\n{}//- project/.ai/tools/no_executor.py\n{TOOL_HEAD}//- project/.ai/tools/uses_broken.py\n{}//- project/.ai/tools/deep/d1.py\n{}//- project/.ai/tools/deep/d2.py\n{}//- project/.ai/tools/deep/d3.py\n{}//- project/.ai/tools/deep/d4.py\n{}//- project/.ai/tools/deep/d5.py\n{}//- project/.ai/tools/deep/d6.py\n{}//- project/.ai/tools/deep/d7.py\n{}//- project/.ai/tools/deep/d8.py\n{}//- project/.ai/tools/deep/d9.py\n{}//- project/.ai/tools/deep/d10.py\n{}//- project/.ai/tools/deep/d11.py\n{}",
+        tool("runtimes/pyhton_runtime", ""),
+        tool("cycle_b", ""),
+        tool("cycle_a", ""),
+        tool("missing", ""),
+        tool("deep/d2", ""),
+        tool("deep/d3", ""),
+        tool("deep/d4", ""),
+        tool("deep/d5", ""),
+        tool("deep/d6", ""),
+        tool("deep/d7", ""),
+        tool("deep/d8", ""),
+        tool("deep/d9", ""),
+        tool("deep/d10", ""),
+        tool("deep/d11", ""),
+        tool("subprocess", "CONFIG = {\"command\": \"true\"}\n"),
+    ));
+    insta::assert_snapshot!(f.check(&[]));
+}
+
+#[test]
+fn t306_config_types_against_the_primitive() {
+    let f = Fixture::new(&format!(
+        "//- project/.ai/tools/slow.py\n{}",
+        tool(
+            "runtimes/python_runtime",
+            "CONFIG = {\"timeout\": \"soon\", \"timout\": 5, \"args\": [\"{tool_path}\", 3]}\n"
+        )
+    ));
+    insta::assert_snapshot!(f.check(&[]));
+}
+
+#[test]
+fn t307_unknown_template_name() {
+    let f = Fixture::new(&format!(
+        "//- project/.ai/tools/report.py\n{}",
+        tool(
+            "runtimes/python_runtime",
+            "CONFIG_SCHEMA = {\"type\": \"object\", \"properties\": {\"outdir\": {\"type\": \"string\"}}}\nCONFIG = {\"args\": [\"{tool_path}\", \"--out\", \"{outfile}\", \"{{literal}}\", \"{outdir}\"]}\n"
+        )
+    ));
+    insta::assert_snapshot!(f.check(&[]));
+}
+
+#[test]
+fn t308_undefined_variables() {
+    let f = Fixture::new(&format!(
+        "//- project/.ai/tools/deploy.py\n{}//- project/.ai/.env\nFROM_DOTENV=1\n",
+        tool(
+            "runtimes/python_runtime",
+            "CONFIG = {\"env\": {\"DEFINED\": \"x\"}, \"args\": [\"${NOWHERE}\", \"${FAKE_API_KEY}\", \"${LANG}\", \"${DEFINED}\", \"${FROM_DOTENV}\", \"${MISSING:-default}\", \"${KIWI_PYTHON}\"]}\n"
+        )
+    ));
+    insta::assert_snapshot!(f.check(&[("FAKE_API_KEY", "canary-secret-1"), ("LANG", "C.UTF-8")]));
+}
+
+#[test]
+fn n604_unknown_knowledge_references() {
+    let f = Fixture::new(
+        "//- project/.ai/knowledge/a.md\n---\nid: a\ntitle: A\nentry_type: concept\nreferences:\n  - b\n  - c-missing\nextends: tool:runtimes/python_runtime\n---\nbody\n//- project/.ai/knowledge/b.md\n---\nid: b\ntitle: B\nentry_type: concept\n---\nbody\n",
+    );
+    insta::assert_snapshot!(f.check(&[]));
+}
+
+#[test]
+fn e407_e408_resolution_outcomes() {
+    let runtime = |name: &str, fallback: &str| {
+        format!(
+            "//- project/.ai/tools/runtimes/{name}.py\n__version__ = \"1.0.0\"\n__tool_type__ = \"runtime\"\n__executor_id__ = \"subprocess\"\nENV_CONFIG = {{\"interpreter\": {{\"type\": \"system_binary\", \"binary\": \"ruby\", \"var\": \"KIWI_RUBY\"{fallback}}}}}\nCONFIG = {{\"command\": \"${{KIWI_RUBY}}\"}}\n"
+        )
+    };
+    let f = Fixture::new(&format!(
+        "{}{}",
+        runtime("no_fallback", ""),
+        runtime("with_fallback", ", \"fallback\": \"ruby\"")
+    ));
+    let before = f.check(&[]);
+    // With a `ruby` on PATH both resolve and say nothing.
+    f.executable("bin/ruby");
+    let after = f.check(&[]);
+    insta::assert_snapshot!(format!("{before}--- with ruby on PATH ---\n{after}"));
+}

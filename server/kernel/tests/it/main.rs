@@ -1,0 +1,14 @@
+//! The integration tests of kiwi-kernel, as one test binary (one link instead of one per file).
+
+mod builtin_items;
+mod codes;
+mod common;
+mod corpus;
+mod dependents;
+mod exec_check;
+mod exec_environments;
+mod exec_http;
+mod exec_process;
+mod exec_run;
+mod fuzz_regressions;
+mod grammars;

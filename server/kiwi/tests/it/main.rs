@@ -1,0 +1,10 @@
+//! The integration tests of the kiwi binary, as one test binary (one link instead of one per file).
+
+mod cli;
+mod common;
+mod hostile_lsp;
+mod hostile_mcp;
+mod mcp_cli;
+mod mcp_load;
+mod run;
+mod secrets;

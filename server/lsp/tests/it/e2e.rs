@@ -1,0 +1,519 @@
+//! End to end over an in-memory duplex: one test per capability, snapshots of the exact
+//! JSON (ranges included), in UTF-8 and UTF-16.
+
+use crate::common;
+
+use common::{pos, uri, Client};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+
+fn greet(root: &std::path::Path) -> PathBuf {
+    root.join(".ai/directives/greet.md")
+}
+fn runtime(root: &std::path::Path) -> PathBuf {
+    root.join(".ai/tools/rt/py_rt.py")
+}
+fn echo(root: &std::path::Path) -> PathBuf {
+    root.join(".ai/tools/text/echo.py")
+}
+
+fn codes(diags: &Value) -> Vec<String> {
+    diags
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|d| d["code"].as_str().unwrap_or("").to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+async fn hover(c: &mut Client, path: &std::path::Path, position: Value) -> Value {
+    c.call(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri(path)}, "position": position}),
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn initialize_reports_capabilities() {
+    let (_d, root) = common::project();
+    let mut c = Client::start(&root, true).await;
+    // A second look at initialize is not possible; check what a request shows instead.
+    let r = c
+        .request("workspace/symbol", json!({"query": "greet"}))
+        .await;
+    assert!(r.get("result").is_some(), "{r}");
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diagnostics_on_open_utf8_and_utf16() {
+    for utf8 in [true, false] {
+        let (_d, root) = common::project();
+        let mut c = Client::start(&root, utf8).await;
+        let g = greet(&root);
+        c.open(&g).await;
+        let diags = c.diagnostics(&g).await;
+        assert!(codes(&diags).contains(&"K003".to_string()), "{diags}");
+        let name = if utf8 {
+            "diagnostics_utf8"
+        } else {
+            "diagnostics_utf16"
+        };
+        insta::assert_json_snapshot!(name, c.redact(&diags));
+        c.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn index_publishes_every_item() {
+    let (_d, root) = common::project();
+    let mut c = Client::start(&root, true).await;
+    c.indexed().await;
+    let rt = c.diagnostics(&runtime(&root)).await;
+    assert_eq!(codes(&rt), ["E408"], "{rt}");
+    let g = c.diagnostics(&greet(&root)).await;
+    assert!(codes(&g).contains(&"K003".to_string()));
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hover_input_placeholder_utf8_and_utf16() {
+    for utf8 in [true, false] {
+        let (_d, root) = common::project();
+        let mut c = Client::start(&root, utf8).await;
+        let g = greet(&root);
+        c.open(&g).await;
+        let text = std::fs::read_to_string(&g).unwrap();
+        // The placeholder after multi-byte characters on its line.
+        let h = hover(&mut c, &g, pos(&text, "{input:who} freundlich", 3, utf8)).await;
+        let name = if utf8 {
+            "hover_input_utf8"
+        } else {
+            "hover_input_utf16"
+        };
+        insta::assert_json_snapshot!(name, c.redact(&h));
+        c.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hover_interpreter_and_chain() {
+    let (_d, root) = common::project();
+    let mut c = Client::start(&root, false).await;
+    let rt = runtime(&root);
+    c.open(&rt).await;
+    let text = std::fs::read_to_string(&rt).unwrap();
+    let h = hover(&mut c, &rt, pos(&text, "venv_python", 2, false)).await;
+    insta::assert_json_snapshot!("hover_interpreter", c.redact(&h));
+    let e = echo(&root);
+    c.open(&e).await;
+    let text = std::fs::read_to_string(&e).unwrap();
+    let h = hover(&mut c, &e, pos(&text, "rt/py_rt", 1, false)).await;
+    insta::assert_json_snapshot!("hover_executor_chain", c.redact(&h));
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn did_change_then_hover_sees_new_text() {
+    let (_d, root) = common::project();
+    let mut c = Client::start(&root, false).await;
+    let g = greet(&root);
+    c.open(&g).await;
+    let text = std::fs::read_to_string(&g).unwrap();
+    let start = pos(&text, "Who — the person 🥝", 0, false);
+    let end = pos(&text, "</input>", 0, false);
+    c.notify(
+        "textDocument/didChange",
+        json!({
+            "textDocument": {"uri": uri(&g), "version": 2},
+            "contentChanges": [{"range": {"start": start, "end": end}, "text": "The friend — changed"}]
+        }),
+    )
+    .await;
+    // No wait between the change and the hover.
+    let h = hover(&mut c, &g, pos(&text, "{input:who} freundlich", 3, false)).await;
+    let md = h["contents"]["value"].as_str().unwrap_or("");
+    assert!(md.contains("The friend — changed"), "{h}");
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn venv_appearing_changes_hover_and_diagnostics() {
+    let (_d, root) = common::project();
+    let mut c = Client::start(&root, true).await;
+    c.indexed().await;
+    let rt = runtime(&root);
+    // The index published it (received before the end of the indexing progress).
+    let d = c.diagnostics(&rt).await;
+    assert_eq!(codes(&d), ["E408"], "{d}");
+    c.open(&rt).await;
+    let d = c.diagnostics(&rt).await;
+    assert_eq!(codes(&d), ["E408"], "{d}");
+    let text = std::fs::read_to_string(&rt).unwrap();
+    let at = pos(&text, "venv_python", 2, true);
+    let before = hover(&mut c, &rt, at.clone()).await;
+    assert!(before["contents"]["value"]
+        .as_str()
+        .unwrap()
+        .contains("fallback"));
+    let ok = std::process::Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(root.join(".venv"))
+        .status()
+        .expect("python3 -m venv");
+    assert!(ok.success());
+    c.seen.clear();
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": uri(&root.join(".venv/bin/python")), "type": 1}]}),
+    )
+    .await;
+    let d = c.diagnostics(&rt).await;
+    assert!(codes(&d).is_empty(), "{d}");
+    let after = hover(&mut c, &rt, at).await;
+    let md = after["contents"]["value"].as_str().unwrap();
+    assert!(md.contains("winner"), "{md}");
+    assert!(
+        md.contains(&format!("{}/.venv/bin/python", root.display())),
+        "{md}"
+    );
+    let hints = c
+        .call(
+            "textDocument/inlayHint",
+            json!({"textDocument": {"uri": uri(&rt)}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 30, "character": 0}}}),
+        )
+        .await;
+    assert_eq!(
+        hints[0]["label"],
+        json!(format!("→ {}/.venv/bin/python", root.display()))
+    );
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn code_lenses_and_run_tool_with_progress() {
+    let (_d, root) = common::project();
+    let mut c = Client::start(&root, true).await;
+    let e = echo(&root);
+    c.open(&e).await;
+    let lenses = c
+        .call(
+            "textDocument/codeLens",
+            json!({"textDocument": {"uri": uri(&e)}}),
+        )
+        .await;
+    insta::assert_json_snapshot!("code_lenses_tool", c.redact(&lenses));
+    let g = greet(&root);
+    c.open(&g).await;
+    let lenses = c
+        .call(
+            "textDocument/codeLens",
+            json!({"textDocument": {"uri": uri(&g)}}),
+        )
+        .await;
+    insta::assert_json_snapshot!("code_lenses_directive", c.redact(&lenses));
+
+    let mut arg = json!({"uri": uri(&e), "parameters": {"name": "kiwi"}});
+    arg["id"] = json!("text/echo");
+    let r = c
+        .call(
+            "workspace/executeCommand",
+            json!({"command": "kiwi.runTool", "arguments": [arg], "workDoneToken": "run-1"}),
+        )
+        .await;
+    assert_eq!(r["exit_code"], json!(0), "{r}");
+    assert!(r.to_string().contains("hello kiwi"), "{r}");
+    let progress: Vec<Value> = c
+        .seen
+        .iter()
+        .filter(|m| m["method"] == "$/progress" && m["params"]["token"] == "run-1")
+        .map(|m| m["params"]["value"].clone())
+        .collect();
+    assert_eq!(
+        progress.first().map(|p| p["kind"].clone()),
+        Some(json!("begin"))
+    );
+    // The end may arrive after the response.
+    c.wait_for(|m| {
+        m["method"] == "$/progress"
+            && m["params"]["token"] == "run-1"
+            && m["params"]["value"]["kind"] == "end"
+    })
+    .await;
+    assert!(
+        progress.iter().any(|p| p["message"] == "line one"),
+        "{progress:?}"
+    );
+    assert!(c
+        .seen
+        .iter()
+        .any(|m| m["method"] == "window/logMessage" && m["params"]["message"] == "hello kiwi"));
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_tool_is_cancellable() {
+    let (_d, root) = common::project();
+    let mut c = Client::start(&root, true).await;
+    c.indexed().await;
+    let id = c
+        .send(
+            "workspace/executeCommand",
+            json!({"command": "kiwi.runTool", "arguments": [{"id": "text/slow"}], "workDoneToken": 7}),
+        )
+        .await;
+    c.wait_for(|m| m["method"] == "$/progress" && m["params"]["value"]["message"] == "started")
+        .await;
+    let t0 = std::time::Instant::now();
+    c.notify("window/workDoneProgress/cancel", json!({"token": 7}))
+        .await;
+    let r = c.response(id).await;
+    assert!(t0.elapsed() < std::time::Duration::from_secs(10));
+    assert!(r["result"].to_string().contains("cancel"), "{r}");
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn show_environment_and_validate() {
+    let (_d, root) = common::project();
+    let mut c = Client::start(&root, true).await;
+    c.indexed().await;
+    let r = c
+        .call(
+            "workspace/executeCommand",
+            json!({"command": "kiwi.showEnvironment", "arguments": [{"id": "text/echo"}]}),
+        )
+        .await;
+    assert!(r["markdown"].as_str().unwrap().contains("rt/py_rt"), "{r}");
+    let r = c
+        .call(
+            "workspace/executeCommand",
+            json!({"command": "kiwi.validate", "arguments": [{"uri": uri(&greet(&root))}]}),
+        )
+        .await;
+    assert_eq!(r["valid"], json!(false));
+    assert_eq!(r["diagnostics"][0]["code"], json!("K003"));
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn definition_symbols_completion_inlay_actions() {
+    for utf8 in [true, false] {
+        let (_d, root) = common::project();
+        let mut c = Client::start(&root, utf8).await;
+        c.indexed().await;
+        let g = greet(&root);
+        c.open(&g).await;
+        let text = std::fs::read_to_string(&g).unwrap();
+        let sfx = if utf8 { "utf8" } else { "utf16" };
+        let doc = json!({"uri": uri(&g)});
+
+        let def = c
+            .call(
+                "textDocument/definition",
+                json!({"textDocument": doc, "position": pos(&text, "{input:who} freundlich", 8, utf8)}),
+            )
+            .await;
+        insta::assert_json_snapshot!(format!("definition_input_{sfx}"), c.redact(&def));
+        let def = c
+            .call(
+                "textDocument/definition",
+                json!({"textDocument": doc, "position": pos(&text, "text/echo", 2, utf8)}),
+            )
+            .await;
+        insta::assert_json_snapshot!(format!("definition_item_{sfx}"), c.redact(&def));
+
+        let syms = c
+            .call("textDocument/documentSymbol", json!({"textDocument": doc}))
+            .await;
+        insta::assert_json_snapshot!(format!("symbols_{sfx}"), c.redact(&syms));
+
+        // Completion of input names after `{input:` on the multi-byte line.
+        let edited = text.replace("{input:who} freundlich", "{input:w freundlich");
+        c.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri(&g), "version": 2}, "contentChanges": [{"text": edited}]}),
+        )
+        .await;
+        let comp = c
+            .call(
+                "textDocument/completion",
+                json!({"textDocument": doc, "position": pos(&edited, "{input:w freundlich", 8, utf8)}),
+            )
+            .await;
+        insta::assert_json_snapshot!(format!("completion_input_{sfx}"), c.redact(&comp));
+
+        // The K003 fix as a code action.
+        let at = pos(&edited, "text/ecko", 0, utf8);
+        let actions = c
+            .call(
+                "textDocument/codeAction",
+                json!({"textDocument": doc, "range": {"start": at, "end": at}, "context": {"diagnostics": []}}),
+            )
+            .await;
+        insta::assert_json_snapshot!(format!("code_actions_{sfx}"), c.redact(&actions));
+
+        let ws = c.call("workspace/symbol", json!({"query": "echo"})).await;
+        insta::assert_json_snapshot!(format!("workspace_symbols_{sfx}"), c.redact(&ws));
+        c.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn completion_resolver_types_and_inlay_hint() {
+    let (_d, root) = common::project();
+    let mut c = Client::start(&root, true).await;
+    let rt = runtime(&root);
+    c.open(&rt).await;
+    let text = std::fs::read_to_string(&rt).unwrap();
+    let hints = c
+        .call(
+            "textDocument/inlayHint",
+            json!({"textDocument": {"uri": uri(&rt)}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 30, "character": 0}}}),
+        )
+        .await;
+    insta::assert_json_snapshot!("inlay_hints", c.redact(&hints));
+    let comp = c
+        .call(
+            "textDocument/completion",
+            json!({"textDocument": {"uri": uri(&rt)}, "position": pos(&text, "venv_python", 4, true)}),
+        )
+        .await;
+    let labels: Vec<&str> = comp
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|i| i["label"].as_str())
+        .collect();
+    assert!(
+        labels.contains(&"venv_python") && labels.contains(&"system_binary"),
+        "{labels:?}"
+    );
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_outside_ai_are_ignored() {
+    let (_d, root) = common::project();
+    let mut c = Client::start(&root, true).await;
+    let other = root.join("notes.md");
+    std::fs::write(&other, "# not an item\n").unwrap();
+    c.open(&other).await;
+    let h = hover(&mut c, &other, json!({"line": 0, "character": 2})).await;
+    assert_eq!(h, Value::Null);
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_handler_does_not_kill_the_server() {
+    let (_d, root) = common::project();
+    let mut c = Client::start(&root, true).await;
+    let r = c.request("kiwi/_panic", json!({})).await;
+    assert_eq!(r["error"]["code"], json!(-32603), "{r}");
+    let r = c
+        .request("workspace/symbol", json!({"query": "echo"}))
+        .await;
+    assert!(r.get("result").is_some(), "{r}");
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crlf_documents_and_incremental_edits() {
+    let (_d, root) = common::project();
+    let g = greet(&root);
+    let text = std::fs::read_to_string(&g).unwrap().replace('\n', "\r\n");
+    std::fs::write(&g, &text).unwrap();
+    let mut c = Client::start(&root, false).await;
+    c.open(&g).await;
+    let at = pos(&text, "{input:who} freundlich", 3, false);
+    let h = hover(&mut c, &g, at.clone()).await;
+    let line = at["line"].clone();
+    assert_eq!(h["range"]["start"]["line"], line, "{h}");
+    assert_eq!(h["range"]["start"]["character"], json!(27), "{h}");
+    assert_eq!(h["range"]["end"]["character"], json!(38), "{h}");
+    // Two incremental edits in a row on the CRLF text, the second relative to the first;
+    // then a hover with no wait.
+    let p1 = pos(&text, "Who — the person", 0, false);
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri(&g), "version": 2}, "contentChanges": [
+            {"range": {"start": p1, "end": p1}, "text": "Dear "},
+            {"range": {"start": p1, "end": {"line": p1["line"], "character": p1["character"].as_u64().unwrap() + 5}}, "text": "Sweet\r\n"}
+        ]}),
+    )
+    .await;
+    // The placeholder moved one line down (the inserted CRLF).
+    let moved = json!({"line": line.as_u64().unwrap() + 1, "character": 30});
+    let h = hover(&mut c, &g, moved).await;
+    let md = h["contents"]["value"].as_str().unwrap_or("");
+    assert!(
+        md.contains("Sweet\r\nWho — the person") || md.contains("Sweet\nWho"),
+        "{h}"
+    );
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn k002_rename_is_a_file_rename() {
+    let (_d, root) = common::project();
+    let f = root.join(".ai/directives/hello.md");
+    let text = std::fs::read_to_string(greet(&root))
+        .unwrap()
+        .replace("name=\"greet\"", "name=\"greeting\"");
+    std::fs::write(&f, &text).unwrap();
+    let mut c = Client::start(&root, true).await;
+    c.indexed().await;
+    c.open(&f).await;
+    let at = pos(&text, "greeting", 2, true);
+    let actions = c
+        .call(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri(&f)}, "range": {"start": at, "end": at}, "context": {"diagnostics": []}}),
+        )
+        .await;
+    let k002: Vec<&Value> = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["diagnostics"][0]["code"] == "K002")
+        .collect();
+    insta::assert_json_snapshot!("k002_actions", c.redact(&json!(k002)));
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watched_item_files_update_the_workspace() {
+    let (_d, root) = common::project();
+    let mut c = Client::start(&root, true).await;
+    c.indexed().await;
+    let g = greet(&root);
+    let d = c.diagnostics(&g).await;
+    assert_eq!(codes(&d), ["K003"], "{d}");
+    // A tool named like the broken reference appears on disk.
+    let new = root.join(".ai/tools/text/ecko.py");
+    std::fs::copy(echo(&root), &new).unwrap();
+    c.seen.clear();
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": uri(&new), "type": 1}]}),
+    )
+    .await;
+    let d = c.diagnostics(&g).await;
+    assert!(codes(&d).is_empty(), "{d}");
+    // It goes away again: the reference breaks, and its own diagnostics are cleared.
+    std::fs::remove_file(&new).unwrap();
+    c.seen.clear();
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": uri(&new), "type": 3}]}),
+    )
+    .await;
+    let gone = c.diagnostics(&new).await;
+    assert_eq!(gone, json!([]));
+    let d = c.diagnostics(&g).await;
+    assert_eq!(codes(&d), ["K003"], "{d}");
+    c.shutdown().await;
+}

@@ -1,0 +1,6 @@
+//! The integration tests of kiwi-lsp, as one test binary (one link instead of one per file).
+
+mod common;
+mod e2e;
+mod incremental;
+mod init;
