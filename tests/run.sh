@@ -83,6 +83,9 @@ bash tests/nvim/run.sh "$kiwi"
 step "neovim plugin end to end (editors/neovim: setup{}, diagnostics, hover, lenses, :KiwiRun, :KiwiEnv, injections)"
 bash tests/nvim/plugin.sh "$kiwi"
 
+step "LSP under the capabilities of VS Code, Neovim 0.6-0.11 and Emacs (pytest-lsp)"
+bash tests/lsp/run.sh "$kiwi"
+
 step "MCP end to end (Python MCP SDK: initialize handshake, then server/discover)"
 venv=target/mcp-venv
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import mcp" 2>/dev/null; then

@@ -126,11 +126,15 @@ pub fn parse_item_incremental(
         .to_ascii_lowercase();
     let (text, parsed) = match std::str::from_utf8(bytes) {
         Ok(text) => {
+            // The builtin tools are embedded in the binary and checked once and for all by
+            // tests/it/builtin_items.rs: their file checks (a JSON Schema meta-validation,
+            // some 5 M instructions) would otherwise be paid by every `kiwi run`.
+            let file_checks = space != Space::Builtin;
             let parsed = match item_type {
                 ItemType::Directive => Parsed::Directive(Box::new(crate::directive::parse(text))),
                 ItemType::Knowledge => Parsed::Knowledge(Box::new(crate::knowledge::parse(text))),
                 ItemType::Tool if ext == "py" => {
-                    let (t, tree) = crate::tool::parse_python_incremental(text, old.as_ref());
+                    let (t, tree) = crate::tool::parse_python_with(text, old.as_ref(), file_checks);
                     *syntax = tree;
                     if !t.declares_anything() {
                         return None;
@@ -138,7 +142,7 @@ pub fn parse_item_incremental(
                     Parsed::Tool(Box::new(t))
                 }
                 ItemType::Tool => {
-                    let (t, tree) = crate::tool::parse_yaml_incremental(text, old.as_ref());
+                    let (t, tree) = crate::tool::parse_yaml_with(text, old.as_ref(), file_checks);
                     *syntax = tree;
                     Parsed::Tool(Box::new(t))
                 }

@@ -62,6 +62,8 @@ struct Shared {
     host: Host,
     cancels: Mutex<HashMap<String, CancellationToken>>,
     counter: AtomicU64,
+    /// Woken each time a workspace finishes loading (commands wait for their workspace).
+    loaded_notify: tokio::sync::Notify,
 }
 
 #[derive(Clone)]
@@ -126,6 +128,7 @@ impl Backend {
                 host: Host::from_process(),
                 cancels: Mutex::new(HashMap::new()),
                 counter: AtomicU64::new(0),
+                loaded_notify: tokio::sync::Notify::new(),
             }),
         }
     }
@@ -287,6 +290,7 @@ impl Backend {
             }
             Self::item_paths(&st, &key)
         };
+        self.shared.loaded_notify.notify_waiters();
         let n = paths.len();
         let what = match &key {
             Some(p) => p.display().to_string(),
@@ -624,8 +628,47 @@ impl Backend {
     // -----------------------------------------------------------------------------------
     // commands
 
+    /// Wait (up to a minute) until the workspaces being loaded are loaded: the one of `path`,
+    /// or all of them. A command issued right after opening a file (a lens clicked at once)
+    /// would otherwise see a workspace holding only the open documents.
+    async fn wait_loaded(&self, path: Option<&Path>) {
+        let key: Option<Key> = match path {
+            Some(p) => match self.key_for(p) {
+                Some(k) => Some(k),
+                None => return, // not an item: the caller says so
+            },
+            None => None,
+        };
+        if let Some(k) = &key {
+            // A file never opened: its workspace may not be loading yet.
+            let start = self.ensure_ws(&mut self.lock(), k);
+            if start {
+                self.start_load(k.clone());
+            }
+        }
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let notified = self.shared.loaded_notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let st = self.lock();
+                let done = match &key {
+                    Some(k) => st.loaded.contains(k),
+                    None => st.loading.iter().all(|k| st.loaded.contains(k)),
+                };
+                if done {
+                    return;
+                }
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return; // answer from what there is
+            }
+        }
+    }
+
     /// The workspace and tool a command's argument names: `{uri}`, `{path}` or `{id}`.
-    fn command_target(
+    async fn command_target(
         &self,
         arg: &Json,
     ) -> std::result::Result<(Arc<Workspace>, Arc<Item>), String> {
@@ -636,6 +679,7 @@ impl Backend {
             .and_then(|u| to_path(&u))
             .or_else(|| arg.get("path").and_then(|p| p.as_str()).map(PathBuf::from));
         let id = arg.get("id").and_then(|i| i.as_str());
+        self.wait_loaded(path.as_deref()).await;
         let st = self.lock();
         if let Some(path) = path {
             let key = self
@@ -684,6 +728,7 @@ impl Backend {
     async fn run_tool(&self, arg: Json, token: Option<ProgressToken>) -> Result<Option<Json>> {
         let (ws, tool) = self
             .command_target(&arg)
+            .await
             .map_err(jsonrpc::Error::invalid_params)?;
         let params = arg
             .get("parameters")
@@ -765,6 +810,7 @@ impl Backend {
     async fn show_environment(&self, arg: Json) -> Result<Option<Json>> {
         let (ws, tool) = self
             .command_target(&arg)
+            .await
             .map_err(jsonrpc::Error::invalid_params)?;
         let md = blocking(move || ide::environment_markdown(&ws, &tool)).await?;
         self.client.log_message(MessageType::INFO, md.clone()).await;
@@ -796,6 +842,7 @@ impl Backend {
     async fn validate(&self, arg: Json) -> Result<Option<Json>> {
         let (ws, item) = self
             .command_target(&arg)
+            .await
             .map_err(jsonrpc::Error::invalid_params)?;
         let path = item.path.clone();
         let it = item.clone();

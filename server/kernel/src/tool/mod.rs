@@ -169,13 +169,23 @@ pub fn parse_python_incremental(
     text: &str,
     old: Option<&tree_sitter::Tree>,
 ) -> (ToolFile, Option<tree_sitter::Tree>) {
+    parse_python_with(text, old, true)
+}
+
+pub(crate) fn parse_python_with(
+    text: &str,
+    old: Option<&tree_sitter::Tree>,
+    file_checks: bool,
+) -> (ToolFile, Option<tree_sitter::Tree>) {
     let (fields, diagnostics, tree) = python::extract_incremental(text, old);
     let mut tool = ToolFile {
         format: ToolFormat::Python,
         fields,
         diagnostics,
     };
-    checks::check(&mut tool, text, &[]);
+    if file_checks {
+        checks::check(&mut tool, text, &[]);
+    }
     normalize(&mut tool.diagnostics);
     (tool, tree)
 }
@@ -192,6 +202,16 @@ pub fn parse_yaml(text: &str) -> ToolFile {
 pub fn parse_yaml_incremental(
     text: &str,
     old: Option<&tree_sitter::Tree>,
+) -> (ToolFile, Option<tree_sitter::Tree>) {
+    parse_yaml_with(text, old, true)
+}
+
+/// The parse, with or without the checks that need only this file (see
+/// [`crate::workspace::parse_item_incremental`] for who leaves them out).
+pub(crate) fn parse_yaml_with(
+    text: &str,
+    old: Option<&tree_sitter::Tree>,
+    file_checks: bool,
 ) -> (ToolFile, Option<tree_sitter::Tree>) {
     let (doc, tree) = crate::yaml::parse_incremental(text, 0, old);
     let mut diagnostics: Vec<Diagnostic> = doc
@@ -238,7 +258,9 @@ pub fn parse_yaml_incremental(
         fields,
         diagnostics,
     };
-    checks::check(&mut tool, text, &unreadable);
+    if file_checks {
+        checks::check(&mut tool, text, &unreadable);
+    }
     normalize(&mut tool.diagnostics);
     (tool, tree)
 }

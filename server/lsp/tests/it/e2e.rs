@@ -517,3 +517,33 @@ async fn watched_item_files_update_the_workspace() {
     assert_eq!(codes(&d), ["K003"], "{d}");
     c.shutdown().await;
 }
+
+/// A lens clicked at once after opening a tool, while the workspace is still being indexed:
+/// the command waits for the index instead of failing with "executor … exists in no space"
+/// (found by tests/lsp, pytest-lsp with Neovim 0.6's capabilities).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_command_waits_for_the_index() {
+    let (_d, root) = common::project();
+    // Enough items that indexing takes a while.
+    let many = root.join(".ai/knowledge/many");
+    std::fs::create_dir_all(&many).unwrap();
+    for i in 0..3000 {
+        std::fs::write(
+            many.join(format!("n{i}.md")),
+            format!("---\nid: many/n{i}\ntitle: Note {i}\nentry_type: reference\n---\n\n# Note {i}\n\nText.\n"),
+        )
+        .unwrap();
+    }
+    let mut c = Client::start(&root, true).await;
+    let e = echo(&root);
+    c.open(&e).await;
+    let r = c
+        .call(
+            "workspace/executeCommand",
+            json!({"command": "kiwi.runTool", "arguments": [{"uri": uri(&e)}]}),
+        )
+        .await;
+    assert_eq!(r["exit_code"], json!(0), "{r}");
+    assert!(r.to_string().contains("hello world"), "{r}");
+    c.shutdown().await;
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# `kiwi lsp` under the recorded capabilities of VS Code, Neovim 0.6-0.11 and Emacs (pytest-lsp).
+# Installs pytest-lsp into target/lsp-venv (idempotent).
+# Usage: bash tests/lsp/run.sh [path/to/kiwi] [pytest args...]
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+kiwi="${1:-}"
+[ $# -gt 0 ] && shift
+if [ -z "$kiwi" ]; then
+  cargo build -q -p kiwi --locked --manifest-path "$repo/Cargo.toml"
+  kiwi="${CARGO_TARGET_DIR:-$repo/target}/debug/kiwi"
+fi
+
+venv="$repo/target/lsp-venv"
+# cattrs 25 breaks lsprotocol 2025.0.0 on some initialize results (../shared/clients/README.md).
+if [ ! -x "$venv/bin/pytest" ] || ! "$venv/bin/python" -c "import pytest_lsp" 2>/dev/null; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check "pytest-lsp==1.0.1" "cattrs<25"
+fi
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+cp "$kiwi" "$work/kiwi"
+cp -r "$repo/fixtures/lsp" "$work/proj"
+python3 -m venv --without-pip "$work/proj/.venv"
+mkdir -p "$work/user"
+
+KIWI_BIN="$work/kiwi" KIWI_LSP_PROJECT="$(cd "$work/proj" && pwd -P)" KIWI_USERSPACE_DIR="$work/user" \
+  "$venv/bin/pytest" -q -p no:cacheprovider -c "$here/pytest.ini" "$here/test_clients.py" "$@"

@@ -1,0 +1,251 @@
+"""`kiwi lsp` under the capabilities of real clients (pytest-lsp's recorded sets: VS Code,
+Neovim 0.6 to 0.11, Emacs/eglot).
+
+Run with `bash tests/lsp/run.sh [path/to/kiwi]`. Each test runs once per client. Besides what
+each test asserts, pytest-lsp checks every answer against the client's capabilities (completion
+items, work-done progress, ...) and fails the test on a mismatch, and these tests fail when the
+server sends a request the client did not declare support for.
+"""
+
+import asyncio
+import json
+import os
+import pathlib
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp.client import make_test_lsp_client
+
+KIWI = os.environ["KIWI_BIN"]
+PROJECT = pathlib.Path(os.environ["KIWI_LSP_PROJECT"])
+DIRECTIVE = PROJECT / ".ai/directives/greet.md"
+RUNTIME = PROJECT / ".ai/tools/rt/py_rt.py"
+TOOL = PROJECT / ".ai/tools/text/echo.py"
+
+CLIENTS = [
+    "visual-studio-code@v1.65.2",
+    "neovim@v0.6.1",
+    "neovim@v0.7.0",
+    "neovim@v0.8.0",
+    "neovim@v0.9.1",
+    "neovim@v0.10.0",
+    "neovim@v0.11.0",
+    "emacs@v29.1",
+]
+
+# Server-to-client requests and the client capability each one needs.
+NEEDS = {
+    types.CLIENT_REGISTER_CAPABILITY: "workspace.didChangeWatchedFiles.dynamicRegistration",
+    types.WORKSPACE_CODE_LENS_REFRESH: "workspace.codeLens.refreshSupport",
+    types.WORKSPACE_INLAY_HINT_REFRESH: "workspace.inlayHint.refreshSupport",
+}
+
+
+def make_client() -> LanguageClient:
+    client = make_test_lsp_client()
+    client.server_requests = []  # type: ignore[attr-defined]
+
+    def recorder(method: str):
+        def handle(ls: LanguageClient, params: Any):
+            ls.server_requests.append((method, params))  # type: ignore[attr-defined]
+            return None
+
+        return handle
+
+    for method in NEEDS:
+        client.feature(method)(recorder(method))
+    return client
+
+
+def capability(caps: types.ClientCapabilities, dotted: str) -> bool:
+    value: Any = caps
+    for part in dotted.split("."):
+        value = getattr(value, {"didChangeWatchedFiles": "did_change_watched_files",
+                                "dynamicRegistration": "dynamic_registration",
+                                "codeLens": "code_lens", "inlayHint": "inlay_hint",
+                                "refreshSupport": "refresh_support"}.get(part, part), None)
+        if value is None:
+            return False
+    return bool(value)
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=[KIWI, "lsp"], client_factory=make_client),
+    params=CLIENTS,
+)
+async def client(lsp_client: LanguageClient, request):
+    result = await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities(request.param),
+            root_uri=PROJECT.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=PROJECT.as_uri(), name="proj")],
+        )
+    )
+    lsp_client.init_result = result  # type: ignore[attr-defined]
+    yield
+    # No request the client cannot handle, whatever happened in the test.
+    for method, _ in lsp_client.server_requests:  # type: ignore[attr-defined]
+        assert capability(lsp_client.capabilities, NEEDS[method]), (
+            f"the server sent {method} to {request.param}, which does not declare {NEEDS[method]}"
+        )
+    await lsp_client.shutdown_session()
+
+
+def encoding(client: LanguageClient) -> str:
+    return client.init_result.capabilities.position_encoding or "utf-16"  # type: ignore[attr-defined]
+
+
+def position(client: LanguageClient, path: pathlib.Path, needle: str, delta: int = 0) -> types.Position:
+    """The position of `needle` (+ delta characters) in the encoding the server negotiated."""
+    text = path.read_text(encoding="utf-8")
+    off = text.index(needle) + delta
+    line = text.count("\n", 0, off)
+    prefix = text[text.rfind("\n", 0, off) + 1 : off]
+    if encoding(client) == "utf-8":
+        col = len(prefix.encode("utf-8"))
+    else:
+        col = len(prefix.encode("utf-16-le")) // 2
+    return types.Position(line=line, character=col)
+
+
+def open_file(client: LanguageClient, path: pathlib.Path) -> str:
+    uri = path.as_uri()
+    language = "markdown" if path.suffix == ".md" else "python"
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id=language, version=1, text=path.read_text(encoding="utf-8")
+            )
+        )
+    )
+    return uri
+
+
+async def diagnostics_for(client: LanguageClient, uri: str, until=lambda diags: True) -> list[types.Diagnostic]:
+    """The diagnostics last published for `uri`, once `until` holds for them (20 s at most)."""
+
+    async def wait():
+        while uri not in client.diagnostics or not until(list(client.diagnostics[uri])):
+            await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        return list(client.diagnostics[uri])
+
+    try:
+        return await asyncio.wait_for(wait(), 20)
+    except asyncio.TimeoutError:
+        raise AssertionError(f"diagnostics for {uri}: {client.diagnostics.get(uri)}") from None
+
+
+async def test_position_encoding_is_negotiated(client: LanguageClient):
+    general = client.capabilities.general
+    offered = (general.position_encodings if general else None) or []
+    expected = "utf-8" if types.PositionEncodingKind.Utf8 in offered else "utf-16"
+    assert encoding(client) == expected
+
+
+async def test_diagnostics_with_codes_and_ranges(client: LanguageClient):
+    uri = open_file(client, DIRECTIVE)
+    diags = await diagnostics_for(client, uri)
+    by_code = {d.code: d for d in diags}
+    assert "K003" in by_code, [d.code for d in diags]
+    # The range covers the unknown id `text/ecko`, in the negotiated encoding.
+    start = position(client, DIRECTIVE, 'item_id="text/ecko"', len('item_id="'))
+    assert by_code["K003"].range.start == start
+    assert by_code["K003"].source == "kiwi"
+
+
+async def test_hover_on_input_placeholder(client: LanguageClient):
+    uri = open_file(client, DIRECTIVE)
+    # After the emoji: a wrong encoding would land elsewhere.
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=position(client, DIRECTIVE, "{input:who} freundlich", 3),
+        )
+    )
+    assert hover is not None
+    assert "input `who`" in hover.contents.value
+
+
+async def test_hover_on_interpreter_shows_project_venv(client: LanguageClient):
+    uri = open_file(client, RUNTIME)
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=position(client, RUNTIME, "venv_python", 2),
+        )
+    )
+    assert hover is not None
+    assert f"{PROJECT}/.venv/bin/python" in hover.contents.value
+
+
+async def test_run_lens_executes_the_tool(client: LanguageClient):
+    uri = open_file(client, TOOL)
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    titles = [lens.command.title for lens in lenses or [] if lens.command]
+    assert "▶ Run" in titles, titles
+    run = next(lens.command for lens in lenses if lens.command and lens.command.title == "▶ Run")
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=run.command, arguments=run.arguments)
+    )
+    assert isinstance(result, dict) and result.get("exit_code") == 0, result
+    assert "hello world" in json.dumps(result)
+
+
+async def test_completion_of_tool_ids(client: LanguageClient):
+    uri = open_file(client, DIRECTIVE)
+    await diagnostics_for(client, uri)  # the project is indexed
+    result = await client.text_document_completion_async(
+        types.CompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=position(client, DIRECTIVE, 'item_id="text/echo"', len('item_id="text/')),
+        )
+    )
+    items = result.items if isinstance(result, types.CompletionList) else (result or [])
+    assert "text/echo" in [i.label for i in items] or "echo" in [i.label for i in items], [
+        i.label for i in items
+    ]
+
+
+async def test_symbols_and_inlay_hints(client: LanguageClient):
+    uri = open_file(client, DIRECTIVE)
+    symbols = await client.text_document_document_symbol_async(
+        types.DocumentSymbolParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    names = json.dumps([getattr(s, "name", None) for s in symbols or []])
+    assert "greet" in names, names
+    rt = open_file(client, RUNTIME)
+    hints = await client.text_document_inlay_hint_async(
+        types.InlayHintParams(
+            text_document=types.TextDocumentIdentifier(uri=rt),
+            range=types.Range(start=types.Position(0, 0), end=types.Position(40, 0)),
+        )
+    )
+    labels = json.dumps([h.label if isinstance(h.label, str) else [p.label for p in h.label] for h in hints or []])
+    assert ".venv/bin/python" in labels, labels
+
+
+async def test_incremental_edit_then_hover_sees_new_text(client: LanguageClient):
+    uri = open_file(client, DIRECTIVE)
+    await diagnostics_for(client, uri, lambda ds: "K003" in [d.code for d in ds])
+    # Fix the unknown id with an incremental change; the K003 goes away.
+    start = position(client, DIRECTIVE, 'item_id="text/ecko"', len('item_id="text/'))
+    end = types.Position(line=start.line, character=start.character + len("ecko"))
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[
+                types.TextDocumentContentChangePartial(range=types.Range(start=start, end=end), text="echo")
+            ],
+        )
+    )
+    await diagnostics_for(client, uri, lambda ds: "K003" not in [d.code for d in ds])
+    # ... and a hover right after the edit answers from the new text.
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=start)
+    )
+    assert hover is not None and "text/echo" in hover.contents.value, hover
