@@ -125,6 +125,12 @@ pub struct Index {
     avg_len: f32,
     /// (type, id) -> space of the winning item.
     winners: HashMap<(ItemType, String), Space>,
+    /// Term numbers in the order of their text: the terms a query term begins are a range.
+    sorted_terms: Box<[u32]>,
+    /// Term numbers by their length in characters: a typo's candidates are a few buckets.
+    by_len: Vec<Vec<u32>>,
+    /// Lowercased id, name and bare id -> the documents that have it (each once).
+    exact: HashMap<String, Vec<u32>>,
 }
 
 impl Index {
@@ -195,6 +201,7 @@ impl Index {
             ];
             idx.add(ItemType::System, s.id.to_string(), None, None, m, &fields);
         }
+        idx.finish_lookups();
         idx.docs.shrink_to_fit();
         idx.terms.shrink_to_fit();
         idx.postings.shrink_to_fit();
@@ -269,6 +276,40 @@ impl Index {
         });
     }
 
+    /// The lookups that keep a query from scanning every term and every document.
+    fn finish_lookups(&mut self) {
+        let mut sorted: Vec<u32> = (0..self.terms.len() as u32).collect();
+        sorted.sort_unstable_by(|a, b| self.terms[*a as usize].cmp(&self.terms[*b as usize]));
+        self.sorted_terms = sorted.into_boxed_slice();
+        let mut by_len: Vec<Vec<u32>> = Vec::new();
+        for (i, t) in self.terms.iter().enumerate() {
+            let n = t.chars().count();
+            if by_len.len() <= n {
+                by_len.resize_with(n + 1, Vec::new);
+            }
+            by_len[n].push(i as u32);
+        }
+        for b in &mut by_len {
+            b.shrink_to_fit();
+        }
+        self.by_len = by_len;
+        let mut exact: HashMap<String, Vec<u32>> = HashMap::new();
+        for (i, d) in self.docs.iter().enumerate() {
+            let mut keys = vec![
+                d.id.to_lowercase(),
+                d.meta.name.to_lowercase(),
+                crate::ids::bare_name(&d.id).to_lowercase(),
+            ];
+            keys.sort_unstable();
+            keys.dedup();
+            for k in keys {
+                exact.entry(k).or_default().push(i as u32);
+            }
+        }
+        exact.shrink_to_fit();
+        self.exact = exact;
+    }
+
     pub fn len(&self) -> usize {
         self.docs.len()
     }
@@ -280,36 +321,50 @@ impl Index {
     /// The vocabulary terms a query term stands for, each with a weight: itself (1.0), else
     /// close spellings (typos) and longer words it begins.
     fn expand(&self, q: &str) -> Vec<(u32, f32)> {
-        let mut out = Vec::new();
-        if let Some(&t) = self.vocab.get(q) {
-            out.push((t, 1.0));
-        }
+        let exact = self.vocab.get(q).copied();
+        let mut out: Vec<(u32, f32)> = exact.map(|t| (t, 1.0)).into_iter().collect();
         let qn = q.chars().count();
         if qn < 3 {
             return out;
         }
-        let max_dist = if qn >= 8 { 2 } else { 1 };
-        for (i, term) in self.terms.iter().enumerate() {
-            if term == q {
-                continue;
+        let mut more = Vec::new();
+        // Longer words it begins: a range of the sorted terms.
+        let from = self
+            .sorted_terms
+            .partition_point(|&t| self.terms[t as usize].as_str() < q);
+        for &t in &self.sorted_terms[from..] {
+            let term = &self.terms[t as usize];
+            if !term.starts_with(q) {
+                break;
             }
-            let tn = term.chars().count();
-            if tn >= qn && term.starts_with(q) {
-                out.push((i as u32, 0.6));
-                continue;
-            }
-            if out.first().is_some_and(|(_, w)| *w == 1.0) || tn.abs_diff(qn) > max_dist {
-                continue;
-            }
-            // The bag distance (characters one has that the other lacks) is a lower bound of
-            // the edit distance, and cheap: most terms are ruled out without computing it.
-            if qn >= 4
-                && bag_distance_exceeds(q, term, max_dist).is_none_or(|far| !far)
-                && strsim::damerau_levenshtein(q, term) <= max_dist
-            {
-                out.push((i as u32, 0.7));
+            if term != q {
+                more.push((t, 0.6));
             }
         }
+        // Close spellings, only for a word the vocabulary lacks: terms of about its length.
+        let max_dist = if qn >= 8 { 2 } else { 1 };
+        if exact.is_none() && qn >= 4 {
+            let lens = qn.saturating_sub(max_dist)..=qn + max_dist;
+            for bucket in lens.filter_map(|n| self.by_len.get(n)) {
+                for &t in bucket {
+                    let term = &self.terms[t as usize];
+                    if term.starts_with(q) {
+                        continue; // a longer word it begins, above
+                    }
+                    // The bag distance (characters one has that the other lacks) is a lower
+                    // bound of the edit distance, and cheap: most terms are ruled out by it.
+                    if bag_distance_exceeds(q, term, max_dist).is_none_or(|far| !far)
+                        && strsim::damerau_levenshtein(q, term) <= max_dist
+                    {
+                        more.push((t, 0.7));
+                    }
+                }
+            }
+        }
+        // In term order after the word itself, as a scan of the vocabulary gave them (scores
+        // are sums: the same order gives the same floating-point result).
+        more.sort_unstable_by_key(|(t, _)| *t);
+        out.extend(more);
         out
     }
 
@@ -365,14 +420,11 @@ impl Index {
         }
         // An exact id or name match of the whole query comes first.
         let ql = query.trim().to_lowercase();
-        for (i, d) in self.docs.iter().enumerate() {
-            if wanted(d)
-                && !ql.is_empty()
-                && (lower_eq(&d.id, &ql)
-                    || lower_eq(&d.meta.name, &ql)
-                    || lower_eq(crate::ids::bare_name(&d.id), &ql))
-            {
-                *scores.entry(i as u32).or_insert(0.0) += 10.0;
+        if !ql.is_empty() {
+            for &i in self.exact.get(&ql).into_iter().flatten() {
+                if wanted(&self.docs[i as usize]) {
+                    *scores.entry(i).or_insert(0.0) += 10.0;
+                }
             }
         }
         let mut ranked: Vec<(u32, f32)> = scores.into_iter().filter(|(_, s)| *s > 0.0).collect();
@@ -460,15 +512,6 @@ fn bag_distance_exceeds(a: &str, b: &str, max: usize) -> Option<bool> {
     Some(a_more.max(b_more) > max)
 }
 
-/// `s.to_lowercase() == lower` (for a lowercased `lower`), without allocating for ASCII.
-fn lower_eq(s: &str, lower: &str) -> bool {
-    if s.is_ascii() {
-        s.eq_ignore_ascii_case(lower)
-    } else {
-        s.to_lowercase() == lower
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -514,6 +557,137 @@ mod tests {
         assert!(idx
             .search(ItemType::Knowledge, "zzzqqq", None, 10)
             .is_empty());
+    }
+
+    /// The expansion by scanning the whole vocabulary (the lookups replaced it).
+    fn expand_by_scan(idx: &Index, q: &str) -> Vec<(u32, f32)> {
+        let mut out = Vec::new();
+        if let Some(&t) = idx.vocab.get(q) {
+            out.push((t, 1.0));
+        }
+        let qn = q.chars().count();
+        if qn < 3 {
+            return out;
+        }
+        let max_dist = if qn >= 8 { 2 } else { 1 };
+        for (i, term) in idx.terms.iter().enumerate() {
+            if term == q {
+                continue;
+            }
+            let tn = term.chars().count();
+            if tn >= qn && term.starts_with(q) {
+                out.push((i as u32, 0.6));
+                continue;
+            }
+            if out.first().is_some_and(|(_, w)| *w == 1.0) || tn.abs_diff(qn) > max_dist {
+                continue;
+            }
+            if qn >= 4 && strsim::damerau_levenshtein(q, term) <= max_dist {
+                out.push((i as u32, 0.7));
+            }
+        }
+        out
+    }
+
+    /// Expansion through the lookups equals the scan, and so does the exact-match boost, on
+    /// the fixtures' text and on typos, prefixes and words of it.
+    #[test]
+    fn lookups_equal_the_scan() {
+        let mut files: Vec<(String, String)> = Vec::new();
+        let words = [
+            "deploy",
+            "deployment",
+            "deployer",
+            "delpoy",
+            "configure",
+            "configuration",
+            "cache",
+            "caching",
+            "cached",
+            "résumé",
+            "resume",
+            "naïve",
+            "kiwi",
+            "kiwis",
+            "greeting",
+            "greetings",
+            "gréeting",
+            "build",
+            "builder",
+            "biuld",
+        ];
+        for (i, w) in words.iter().enumerate() {
+            let other = words[(i * 7 + 3) % words.len()];
+            files.push((
+                format!("knowledge/k{i}/{w}.md"),
+                knowledge(
+                    &format!("{w} {other}"),
+                    other,
+                    &format!("About {w}: {other} and more."),
+                ),
+            ));
+        }
+        let refs: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        let (_d, ws) = ws_with(&refs);
+        let idx = Index::build(&ws);
+        // The fixtures' words and a sample of the rest of the vocabulary (builtin items).
+        let base: Vec<&String> = idx
+            .terms
+            .iter()
+            .enumerate()
+            .filter(|(i, t)| i % 40 == 0 || words.iter().any(|w| t.contains(w)))
+            .map(|(_, t)| t)
+            .collect();
+        let mut queries: Vec<String> = base.iter().map(|t| t.to_string()).collect();
+        for t in base {
+            let cs: Vec<char> = t.chars().collect();
+            let mut cuts = vec![1, cs.len() / 2, cs.len().saturating_sub(1)];
+            cuts.retain(|&c| c >= 1 && c < cs.len());
+            cuts.dedup();
+            for cut in cuts {
+                queries.push(cs[..cut].iter().collect()); // prefixes
+                let mut swapped = cs.clone();
+                swapped.swap(cut - 1, cut);
+                queries.push(swapped.iter().collect()); // transpositions
+                let mut dropped = cs.clone();
+                dropped.remove(cut);
+                queries.push(dropped.iter().collect()); // deletions
+            }
+            queries.push(format!("{t}x"));
+        }
+        for q in &queries {
+            assert_eq!(idx.expand(q), expand_by_scan(&idx, q), "expand({q:?})");
+        }
+        for w in words.iter().chain(["K3/CACHE", " Deploy ", "kiwi"].iter()) {
+            for t in [ItemType::Knowledge, ItemType::Tool] {
+                let ql = w.trim().to_lowercase();
+                let by_scan: Vec<u32> = idx
+                    .docs
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, d)| {
+                        d.item_type == t
+                            && (d.id.to_lowercase() == ql
+                                || d.meta.name.to_lowercase() == ql
+                                || crate::ids::bare_name(&d.id).to_lowercase() == ql)
+                    })
+                    .map(|(i, _)| i as u32)
+                    .collect();
+                let mut by_map: Vec<u32> = idx
+                    .exact
+                    .get(&ql)
+                    .into_iter()
+                    .flatten()
+                    .copied()
+                    .filter(|&i| idx.docs[i as usize].item_type == t)
+                    .collect();
+                by_map.sort_unstable();
+                assert_eq!(by_map, by_scan, "exact {w:?}");
+            }
+        }
     }
 
     #[test]

@@ -506,7 +506,19 @@ pub struct Workspace {
     suggest_ids: SuggestIds,
 }
 
-type SuggestIds = Arc<std::sync::Mutex<HashMap<(ItemType, Option<Space>), Arc<[String]>>>>;
+type SuggestIds = Arc<std::sync::Mutex<SuggestCache>>;
+
+/// What `suggest` computed, until the next change of the workspace: the candidate ids per
+/// type and space, and the suggestions per reference (a workspace often names the same
+/// missing id many times, and each scan covers every id).
+#[derive(Debug, Default)]
+struct SuggestCache {
+    ids: HashMap<(ItemType, Option<Space>), Arc<[String]>>,
+    suggestions: HashMap<(ItemType, Option<Space>, String), Vec<String>>,
+}
+
+/// At most this many references' suggestions are kept between changes.
+const SUGGESTIONS_KEPT: usize = 4096;
 
 impl Workspace {
     /// An empty workspace holding only the builtin space.
@@ -902,6 +914,15 @@ impl Workspace {
         reference: &str,
         only: Option<Space>,
     ) -> Vec<String> {
+        let key = (item_type, only, reference.to_string());
+        if let Some(hit) = self
+            .suggest_ids
+            .lock()
+            .ok()
+            .and_then(|c| c.suggestions.get(&key).cloned())
+        {
+            return hit;
+        }
         let ids = self.suggestable_ids(item_type, only);
         let mut suggestions: Vec<String> =
             crate::diag::closest_n(reference, ids.iter().map(String::as_str), 3)
@@ -916,6 +937,11 @@ impl Workspace {
                 if let Some(id) = ids.iter().find(|id| ids::bare_name(id) == b) {
                     suggestions.push(id.to_string());
                 }
+            }
+        }
+        if let Ok(mut cache) = self.suggest_ids.lock() {
+            if cache.suggestions.len() < SUGGESTIONS_KEPT {
+                cache.suggestions.insert(key, suggestions.clone());
             }
         }
         suggestions
@@ -941,13 +967,13 @@ impl Workspace {
         ids.sort();
         let ids: Arc<[String]> = ids.into();
         if let Ok(mut cache) = self.suggest_ids.lock() {
-            cache.insert(key, ids.clone());
+            cache.ids.insert(key, ids.clone());
         }
         ids
     }
 
     fn cached_ids(&self, key: &(ItemType, Option<Space>)) -> Option<Arc<[String]>> {
-        self.suggest_ids.lock().ok()?.get(key).cloned()
+        self.suggest_ids.lock().ok()?.ids.get(key).cloned()
     }
 }
 

@@ -184,3 +184,26 @@ fn e407_e408_resolution_outcomes() {
     let after = f.check(&[]);
     insta::assert_snapshot!(format!("{before}--- with ruby on PATH ---\n{after}"));
 }
+
+/// `suggest` keeps its answers until the workspace changes (it is asked the same missing id
+/// many times by a check): a removed item is no longer suggested.
+#[test]
+fn suggestions_follow_changes() {
+    use kiwi_kernel::ids::ItemType;
+    let f = Fixture::new(&format!(
+        "//- project/.ai/tools/docs/build.py\n{}",
+        tool("runtimes/python_runtime", "")
+    ));
+    let mut ws = f.workspace(&[]);
+    let suggest =
+        |ws: &kiwi_kernel::workspace::Workspace| ws.suggest(ItemType::Tool, "docs/biuld", None);
+    assert_eq!(suggest(&ws), vec!["docs/build".to_string()]);
+    assert_eq!(
+        suggest(&ws),
+        vec!["docs/build".to_string()],
+        "from the cache"
+    );
+    let path = f.project().join(".ai/tools/docs/build.py");
+    assert!(ws.remove(&path).is_some());
+    assert!(suggest(&ws).is_empty(), "{:?}", suggest(&ws));
+}
