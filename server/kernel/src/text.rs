@@ -71,8 +71,10 @@ pub struct Position {
 /// terminator belongs to the line it ends, so a column never points inside it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LineIndex {
-    /// Byte offset of the start of each line; always starts with 0.
-    starts: Vec<usize>,
+    /// Byte offset of the start of each line; always starts with 0. (`u32`: a language
+    /// server holds one per item, and half the size is megabytes at 10,000 items; items are
+    /// far below 4 GiB, and a larger offset saturates.)
+    starts: Vec<u32>,
     len: usize,
     /// Whether every byte is ASCII (columns are then equal in every encoding).
     ascii: bool,
@@ -82,20 +84,22 @@ impl LineIndex {
     pub fn new(text: &str) -> Self {
         let bytes = text.as_bytes();
         let mut starts = vec![0];
+        let at = |i: usize| u32::try_from(i).unwrap_or(u32::MAX);
         let mut i = 0;
         while i < bytes.len() {
             match bytes[i] {
-                b'\n' => starts.push(i + 1),
+                b'\n' => starts.push(at(i + 1)),
                 b'\r' => {
                     if bytes.get(i + 1) == Some(&b'\n') {
                         i += 1;
                     }
-                    starts.push(i + 1);
+                    starts.push(at(i + 1));
                 }
                 _ => {}
             }
             i += 1;
         }
+        starts.shrink_to_fit();
         LineIndex {
             starts,
             len: text.len(),
@@ -117,8 +121,8 @@ impl LineIndex {
 
     /// The byte range of line `line` including its terminator.
     pub fn line_range(&self, line: usize) -> Option<TextRange> {
-        let start = *self.starts.get(line)?;
-        let end = self.starts.get(line + 1).copied().unwrap_or(self.len);
+        let start = *self.starts.get(line)? as usize;
+        let end = self.starts.get(line + 1).map_or(self.len, |&s| s as usize);
         Some(TextRange::new(start, end))
     }
 
@@ -132,6 +136,7 @@ impl LineIndex {
 
     /// The zero-based line that holds `offset` (an offset past the end maps to the last line).
     pub fn line_of(&self, offset: usize) -> usize {
+        let offset = u32::try_from(offset).unwrap_or(u32::MAX);
         match self.starts.binary_search(&offset) {
             Ok(line) => line,
             Err(next) => next - 1,
@@ -143,7 +148,7 @@ impl LineIndex {
     pub fn position(&self, text: &str, offset: usize, enc: Encoding) -> Position {
         let offset = offset.min(self.len);
         let line = self.line_of(offset);
-        let start = self.starts[line];
+        let start = self.starts[line] as usize;
         let content = self
             .line_content_range(text, line)
             .map(|r| r.end)

@@ -988,7 +988,7 @@ pub fn set_release_free_memory(release: fn()) {
 /// Give the heap pages freed by a parse of many files (syntax trees, items not kept) back to
 /// the system: glibc keeps them in its per-thread arenas otherwise, and a long-running server
 /// would hold them for good.
-pub(crate) fn release_free_memory() {
+pub fn release_free_memory() {
     if let Some(release) = RELEASE_FREE_MEMORY.get() {
         release();
         return;

@@ -297,6 +297,8 @@ impl Backend {
             None => "the user space".into(),
         };
         self.publish(key, paths, None).await;
+        // Checking every item allocated and freed a lot; give that back now.
+        kiwi_kernel::workspace::release_free_memory();
         self.client
             .log_message(
                 MessageType::LOG,
