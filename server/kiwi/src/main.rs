@@ -21,8 +21,9 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 ///
 /// Arenas are committed on demand: eagerly committed, with transparent huge pages, resident
 /// memory grew in 2 MB steps (MCP at 10,000 items: 70 MB instead of 48-54 MB; LSP: 164 MB
-/// instead of 146 MB; didChange medians 2.0-3.6 ms over six runs, against 2.1-2.4 ms over
-/// three with eager commit). Disabling THP with `allow_thp` works as well, but mimalloc does it with a prctl that
+/// instead of 146 MB). The price is a little latency: over nine alternating pairs of
+/// `kiwi-bench lsp` runs, eager commit was faster in seven, medians 3.56 against 3.77 ms.
+/// Disabling THP with `allow_thp` works as well, but mimalloc does it with a prctl that
 /// every tool kiwi runs would inherit.
 #[used]
 #[link_section = ".init_array"]
