@@ -75,7 +75,15 @@ drop fuzz/target
 # Every end-to-end step below drives the release binary, the one users install.
 step "release build (kiwi, kiwi-bench)"
 cargo build --release --locked -p kiwi -p kiwi-bench
-kiwi="$target/release/kiwi"
+bin="$target/release"
+if [ "$lean" = 1 ]; then
+  # Keep the two binaries, not the build tree (kiwi-bench finds kiwi next to itself).
+  bin="$target/e2e-bin"
+  mkdir -p "$bin"
+  cp "$target/release/kiwi" "$target/release/kiwi-bench" "$bin/"
+  drop "$target/release"
+fi
+kiwi="$bin/kiwi"
 
 step "neovim end to end (kiwi lsp)"
 bash tests/nvim/run.sh "$kiwi"
@@ -101,6 +109,6 @@ step "VS Code end to end (the .vsix in code-server 4.139.1 = VS Code 1.139, head
 bash tests/vscode/run.sh "$kiwi"
 
 step "benchmarks (kiwi-bench all --quick: the figures of 09-quality §3 beside their targets; a missed target is reported, not failed)"
-"$target/release/kiwi-bench" all --quick
+"$bin/kiwi-bench" all --quick
 
 step "done"
