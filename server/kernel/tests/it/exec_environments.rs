@@ -1,6 +1,7 @@
 //! The execution environments against the real thing: bubblewrap and podman.
 //! They must be installed (tests/run.sh installs them); a missing one fails loudly.
 
+use crate::common::{rt, RunningContainer};
 use kiwi_kernel::exec::environments::{
     self, Container, ExecutionEnvironment, Local, Sandbox, Setup, HOST_ROOT_IMAGE,
 };
@@ -8,7 +9,6 @@ use kiwi_kernel::exec::process::ProcessSpec;
 use kiwi_kernel::exec::{CancellationToken, NullSink};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 const CANARIES: &[(&str, &str)] = &[
@@ -26,14 +26,6 @@ fn need(bin: &str, package: &str) {
         found,
         "`{bin}` is not installed: these tests need it. Install it with `apt-get install -y {package}` (tests/run.sh does)"
     );
-}
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
 }
 
 /// The server's environment, canaries included.
@@ -321,53 +313,6 @@ fn sandbox_timeout_ends_everything() {
 
 // ---------------------------------------------------------------------------------------
 // container (podman)
-
-fn podman(args: &[&str]) -> std::process::Output {
-    Command::new("podman")
-        .args(["--runtime", "runc"])
-        .args(args)
-        .output()
-        .expect("podman runs")
-}
-
-struct RunningContainer(String);
-
-impl RunningContainer {
-    fn start(name: &str, project: &Path) -> RunningContainer {
-        let _ = podman(&["rm", "--force", "--time", "0", name]);
-        let vol = format!("{}:{}", project.display(), project.display());
-        let out = podman(&[
-            "run",
-            "-d",
-            "--name",
-            name,
-            "--network",
-            "none",
-            "--ulimit",
-            "nofile=4096:4096",
-            "--ulimit",
-            "nproc=4096:4096",
-            "-v",
-            &vol,
-            "--rootfs",
-            "/:O",
-            "sleep",
-            "600",
-        ]);
-        assert!(
-            out.status.success(),
-            "podman could not start a container: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        RunningContainer(name.to_string())
-    }
-}
-
-impl Drop for RunningContainer {
-    fn drop(&mut self) {
-        let _ = podman(&["rm", "--force", "--time", "0", &self.0]);
-    }
-}
 
 #[test]
 fn container_runtime_answers() {

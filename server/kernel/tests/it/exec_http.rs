@@ -1,5 +1,6 @@
 //! The http_client primitive against a real HTTP server on 127.0.0.1 started by the test.
 
+use crate::common::rt;
 use kiwi_kernel::exec::http::{self, HttpBody, HttpSpec, Retry};
 use kiwi_kernel::exec::{CancellationToken, ErrorKind};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -116,14 +117,6 @@ async fn serve() -> Server {
         base: format!("http://{addr}"),
         flaky_hits,
     }
-}
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
 }
 
 #[test]

@@ -1,19 +1,12 @@
 //! The subprocess primitive against real processes: streaming, the environment, stdin,
 //! timeouts and cancellation that end the whole process group.
 
+use crate::common::rt;
 use kiwi_kernel::exec::process::{self, ProcessSpec};
 use kiwi_kernel::exec::{CancellationToken, NullSink, Stream};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 fn base_env() -> BTreeMap<String, String> {
     let mut env = BTreeMap::new();

@@ -2,7 +2,7 @@
 //! interpreters (a project `.venv` made by the test, node, bash), real environments.
 
 use crate::common;
-use common::Fixture;
+use common::{rt, Fixture};
 use kiwi_kernel::exec::{self, CancellationToken, ErrorKind, NullSink, Output, Request};
 use kiwi_kernel::ids::ItemType;
 use kiwi_kernel::workspace::{Lookup, Workspace};
@@ -89,14 +89,6 @@ fn tool(ws: &Workspace, id: &str) -> std::sync::Arc<kiwi_kernel::workspace::Item
         Lookup::Found(t) => t,
         other => panic!("no tool {id}: {other:?}"),
     }
-}
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
 }
 
 fn run(ws: &Workspace, id: &str, req: Request) -> Result<exec::RunResult, exec::ExecError> {
@@ -557,44 +549,7 @@ fn specific_runs_inside_the_named_running_container() {
             "    open('ran', 'w').write('x')\n"
         ),
     ));
-    let podman = |args: &[&str]| {
-        std::process::Command::new("podman")
-            .args(["--runtime", "runc"])
-            .args(args)
-            .output()
-            .expect("podman is installed (apt-get install -y podman runc)")
-    };
-    struct Remove<'a>(&'a dyn Fn(&[&str]) -> std::process::Output, String);
-    impl Drop for Remove<'_> {
-        fn drop(&mut self) {
-            let _ = (self.0)(&["rm", "--force", "--time", "0", &self.1]);
-        }
-    }
-    let vol = format!("{p}:{p}", p = f.root().display());
-    let out = podman(&[
-        "run",
-        "-d",
-        "--name",
-        &name,
-        "--network",
-        "none",
-        "--ulimit",
-        "nofile=4096:4096",
-        "--ulimit",
-        "nproc=4096:4096",
-        "-v",
-        &vol,
-        "--rootfs",
-        "/:O",
-        "sleep",
-        "600",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let _remove = Remove(&podman, name.clone());
+    let _container = common::RunningContainer::start(&name, f.root());
     let ws = ws(&f);
     let r = run(&ws, "pref/specific", Request::default()).unwrap();
     let p = process(&r);

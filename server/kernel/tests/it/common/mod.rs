@@ -170,3 +170,64 @@ pub fn render(item: &Item, diags: &[Diagnostic], root: &Path) -> String {
     }
     out
 }
+
+/// A multi-thread runtime for the execution tests.
+pub fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+// ---------------------------------------------------------------------------------------
+// podman, as `../shared/clients/README.md` runs it here (runc, the host root as rootfs)
+
+fn podman(args: &[&str]) -> std::process::Output {
+    std::process::Command::new("podman")
+        .args(["--runtime", "runc"])
+        .args(args)
+        .output()
+        .expect("podman is installed (apt-get install -y podman runc)")
+}
+
+pub struct RunningContainer(String);
+
+impl RunningContainer {
+    /// A long-running container `name` (`sleep 600`) with `project` mounted at its own path;
+    /// removed when dropped.
+    pub fn start(name: &str, project: &Path) -> RunningContainer {
+        let _ = podman(&["rm", "--force", "--time", "0", name]);
+        let vol = format!("{}:{}", project.display(), project.display());
+        let out = podman(&[
+            "run",
+            "-d",
+            "--name",
+            name,
+            "--network",
+            "none",
+            "--ulimit",
+            "nofile=4096:4096",
+            "--ulimit",
+            "nproc=4096:4096",
+            "-v",
+            &vol,
+            "--rootfs",
+            "/:O",
+            "sleep",
+            "600",
+        ]);
+        assert!(
+            out.status.success(),
+            "podman could not start a container: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        RunningContainer(name.to_string())
+    }
+}
+
+impl Drop for RunningContainer {
+    fn drop(&mut self) {
+        let _ = podman(&["rm", "--force", "--time", "0", &self.0]);
+    }
+}
