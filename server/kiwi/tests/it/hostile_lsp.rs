@@ -7,7 +7,7 @@
 
 use crate::common;
 
-use common::{copy_dir, repo, Proc};
+use common::{copy_dir, deep, repo, write_invalid_utf8_items, Proc};
 use serde_json::{json, Value as Json};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -429,35 +429,12 @@ fn a_ten_megabyte_directive_is_answered_in_bounded_time() {
     p.close();
 }
 
-fn deep(depth: usize, open: &str, close: &str) -> String {
-    format!("{}{}", open.repeat(depth), close.repeat(depth))
-}
-
 #[test]
 fn deep_nesting_and_invalid_utf8_on_disk() {
     let pr = project();
     let ai = pr.root.join(".ai");
     // On disk before the server starts: invalid UTF-8 in each kind of item.
-    std::fs::write(
-        ai.join("directives/bad_utf8.md"),
-        b"# x\n\n```xml\n<directive name=\"bad_utf8\" version=\"1.0.0\">\xff\xfe\xc3\x28</directive>\n```\n",
-    )
-    .unwrap();
-    std::fs::write(
-        ai.join("tools/text/bad_utf8.py"),
-        b"__version__ = \"1\xff\"\n",
-    )
-    .unwrap();
-    std::fs::write(
-        ai.join("tools/text/bad_utf8.yaml"),
-        b"version: \"\xc0\xaf\"\n",
-    )
-    .unwrap();
-    std::fs::write(
-        ai.join("knowledge/bad_utf8.md"),
-        b"---\nid: bad_utf8\ntitle: \xed\xa0\x80\n---\n",
-    )
-    .unwrap();
+    write_invalid_utf8_items(&ai);
     let mut p = common::lsp(&pr.root, &pr.user);
     healthy(&mut p);
     let r = p.request("workspace/symbol", json!({"query": "bad_utf8"}));

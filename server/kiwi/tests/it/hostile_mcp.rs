@@ -8,7 +8,7 @@
 
 use crate::common;
 
-use common::{copy_dir, repo, Proc};
+use common::{copy_dir, deep, repo, write_invalid_utf8_items, Proc};
 use serde_json::{json, Value as Json};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -197,30 +197,12 @@ fn malformed_json_rpc_gets_errors_and_the_server_lives_on() {
     p.close();
 }
 
-fn deep(depth: usize, open: &str, close: &str) -> String {
-    format!("{}{}", open.repeat(depth), close.repeat(depth))
-}
-
 #[test]
 fn deep_nesting_invalid_utf8_and_a_big_directive() {
     let pr = project();
     let ai = pr.root.join(".ai");
     let n = 10_000;
-    std::fs::write(
-        ai.join("directives/bad_utf8.md"),
-        b"# x\n\n```xml\n<directive name=\"bad_utf8\" version=\"1.0.0\">\xff\xfe\xc3\x28</directive>\n```\n",
-    )
-    .unwrap();
-    std::fs::write(
-        ai.join("tools/text/bad_utf8.py"),
-        b"__version__ = \"1\xff\"\n",
-    )
-    .unwrap();
-    std::fs::write(
-        ai.join("knowledge/bad_utf8.md"),
-        b"---\nid: bad_utf8\ntitle: \xed\xa0\x80\n---\n",
-    )
-    .unwrap();
+    write_invalid_utf8_items(&ai);
     std::fs::write(
         ai.join("directives/deep.md"),
         format!(

@@ -365,3 +365,29 @@ impl Proc {
         &res["structuredContent"]
     }
 }
+
+/// `open` `depth` times, then `close` as many times.
+pub fn deep(depth: usize, open: &str, close: &str) -> String {
+    format!("{}{}", open.repeat(depth), close.repeat(depth))
+}
+
+/// One item of each kind whose file is not valid UTF-8, under `ai` (a project's `.ai/`):
+/// `directives/bad_utf8.md`, `tools/text/bad_utf8.py`, `tools/text/bad_utf8.yaml`,
+/// `knowledge/bad_utf8.md`.
+pub fn write_invalid_utf8_items(ai: &Path) {
+    let files: [(&str, &[u8]); 4] = [
+        (
+            "directives/bad_utf8.md",
+            b"# x\n\n```xml\n<directive name=\"bad_utf8\" version=\"1.0.0\">\xff\xfe\xc3\x28</directive>\n```\n",
+        ),
+        ("tools/text/bad_utf8.py", b"__version__ = \"1\xff\"\n"),
+        ("tools/text/bad_utf8.yaml", b"version: \"\xc0\xaf\"\n"),
+        (
+            "knowledge/bad_utf8.md",
+            b"---\nid: bad_utf8\ntitle: \xed\xa0\x80\n---\n",
+        ),
+    ];
+    for (rel, bytes) in files {
+        std::fs::write(ai.join(rel), bytes).unwrap();
+    }
+}
