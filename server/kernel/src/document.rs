@@ -228,6 +228,22 @@ mod tests {
         }
     }
 
+    /// Found by the property test in CI: the two inserted `'''` leave a string unterminated,
+    /// and tree-sitter's error recovery along the re-used tree read a `CONFIG_SCHEMA` and a
+    /// `CONFIG` where a fresh parse (and so `kiwi check`) finds neither.
+    #[test]
+    fn error_recovery_equals_a_fresh_parse() {
+        check_edits(
+            ItemType::Tool,
+            "/p/.ai/tools/x/y.py",
+            PYTHON,
+            &[
+                (0.2208313145231159, 0, "'''executor_id: runtimes/http_runtime\n".into()),
+                (0.40863639977879923, 0, "'''CONFIG".into()),
+            ],
+        );
+    }
+
     #[test]
     fn the_tree_is_reused_and_follows_edits() {
         let mut doc = Document::new(PYTHON);

@@ -82,9 +82,18 @@ pub(crate) fn parse_tree(
     } else {
         ranges
     };
+    // tree-sitter recovers from a syntax error along the trees it re-uses, so an incremental
+    // parse of a text with errors may differ from a fresh one, and the editor would then
+    // report what `kiwi check` does not. Such texts are parsed afresh: at once when the
+    // previous tree had errors, or again when the incremental parse finds some.
+    let old = old.filter(|t| !t.root_node().has_error());
     let run = |parser: &mut Parser| -> Option<Tree> {
         parser.set_included_ranges(ranges).ok()?;
-        parser.parse(text, old)
+        let tree = parser.parse(text, old)?;
+        if old.is_some() && tree.root_node().has_error() {
+            return parser.parse(text, None);
+        }
+        Some(tree)
     };
     let shared = key.with(|cell| {
         let mut slot = cell.try_borrow_mut().ok()?;
