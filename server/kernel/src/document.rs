@@ -238,7 +238,11 @@ mod tests {
             "/p/.ai/tools/x/y.py",
             PYTHON,
             &[
-                (0.2208313145231159, 0, "'''executor_id: runtimes/http_runtime\n".into()),
+                (
+                    0.2208313145231159,
+                    0,
+                    "'''executor_id: runtimes/http_runtime\n".into(),
+                ),
                 (0.40863639977879923, 0, "'''CONFIG".into()),
             ],
         );
