@@ -223,11 +223,19 @@ fn tool(what: &str, text: &str, t: &crate::tool::ToolFile) {
     }
 }
 
-/// The Python tool extractor (tree-sitter-python, module-level metadata and checks).
+/// The Python tool extractor (module-level metadata and checks), and its two readers
+/// compared: the fast one for literals of the common shape, which `parse_python` tries
+/// first, must agree with tree-sitter-python, which an editor buffer always uses.
 pub fn python_tool(data: &[u8]) {
     let text = text(data);
     let t = crate::tool::parse_python(&text);
     tool("python tool", &text, &t);
+    let (slow, _) = crate::tool::parse_python_incremental(&text, None);
+    assert_eq!(
+        format!("{:?}{:?}", t.fields, t.diagnostics),
+        format!("{:?}{:?}", slow.fields, slow.diagnostics),
+        "the fast reader and tree-sitter disagree"
+    );
 }
 
 /// The YAML tool reader (tree-sitter-yaml, top-level keys and checks), and the YAML reader

@@ -104,7 +104,7 @@ pub fn parse_item(
     path: PathBuf,
     bytes: &[u8],
 ) -> Option<Item> {
-    parse_item_incremental(item_type, id, space, path, bytes, &mut None)
+    parse_item_with(item_type, id, space, path, bytes, None)
 }
 
 /// [`parse_item`] for a text being edited: `syntax` holds the tree-sitter tree of the
@@ -118,7 +118,21 @@ pub fn parse_item_incremental(
     bytes: &[u8],
     syntax: &mut Option<tree_sitter::Tree>,
 ) -> Option<Item> {
-    let old = syntax.take();
+    parse_item_with(item_type, id, space, path, bytes, Some(syntax))
+}
+
+/// `syntax`: `None` when no tree is wanted (a file read once: Python metadata of the common
+/// shape is then read without tree-sitter), else as for [`parse_item_incremental`].
+fn parse_item_with(
+    item_type: ItemType,
+    id: String,
+    space: Space,
+    path: PathBuf,
+    bytes: &[u8],
+    mut syntax: Option<&mut Option<tree_sitter::Tree>>,
+) -> Option<Item> {
+    let old = syntax.as_mut().and_then(|s| s.take());
+    let want_tree = syntax.is_some();
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
@@ -134,8 +148,11 @@ pub fn parse_item_incremental(
                 ItemType::Directive => Parsed::Directive(Box::new(crate::directive::parse(text))),
                 ItemType::Knowledge => Parsed::Knowledge(Box::new(crate::knowledge::parse(text))),
                 ItemType::Tool if ext == "py" => {
-                    let (t, tree) = crate::tool::parse_python_with(text, old.as_ref(), file_checks);
-                    *syntax = tree;
+                    let (t, tree) =
+                        crate::tool::parse_python_with(text, old.as_ref(), want_tree, file_checks);
+                    if let Some(s) = syntax {
+                        *s = tree;
+                    }
                     if !t.declares_anything() {
                         return None;
                     }
@@ -143,7 +160,9 @@ pub fn parse_item_incremental(
                 }
                 ItemType::Tool => {
                     let (t, tree) = crate::tool::parse_yaml_with(text, old.as_ref(), file_checks);
-                    *syntax = tree;
+                    if let Some(s) = syntax {
+                        *s = tree;
+                    }
                     Parsed::Tool(Box::new(t))
                 }
                 ItemType::System => return None,

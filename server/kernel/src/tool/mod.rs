@@ -8,6 +8,7 @@ use crate::value::{Value, ValueKind};
 
 mod checks;
 mod python;
+mod python_literal;
 #[cfg(test)]
 pub(crate) mod testing;
 #[cfg(test)]
@@ -160,7 +161,7 @@ impl ToolFile {
 /// wins), then the checks that need only this file. A file that assigns none of them is a
 /// helper module: no fields and no diagnostics.
 pub fn parse_python(text: &str) -> ToolFile {
-    parse_python_incremental(text, None).0
+    parse_python_with(text, None, false, true).0
 }
 
 /// [`parse_python`], re-using the syntax tree of the previous version of the text (edited
@@ -169,15 +170,18 @@ pub fn parse_python_incremental(
     text: &str,
     old: Option<&tree_sitter::Tree>,
 ) -> (ToolFile, Option<tree_sitter::Tree>) {
-    parse_python_with(text, old, true)
+    parse_python_with(text, old, true, true)
 }
 
+/// `want_tree`: the caller keeps the tree (an editor buffer); without it, metadata of the
+/// common shape is read without tree-sitter (`python_literal`), and no tree is returned.
 pub(crate) fn parse_python_with(
     text: &str,
     old: Option<&tree_sitter::Tree>,
+    want_tree: bool,
     file_checks: bool,
 ) -> (ToolFile, Option<tree_sitter::Tree>) {
-    let (fields, diagnostics, tree) = python::extract_incremental(text, old);
+    let (fields, diagnostics, tree) = python::extract_incremental(text, old, want_tree);
     let mut tool = ToolFile {
         format: ToolFormat::Python,
         fields,

@@ -49,9 +49,13 @@ static QUERY: LazyLock<Option<Compiled>> = LazyLock::new(|| {
 /// that have no place in a [`Value`]: a `**` spread in a dict, a dict key that is not a literal).
 /// Re-uses `old` (the tree of the previous version of the text, edited to
 /// follow the changes since); returns the new tree too, when it describes `text` as it is.
+///
+/// Without `want_tree`, statements of the common shape are read by
+/// [`super::python_literal`] instead, and no tree is returned.
 pub(crate) fn extract_incremental(
     text: &str,
     old: Option<&Tree>,
+    want_tree: bool,
 ) -> (Vec<FieldEntry>, Vec<Diagnostic>, Option<Tree>) {
     // A file that names none of the variables declares nothing: no need to parse it.
     if !FIELDS.iter().any(|f| text.contains(f.python)) {
@@ -88,6 +92,11 @@ pub(crate) fn extract_incremental(
     } else {
         text
     };
+    if !want_tree && !lone_cr {
+        if let Some(fields) = super::python_literal::read(text, &ranges) {
+            return (fields, Vec::new(), None);
+        }
+    }
     // A tree of the normalized text cannot follow edits of the real one.
     let old = if lone_cr { None } else { old };
     let Some(tree) = parse_tree(&PARSER, python_language, parse_text, &ranges, old) else {
@@ -442,7 +451,7 @@ fn describe(src: &str, n: Node) -> String {
 /// statements that can assign a field. A light scan that knows strings (all quotes),
 /// comments, brackets and backslash continuations, so that text inside a docstring or a
 /// bracket is never taken for a statement.
-fn candidate_ranges(text: &str) -> Vec<Range> {
+pub(super) fn candidate_ranges(text: &str) -> Vec<Range> {
     let b = text.as_bytes();
     let mut out = Vec::new();
     let mut i = if text.starts_with('\u{feff}') { 3 } else { 0 };
@@ -576,7 +585,7 @@ fn is_candidate(line: &str) -> bool {
     assigns && FIELDS.iter().any(|f| line.contains(f.python))
 }
 
-fn int_kind(text: &str, negative: bool) -> ValueKind {
+pub(super) fn int_kind(text: &str, negative: bool) -> ValueKind {
     let t: String = text
         .chars()
         .filter(|c| *c != '_')
@@ -609,7 +618,7 @@ fn int_kind(text: &str, negative: bool) -> ValueKind {
     }
 }
 
-fn float_kind(text: &str, negative: bool) -> ValueKind {
+pub(super) fn float_kind(text: &str, negative: bool) -> ValueKind {
     let t: String = text.chars().filter(|c| *c != '_').collect();
     if t.ends_with(['j', 'J']) {
         return ValueKind::NonLiteral("a complex number".to_string());
@@ -621,7 +630,7 @@ fn float_kind(text: &str, negative: bool) -> ValueKind {
 }
 
 /// The value of a Python string's text between its quotes.
-fn decode_string(raw: &str, is_raw: bool, bytes: bool) -> String {
+pub(super) fn decode_string(raw: &str, is_raw: bool, bytes: bool) -> String {
     let mut out = String::with_capacity(raw.len());
     let mut chars = raw.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
