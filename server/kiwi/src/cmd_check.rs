@@ -5,7 +5,7 @@ use anyhow::{bail, Context, Result};
 use kiwi_kernel::check;
 use kiwi_kernel::context::{find_project_root, Host};
 use kiwi_kernel::ids::Space;
-use kiwi_kernel::workspace::{Item, Workspace};
+use kiwi_kernel::workspace::{path_order, Item, Workspace};
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -109,8 +109,11 @@ pub fn run(paths: &[PathBuf], format: Format) -> Result<ExitCode> {
             .collect();
         let results = check::check_items(&ws, &items);
         checked.extend(items.into_iter().zip(results));
+        // The process ends soon: the system takes the memory back at once, where freeing
+        // every item, tree and map one by one was some 3% of a check.
+        std::mem::forget(ws);
     }
-    checked.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+    checked.sort_by(|a, b| path_order(&a.0.path, &b.0.path));
     checked.dedup_by(|a, b| a.0.path == b.0.path);
     let display: Vec<PathBuf> = checked
         .iter()
@@ -135,9 +138,12 @@ pub fn run(paths: &[PathBuf], format: Format) -> Result<ExitCode> {
     let _ = stdout.write_all(out.as_bytes());
     let _ = stdout.flush();
     let summary = report::summarize(&files);
-    Ok(if summary.has_errors() {
+    let code = if summary.has_errors() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
-    })
+    };
+    std::mem::forget(files);
+    std::mem::forget(checked);
+    Ok(code)
 }

@@ -76,8 +76,8 @@ fn ranges(root: &Element) -> (Vec<TextRange>, Vec<TextRange>) {
             stack.push((c, o));
         }
     }
-    checked.sort();
-    opaque.sort();
+    checked.sort_unstable();
+    opaque.sort_unstable();
     (checked, opaque)
 }
 
