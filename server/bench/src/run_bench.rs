@@ -3,10 +3,9 @@
 
 use crate::{ms, percentile, Figure, Value as Fig};
 use anyhow::{bail, Context, Result};
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 const TRIVIAL: &str = r#"__version__ = "1.0.0"
 __tool_type__ = "python"
@@ -35,44 +34,14 @@ if __name__ == "__main__":
     out.flush()
 "#;
 
-/// Run a command to its end with stdout drained; (wall time, peak RSS in KiB, stdout bytes).
-fn run_measured(cmd: &mut Command) -> Result<(Duration, u64, u64)> {
-    let start = Instant::now();
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .context("spawning")?;
-    let mut out = child.stdout.take().context("stdout")?;
-    let reader = std::thread::spawn(move || {
-        let mut buf = vec![0u8; 1 << 16];
-        let mut total = 0u64;
-        while let Ok(n) = out.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            total += n as u64;
-        }
-        total
-    });
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid out-parameter.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waits for our own child; std's handle is not used to wait afterwards.
-    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    let elapsed = start.elapsed();
-    if r != pid {
-        bail!("wait4 failed: {}", std::io::Error::last_os_error());
+/// Run a command to its end with stdout drained, and require success; (wall time, kiwi's
+/// own peak RSS in KiB when `memory`, else 0, stdout bytes).
+fn run_measured(cmd: &mut Command, memory: bool) -> Result<(Duration, u64, u64)> {
+    let m = kiwi_bench::peak::run_drained(cmd, memory).context("spawning")?;
+    if !m.status.success() {
+        bail!("the command failed ({})", m.status);
     }
-    let total = reader.join().unwrap_or(0);
-    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
-        bail!("the command failed (status {status:#x})");
-    }
-    // Forget the child: it has been reaped by wait4.
-    std::mem::forget(child);
-    Ok((elapsed, usage.ru_maxrss as u64, total))
+    Ok((m.elapsed, m.peak_kib.unwrap_or(0), m.stdout_bytes))
 }
 
 /// The interpreter `python3` resolves to, past shims (pyenv's start varies by tens of
@@ -135,31 +104,28 @@ pub fn run(kiwi: &Path, runs: usize, flood_mb: usize) -> Result<Vec<Figure>> {
     let mut direct = Vec::with_capacity(runs);
     let mut planning = Vec::with_capacity(runs);
     let mut ratios = Vec::with_capacity(runs);
-    let mut idle_rss = 0;
     let direct_cmd = || {
         let mut c = Command::new(program);
         c.args(args).current_dir(&dir).env("PATH", &path);
         c
     };
     // Warm up both (page cache, pyc files).
-    run_measured(&mut kiwi_cmd(&["run", "bench/trivial"]))?;
-    run_measured(&mut direct_cmd())?;
+    run_measured(&mut kiwi_cmd(&["run", "bench/trivial"]), false)?;
+    run_measured(&mut direct_cmd(), false)?;
     for i in 0..runs {
         // Interleaved, alternating which goes first: both see the same machine.
         let (tk, td) = if i % 2 == 0 {
-            let (tk, rss, _) = run_measured(&mut kiwi_cmd(&["run", "bench/trivial"]))?;
-            idle_rss = idle_rss.max(rss);
-            (tk, run_measured(&mut direct_cmd())?.0)
+            let tk = run_measured(&mut kiwi_cmd(&["run", "bench/trivial"]), false)?.0;
+            (tk, run_measured(&mut direct_cmd(), false)?.0)
         } else {
-            let td = run_measured(&mut direct_cmd())?.0;
-            let (tk, rss, _) = run_measured(&mut kiwi_cmd(&["run", "bench/trivial"]))?;
-            idle_rss = idle_rss.max(rss);
+            let td = run_measured(&mut direct_cmd(), false)?.0;
+            let tk = run_measured(&mut kiwi_cmd(&["run", "bench/trivial"]), false)?.0;
             (tk, td)
         };
         via_kiwi.push(tk);
         direct.push(td);
         ratios.push(tk.as_secs_f64() / td.as_secs_f64());
-        let (t, _, _) = run_measured(&mut kiwi_cmd(&["run", "bench/trivial", "--dry-run"]))?;
+        let (t, _, _) = run_measured(&mut kiwi_cmd(&["run", "bench/trivial", "--dry-run"]), false)?;
         planning.push(t);
     }
     via_kiwi.sort();
@@ -172,13 +138,16 @@ pub fn run(kiwi: &Path, runs: usize, flood_mb: usize) -> Result<Vec<Figure>> {
     let d = ms(percentile(&direct, 0.5));
     println!("run of a trivial Python tool, {runs} runs each, interleaved (medians): interpreter directly {d:.2} ms ({program}); kiwi run {k:.2} ms; overhead {:.2} ms; kiwi run --dry-run (start, load, plan) {p:.2} ms", k - d);
 
+    // Memory: kiwi's own peak (the tool's is not counted), idle then flooded.
+    let mut idle_rss = 0;
+    for _ in 0..3 {
+        idle_rss = idle_rss.max(run_measured(&mut kiwi_cmd(&["run", "bench/trivial"]), true)?.1);
+    }
     let mb = flood_mb.to_string();
-    let (t, flood_rss, bytes) = run_measured(&mut kiwi_cmd(&[
-        "run",
-        "bench/flood",
-        "--param",
-        &format!("mb={mb}"),
-    ]))?;
+    let (t, flood_rss, bytes) = run_measured(
+        &mut kiwi_cmd(&["run", "bench/flood", "--param", &format!("mb={mb}")]),
+        true,
+    )?;
     println!(
         "tool printing {flood_mb} MB through kiwi run: {:.1} MB passed through in {:.2} s; peak RSS {:.1} MB (idle run {:.1} MB)",
         bytes as f64 / 1e6,

@@ -292,34 +292,16 @@ fn a_closed_stdout_is_no_panic() {
     assert_eq!(status.code(), Some(0), "{err}");
 }
 
-/// Run kiwi to its end with stdout drained: (exit code, peak RSS in KiB, stdout bytes).
+/// Run kiwi to its end with stdout drained: (exit code, kiwi's own peak RSS in KiB, stdout
+/// bytes). Not `wait4`'s `ru_maxrss`: that one carries this test process's memory into the
+/// child (see `kiwi_bench::peak`).
 fn run_with_peak(cmd: &mut Command) -> (i32, u64, u64) {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut out = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut buf = vec![0u8; 1 << 16];
-        let mut total = 0u64;
-        while let Ok(n) = out.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            total += n as u64;
-        }
-        total
-    });
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: zeroed rusage is a valid out-parameter; wait4 reaps our own child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(r, pid);
-    std::mem::forget(child);
-    let total = reader.join().unwrap();
-    (libc::WEXITSTATUS(status), usage.ru_maxrss as u64, total)
+    let m = kiwi_bench::peak::run_drained(cmd, true).unwrap();
+    (
+        m.status.code().unwrap_or(-1),
+        m.peak_kib.unwrap(),
+        m.stdout_bytes,
+    )
 }
 
 #[test]
