@@ -292,7 +292,7 @@ impl Reader<'_> {
             self.gap()?;
             if self.peek()? == close {
                 self.i += 1;
-                return Some(items);
+                break;
             }
             items.push(self.value(depth + 1)?);
             self.gap()?;
@@ -300,11 +300,15 @@ impl Reader<'_> {
                 b',' => self.i += 1,
                 c if c == close => {
                     self.i += 1;
-                    return Some(items);
+                    break;
                 }
                 _ => return None,
             }
         }
+        // Items live as long as the workspace: no spare capacity (tree-sitter's reading
+        // allocates them exactly too).
+        items.shrink_to_fit();
+        Some(items)
     }
 
     /// `()` and `(a,)` are tuples (lists); `(a)` is `a`.
@@ -380,6 +384,7 @@ impl Reader<'_> {
                 _ => return None,
             }
         }
+        entries.shrink_to_fit();
         Some(Value::new(
             ValueKind::Map(entries),
             TextRange::new(start, self.i),
