@@ -81,23 +81,27 @@ impl Reader<'_> {
         self.blanks();
         let value = self.value(0)?;
         self.blanks();
+        self.comment();
+        if !matches!(&self.b[self.i..self.end], b"" | b"\n" | b"\r\n") {
+            return None;
+        }
+        Some((
+            field,
+            FieldEntry {
+                field: FIELDS[field].field,
+                key_range,
+                value,
+            },
+        ))
+    }
+
+    /// A comment, if one starts at the cursor, up to its line break.
+    fn comment(&mut self) {
         if self.peek() == Some(b'#') {
             while self.peek().is_some_and(|c| c != b'\n' && c != b'\r') {
                 self.i += 1;
             }
         }
-        if !matches!(&self.b[self.i..self.end], b"" | b"\n" | b"\r\n") {
-            return None;
-        }
-        let field_spec = &FIELDS[field];
-        Some((
-            field,
-            FieldEntry {
-                field: field_spec.field,
-                key_range,
-                value,
-            },
-        ))
     }
 
     /// Spaces and tabs (outside brackets).
@@ -113,11 +117,7 @@ impl Reader<'_> {
             match self.peek() {
                 Some(b' ' | b'\t' | b'\n') => self.i += 1,
                 Some(b'\r') if self.at(1) == Some(b'\n') => self.i += 2,
-                Some(b'#') => {
-                    while self.peek().is_some_and(|c| c != b'\n' && c != b'\r') {
-                        self.i += 1;
-                    }
-                }
+                Some(b'#') => self.comment(),
                 // A backslash continuation, a form feed, a lone CR: tree-sitter's business.
                 Some(b'\\' | b'\r' | 0x0c) => return None,
                 _ => return Some(()),
