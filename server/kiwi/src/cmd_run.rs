@@ -73,12 +73,12 @@ impl Terminal {
 }
 
 impl OutputSink for Terminal {
-    fn output(&self, stream: Stream, text: &str, newline: bool) {
+    fn output(&self, stream: Stream, bytes: &[u8], newline: bool) {
         let m = match stream {
             Stream::Stdout => &self.out as &dyn WriteLock,
             Stream::Stderr => &self.err as &dyn WriteLock,
         };
-        m.write_line(text, newline);
+        m.write_line(bytes, newline);
     }
     fn flush(&self) {
         if let Ok(mut w) = self.out.lock() {
@@ -91,15 +91,15 @@ impl OutputSink for Terminal {
 }
 
 trait WriteLock {
-    fn write_line(&self, text: &str, newline: bool);
+    fn write_line(&self, bytes: &[u8], newline: bool);
 }
 
 impl<W: Write> WriteLock for Mutex<W> {
-    fn write_line(&self, text: &str, newline: bool) {
+    fn write_line(&self, bytes: &[u8], newline: bool) {
         if let Ok(mut w) = self.lock() {
             // A closed stdout (`kiwi run x | head`) must not stop the tool's output from
-            // being drained: errors are ignored.
-            let _ = w.write_all(text.as_bytes());
+            // being drained: errors are ignored. The bytes are the tool's, unchanged.
+            let _ = w.write_all(bytes);
             if newline {
                 let _ = w.write_all(b"\n");
             }
