@@ -498,6 +498,18 @@ fn issue12_p7_p8_mcp_structured_content_redacted_plain_words_kept() {
     }
     let r = p.call("search", json!({"item_type": "tool", "query": "user"}));
     assert!(!r.to_string().contains("[redacted]"), "{r}");
+    // Point 19 through MCP: output that is not UTF-8 is marked and carried exactly.
+    let r = p.call(
+        "execute",
+        json!({"item_type": "tool", "action": "run", "item_id": "t12/binary"}),
+    );
+    let res = &r["structuredContent"]["result"];
+    assert_eq!(res["stdout_utf8"], false, "{r}");
+    use base64::Engine as _;
+    let b = base64::engine::general_purpose::STANDARD
+        .decode(res["stdout_base64"].as_str().expect("stdout_base64"))
+        .unwrap();
+    assert_eq!(b, b"\xff\xfe\x00bin\x80\n\xc3(");
     p.close();
 }
 
