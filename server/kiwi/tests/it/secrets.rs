@@ -327,6 +327,27 @@ fn issue12_p1_kiwis_environ_is_unreadable_by_its_tools() {
     // Positive control: the variable the chain names still arrives.
     let named = std::fs::read_to_string(root.join("exfil-named.txt")).unwrap();
     assert_eq!(named, "canary-some-token-3e07");
+    // The same in the sandbox (there $PPID is the sandbox's own first process).
+    if bwrap() {
+        for f in ["exfil-environ.bin", "exfil-named.txt"] {
+            std::fs::remove_file(root.join(f)).unwrap();
+        }
+        let o = t12_kiwi(&dir, &root, &["run", "t12/exfil", "--env", "sandbox"], &[]);
+        assert!(both(&o).contains("exfil-done"), "{}", both(&o));
+        let environ = std::fs::read(root.join("exfil-environ.bin")).unwrap();
+        // $PPID (bwrap) has the tool's own environment: the named variable is there on
+        // purpose; no other canary is.
+        let environ = String::from_utf8_lossy(&environ);
+        assert!(environ.contains("NAMED="), "{environ}");
+        for (k, v) in CANARIES.iter().filter(|(k, _)| *k != "SOME_TOKEN") {
+            assert!(
+                !environ.contains(v),
+                "sandbox: /proc/$PPID/environ leaks {k}"
+            );
+        }
+        let named = std::fs::read_to_string(root.join("exfil-named.txt")).unwrap();
+        assert_eq!(named, "canary-some-token-3e07");
+    }
 }
 
 /// Point 1 as an unprivileged user (created only when the test runs as root).
@@ -428,7 +449,11 @@ fn issue12_p3_run_json_field_is_redacted() {
 #[test]
 fn issue12_p4_secret_across_read_boundaries() {
     let (dir, root) = t12_project();
-    for extra in [&[][..], &["--json"][..]] {
+    let mut variants = vec![&[][..], &["--json"][..]];
+    if bwrap() {
+        variants.push(&["--env", "sandbox"][..]);
+    }
+    for extra in variants {
         let mut args = vec!["run", "t12/boundary"];
         args.extend_from_slice(extra);
         let o = t12_kiwi(&dir, &root, &args, &[("BOUNDARY_TOKEN", "canary-1")]);
