@@ -102,6 +102,9 @@ fn env_text(v: &Value) -> Option<String> {
 
 struct Builder<'a> {
     host: &'a BTreeMap<String, String>,
+    /// Blocked variables of the host that a link's `env` names (`${NAME}`): passed on
+    /// purpose, so a dotenv value may use them too.
+    chain_named: std::collections::BTreeSet<String>,
     filter: Filter,
     home: Option<&'a Path>,
     project: Option<&'a Path>,
@@ -163,6 +166,11 @@ impl Builder<'_> {
                         super::dotenv::Seg::Var(name) => {
                             if let Some(x) = get(&self.out.vars, &name) {
                                 v.push_str(x);
+                            } else if let Some(x) =
+                                get(self.host, &name).filter(|_| self.chain_named.contains(&name))
+                            {
+                                v.push_str(x);
+                                self.note_passed_blocked(&name);
                             } else if get(self.host, &name).is_some()
                                 && self.filter.is_blocked(&name)
                             {
@@ -348,8 +356,30 @@ pub fn build(
     filter: &FilterConfig,
     links: &[LinkEnv],
 ) -> BuiltEnv {
+    // The blocked host variables the chain names in an `env` value.
+    let filter_c = Filter::new(filter);
+    let mut chain_named = std::collections::BTreeSet::new();
+    for link in links {
+        let envs = [
+            link.env_config.and_then(|ec| ec.get("env")),
+            link.config_env,
+        ];
+        for env in envs.into_iter().flatten() {
+            for e in env.as_map().into_iter().flatten() {
+                if let Some(text) = env_text(&e.value) {
+                    expand(&text, &mut |name, _| {
+                        if host_vars.contains_key(name) && filter_c.is_blocked(name) {
+                            chain_named.insert(name.to_string());
+                        }
+                        None
+                    });
+                }
+            }
+        }
+    }
     let mut b = Builder {
         host: host_vars,
+        chain_named,
         filter: Filter::new(filter),
         home,
         project,
