@@ -123,7 +123,14 @@ pub struct HttpResult {
     pub status: u16,
     /// Response headers (a repeated header's values joined with `, `).
     pub headers: BTreeMap<String, String>,
+    /// The body as text: exactly when it is UTF-8 (`body_utf8`), else a lossy rendering
+    /// and the bytes in `body_base64`.
     pub body: String,
+    #[serde(skip_serializing_if = "is_true")]
+    pub body_utf8: bool,
+    /// The body (secrets redacted), base64, when it is not UTF-8.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body_base64: Option<String>,
     /// The body parsed, when it is JSON (and was not truncated).
     pub json: Option<serde_json::Value>,
     pub duration_ms: u64,
@@ -133,6 +140,10 @@ pub struct HttpResult {
     /// The `Location` of a redirect response (one that was not followed).
     #[serde(skip)]
     pub redirect: Option<String>,
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 fn client() -> Result<&'static reqwest::Client, ExecError> {
@@ -407,8 +418,9 @@ async fn send_one(
             }
         }
     }
-    let body = spec.redact(&String::from_utf8_lossy(&body));
-    let json = if truncated {
+    let body = crate::redact::Secrets::new(&spec.secrets).redact_bytes(&body);
+    let (body, body_utf8, body_base64) = super::process::output_text(&body);
+    let json = if truncated || !body_utf8 {
         None
     } else {
         super::process::parse_json(&body)
@@ -417,6 +429,8 @@ async fn send_one(
         status,
         headers,
         body,
+        body_utf8,
+        body_base64,
         json,
         duration_ms: 0,
         truncated,

@@ -516,6 +516,15 @@ pub async fn run(
                 .await
                 .map_err(|e| e.redacted(secrets))?;
             red(&mut r.body);
+            if let Some(b64) = &mut r.body_base64 {
+                use base64::Engine as _;
+                let engine = base64::engine::general_purpose::STANDARD;
+                if let Ok(bytes) = engine.decode(b64.as_bytes()) {
+                    if let std::borrow::Cow::Owned(x) = secrets.redact_bytes(&bytes) {
+                        *b64 = engine.encode(x);
+                    }
+                }
+            }
             for v in r.headers.values_mut() {
                 red(v);
             }

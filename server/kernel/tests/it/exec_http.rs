@@ -102,6 +102,7 @@ async fn serve() -> Server {
                         format!("Location: http://localhost:{}/seen\r\n", addr.port()),
                         String::new(),
                     ),
+                    "/binary" => (200, String::new(), String::new()),
                     "/redirect-same" => (302, "Location: /seen\r\n".to_string(), String::new()),
                     "/seen" => (
                         200,
@@ -124,11 +125,18 @@ async fn serve() -> Server {
                     500 => "Internal Server Error",
                     _ => "Service Unavailable",
                 };
+                // Bytes that are not UTF-8 after the text body (`/binary`).
+                let raw: &[u8] = if path == "/binary" {
+                    b"\xff\xfe\x00s3cr3t-api-k3y-1\x80"
+                } else {
+                    b""
+                };
                 let resp = format!(
                     "HTTP/1.1 {status} {reason}\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n{resp_body}",
-                    resp_body.len()
+                    resp_body.len() + raw.len()
                 );
                 let _ = sock.write_all(resp.as_bytes()).await;
+                let _ = sock.write_all(raw).await;
                 let _ = sock.shutdown().await;
             });
         }
@@ -307,5 +315,24 @@ fn cross_origin_redirect_drops_environment_derived_headers() {
         assert!(j["host"].as_str().unwrap().starts_with("127.0.0.1:"), "{j}");
         assert_eq!(j["x_api_key"], "[redacted]", "same origin keeps it: {j}");
         assert_eq!(j["cookie"], "sid=c00kie-value-9", "{j}");
+    });
+}
+
+/// Issue 12 point 19 for http_client: a body that is not UTF-8 is marked and carried
+/// exactly (base64), with secrets redacted from the bytes.
+#[test]
+fn a_body_that_is_not_utf8_is_carried_exactly() {
+    rt().block_on(async {
+        let s = serve().await;
+        let mut spec = HttpSpec::get(format!("{}/binary", s.base));
+        spec.secrets = vec!["s3cr3t-api-k3y-1".into()];
+        let r = http::run(&spec, &CancellationToken::new()).await.unwrap();
+        assert!(!r.body_utf8);
+        use base64::Engine as _;
+        let b = base64::engine::general_purpose::STANDARD
+            .decode(r.body_base64.as_deref().unwrap())
+            .unwrap();
+        assert_eq!(b, b"\xff\xfe\x00[redacted]\x80");
+        assert!(!serde_json::to_string(&r).unwrap().contains("s3cr3t"));
     });
 }
