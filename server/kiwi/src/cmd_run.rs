@@ -228,8 +228,17 @@ pub fn run(o: &Options) -> Result<ExitCode> {
             }
             Output::Http(h) => {
                 let mut out = std::io::stdout().lock();
-                let _ = out.write_all(h.body.as_bytes());
-                if !h.body.ends_with('\n') && !h.body.is_empty() {
+                // A body that is not UTF-8 is written as the bytes it is.
+                let bytes = h
+                    .body_base64
+                    .as_deref()
+                    .and_then(|b| {
+                        use base64::Engine as _;
+                        base64::engine::general_purpose::STANDARD.decode(b).ok()
+                    })
+                    .unwrap_or_else(|| h.body.clone().into_bytes());
+                let _ = out.write_all(&bytes);
+                if h.body_utf8 && !h.body.ends_with('\n') && !h.body.is_empty() {
                     let _ = out.write_all(b"\n");
                 }
                 let _ = out.flush();
