@@ -24,21 +24,12 @@ impl Host {
         }
     }
 
-    /// Values that must never appear in an answer or a tool's output: the values (4
-    /// characters or more) of this host's variables that the default environment filter
-    /// blocks (keys, tokens, passwords).
-    pub fn secrets(&self) -> Vec<String> {
+    /// Values that must never appear in an answer or a tool's output: the values of this
+    /// host's variables that the default environment filter blocks, when they look like
+    /// secrets (the rule is in [`crate::redact`]).
+    pub fn secrets(&self) -> crate::redact::Secrets {
         let filter = crate::env::Filter::new(&crate::config::Config::default().filter);
-        let mut out: Vec<String> = self
-            .vars
-            .iter()
-            .filter(|(k, v)| v.len() >= 4 && filter.is_blocked(k))
-            .map(|(_, v)| v.clone())
-            .collect();
-        // The longest first, so that a secret containing another is replaced whole.
-        out.sort_by_key(|v| std::cmp::Reverse(v.len()));
-        out.dedup();
-        out
+        crate::redact::Secrets::from_host(self, &filter)
     }
 
     /// A host with exactly these variables; `HOME` (if given) is the home directory.
@@ -73,6 +64,70 @@ impl Host {
     }
 }
 
+/// Make this process's initial environment unreadable through `/proc/<pid>/environ`
+/// (issue 12: a tool read every secret of kiwi's environment from `/proc/$PPID/environ`,
+/// as root and as an unprivileged user alike).
+///
+/// `/proc/<pid>/environ` shows the memory the kernel set up at `execve` (`env_start` to
+/// `env_end` of `/proc/self/stat`), whatever the process did with its environment since.
+/// This copies every `environ` string that lives there to the heap (so `getenv`,
+/// `std::env` and the environment children inherit are unchanged), then zeroes that
+/// memory in place, as `setproctitle`-style code does. Nothing needs a privilege.
+///
+/// Call it first thing in `main`, before any thread starts (it writes `environ`).
+/// Elsewhere than Linux it does nothing. Returns whether the block was scrubbed.
+pub fn hide_initial_environment() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        scrub_linux().is_some()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn scrub_linux() -> Option<()> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may hold spaces): field 3 on.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    // env_start and env_end are fields 50 and 51 (proc(5)).
+    let start: usize = fields.get(50 - 3)?.parse().ok()?;
+    let end: usize = fields.get(51 - 3)?.parse().ok()?;
+    if start == 0 || end <= start {
+        return None;
+    }
+    extern "C" {
+        static mut environ: *mut *mut libc::c_char;
+    }
+    // SAFETY: single-threaded at start-up (documented contract); `environ` is the C
+    // library's NULL-terminated array of C strings. Each string inside [start, end) is
+    // duplicated with strdup (never freed: the environment lives as long as the process)
+    // and its pointer replaced before the block is zeroed, so no pointer into the block
+    // stays in `environ`. The block [start, end) is the writable stack memory the kernel
+    // filled with the environment strings at execve.
+    unsafe {
+        let mut p = environ;
+        if p.is_null() {
+            return None;
+        }
+        while !(*p).is_null() {
+            let at = *p as usize;
+            if at >= start && at < end {
+                let dup = libc::strdup(*p);
+                if dup.is_null() {
+                    return None;
+                }
+                *p = dup;
+            }
+            p = p.add(1);
+        }
+        std::ptr::write_bytes(start as *mut u8, 0, end - start);
+    }
+    Some(())
+}
+
 /// `~` and `~/x` to the home directory.
 pub fn expand_tilde(p: &str, home: Option<&Path>) -> PathBuf {
     match (p.strip_prefix('~'), home) {
@@ -104,17 +159,6 @@ pub fn find_project_root(start: &Path) -> Option<PathBuf> {
     None
 }
 
-/// Replace every occurrence of each secret by `[redacted]`.
-pub fn redact(text: &str, secrets: &[String]) -> String {
-    let mut out = std::borrow::Cow::Borrowed(text);
-    for s in secrets {
-        if !s.is_empty() && out.contains(s.as_str()) {
-            out = std::borrow::Cow::Owned(out.replace(s.as_str(), "[redacted]"));
-        }
-    }
-    out.into_owned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,6 +175,42 @@ mod tests {
             ("KIWI_USERSPACE_DIR", "~/k"),
         ]);
         assert_eq!(h.user_space(), PathBuf::from("/home/u/k"));
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn initial_environment_hidden_but_kept() {
+        // In a child process of its own: the test harness runs tests on threads.
+        if std::env::var_os("KIWI_TEST_SCRUB_CHILD").is_none() {
+            let exe = std::env::current_exe().unwrap();
+            let o = std::process::Command::new(exe)
+                .args([
+                    "--exact",
+                    "context::tests::initial_environment_hidden_but_kept",
+                    "--test-threads=1",
+                    "--nocapture",
+                ])
+                .env("KIWI_TEST_SCRUB_CHILD", "1")
+                .env("SOME_TOKEN", "canary-scrub-5e1f")
+                .output()
+                .unwrap();
+            let out = String::from_utf8_lossy(&o.stdout);
+            assert!(o.status.success(), "{out}");
+            assert!(out.contains("scrub-checked"), "{out}");
+            return;
+        }
+        assert!(hide_initial_environment());
+        let environ = std::fs::read("/proc/self/environ").unwrap();
+        assert!(!String::from_utf8_lossy(&environ).contains("canary-scrub-5e1f"));
+        assert!(environ.iter().all(|b| *b == 0));
+        // The process still has its environment, and passes it on.
+        assert_eq!(std::env::var("SOME_TOKEN").unwrap(), "canary-scrub-5e1f");
+        let o = std::process::Command::new("sh")
+            .args(["-c", "printf %s \"$SOME_TOKEN\""])
+            .output()
+            .unwrap();
+        assert_eq!(o.stdout, b"canary-scrub-5e1f");
+        println!("scrub-checked");
     }
 
     #[test]

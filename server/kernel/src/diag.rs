@@ -90,6 +90,7 @@ codes! {
     E408 Info "resolves to the fallback only",
     E409 Warning "env value references an undefined variable",
     E410 Warning "the chain passes a variable that the filter blocks",
+    E411 Warning "a .env value references a variable the filter blocks: left unset",
     X501 Error "invalid execution environment preference",
     X502 Warning "execution environment cannot run on this machine",
     N601 Error "frontmatter missing or not valid YAML",

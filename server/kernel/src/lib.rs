@@ -17,6 +17,7 @@ pub mod ids;
 pub mod init;
 pub mod knowledge;
 pub mod pattern;
+pub mod redact;
 pub mod search;
 pub mod service;
 pub mod system;

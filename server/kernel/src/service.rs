@@ -712,20 +712,20 @@ impl Service {
     }
 
     /// Values that must never appear in an answer: the server's variables that the
-    /// environment filter blocks (keys, tokens, passwords).
-    pub fn secrets(&self) -> Vec<String> {
+    /// environment filter blocks, when they look like secrets (the rule is in
+    /// [`crate::redact`]).
+    pub fn secrets(&self) -> crate::redact::Secrets {
         self.host.secrets()
     }
 
     /// Replace any secret value in a string.
     pub fn redact(&self, text: &str) -> String {
-        let mut out = text.to_string();
-        for s in self.secrets() {
-            if out.contains(&s) {
-                out = out.replace(&s, "[redacted]");
-            }
-        }
-        out
+        self.secrets().redact(text)
+    }
+
+    /// Replace any secret value in every string of a value (keys included), in place.
+    pub fn redact_json(&self, v: serde_json::Value) -> serde_json::Value {
+        self.secrets().redact_json(v)
     }
 
     /// The directives (winners by precedence), for prompts: (id, description, inputs as

@@ -95,6 +95,9 @@ pub fn run(reference: &str, project: Option<&Path>, as_json: bool) -> Result<Exi
     // A blocked name the chain passes on purpose (GITHUB_TOKEN: ${GITHUB_TOKEN}) holds a
     // secret from the server's environment: its value is never shown.
     let filter = kiwi_kernel::env::Filter::new(&ws.config.filter);
+    // A value the chain builds from a passed-through secret (`ALIAS=prefix-${TOKEN}`) is
+    // shown with the secret redacted.
+    let secrets = kiwi_kernel::exec::host_secrets(&ws);
     let chain_defined = |name: &str| {
         matches!(
             built.origins.get(name),
@@ -119,7 +122,7 @@ pub fn run(reference: &str, project: Option<&Path>, as_json: bool) -> Result<Exi
                 (
                     k.clone(),
                     if chain_defined(k) {
-                        json!(v)
+                        json!(secrets.redact(v))
                     } else {
                         serde_json::Value::Null
                     },
@@ -133,12 +136,17 @@ pub fn run(reference: &str, project: Option<&Path>, as_json: bool) -> Result<Exi
             "environment": vars,
             "origins": built.origins,
             "passed_blocked": built.passed_blocked,
+            "dotenv_blocked": built.dotenv_blocked.iter().map(|b| json!({
+                "path": b.path, "name": b.name, "references": b.references, "code": "E411",
+                "message": b.message(),
+            })).collect::<Vec<_>>(),
             "execution": match &execution {
                 None => serde_json::Value::Null,
                 Some(Ok(c)) => c.clone(),
                 Some(Err(e)) => json!({ "error": e }),
             },
         });
+        let out = secrets.redact_json(out);
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         println!("{} ({} space)", tool.id, tool.space);
@@ -152,7 +160,7 @@ pub fn run(reference: &str, project: Option<&Path>, as_json: bool) -> Result<Exi
                 .join(" -> ")
         );
         if let Some(b) = &broken {
-            println!("  broken: {b}");
+            println!("  broken: {}", secrets.redact(b));
         }
         for (i, l) in links.iter().enumerate() {
             println!(
@@ -203,13 +211,16 @@ pub fn run(reference: &str, project: Option<&Path>, as_json: bool) -> Result<Exi
                 None => String::new(),
             };
             if chain_defined(k) {
-                println!("  {k}={v}  ({origin})");
+                println!("  {k}={}  ({origin})", secrets.redact(v));
             } else {
                 println!("  {k}  ({origin})");
             }
         }
         for name in &built.passed_blocked {
             println!("  note: this tool receives {name}, which the filter blocks by default");
+        }
+        for b in &built.dotenv_blocked {
+            println!("  note: {}", b.message());
         }
         match &execution {
             None => {}
@@ -219,7 +230,10 @@ pub fn run(reference: &str, project: Option<&Path>, as_json: bool) -> Result<Exi
                 c["description"].as_str().unwrap_or(""),
                 c["reason"].as_str().unwrap_or("")
             ),
-            Some(Err(e)) => println!("\nexecution: cannot run here: {}", e.message),
+            Some(Err(e)) => println!(
+                "\nexecution: cannot run here: {}",
+                secrets.redact(&e.message)
+            ),
         }
     }
     Ok(if broken.is_some() {

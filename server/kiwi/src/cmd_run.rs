@@ -73,12 +73,12 @@ impl Terminal {
 }
 
 impl OutputSink for Terminal {
-    fn output(&self, stream: Stream, text: &str, newline: bool) {
+    fn output(&self, stream: Stream, bytes: &[u8], newline: bool) {
         let m = match stream {
             Stream::Stdout => &self.out as &dyn WriteLock,
             Stream::Stderr => &self.err as &dyn WriteLock,
         };
-        m.write_line(text, newline);
+        m.write_line(bytes, newline);
     }
     fn flush(&self) {
         if let Ok(mut w) = self.out.lock() {
@@ -91,15 +91,15 @@ impl OutputSink for Terminal {
 }
 
 trait WriteLock {
-    fn write_line(&self, text: &str, newline: bool);
+    fn write_line(&self, bytes: &[u8], newline: bool);
 }
 
 impl<W: Write> WriteLock for Mutex<W> {
-    fn write_line(&self, text: &str, newline: bool) {
+    fn write_line(&self, bytes: &[u8], newline: bool) {
         if let Ok(mut w) = self.lock() {
             // A closed stdout (`kiwi run x | head`) must not stop the tool's output from
-            // being drained: errors are ignored.
-            let _ = w.write_all(text.as_bytes());
+            // being drained: errors are ignored. The bytes are the tool's, unchanged.
+            let _ = w.write_all(bytes);
             if newline {
                 let _ = w.write_all(b"\n");
             }
@@ -228,8 +228,17 @@ pub fn run(o: &Options) -> Result<ExitCode> {
             }
             Output::Http(h) => {
                 let mut out = std::io::stdout().lock();
-                let _ = out.write_all(h.body.as_bytes());
-                if !h.body.ends_with('\n') && !h.body.is_empty() {
+                // A body that is not UTF-8 is written as the bytes it is.
+                let bytes = h
+                    .body_base64
+                    .as_deref()
+                    .and_then(|b| {
+                        use base64::Engine as _;
+                        base64::engine::general_purpose::STANDARD.decode(b).ok()
+                    })
+                    .unwrap_or_else(|| h.body.clone().into_bytes());
+                let _ = out.write_all(&bytes);
+                if h.body_utf8 && !h.body.ends_with('\n') && !h.body.is_empty() {
                     let _ = out.write_all(b"\n");
                 }
                 let _ = out.flush();

@@ -177,6 +177,9 @@ values only for variables the chain itself defines) and runs nothing.")]
 }
 
 fn main() -> ExitCode {
+    // Before anything else (no thread runs yet): a tool must not read kiwi's environment
+    // from /proc/<kiwi>/environ. The environment itself is kept (on the heap).
+    kiwi_kernel::context::hide_initial_environment();
     kiwi_kernel::workspace::set_release_free_memory(release_free_memory);
     let cli = Cli::parse();
     let result = match cli.command {

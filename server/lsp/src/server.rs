@@ -768,7 +768,7 @@ impl Backend {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
         let sink = ChannelSink {
             tx,
-            partial: Mutex::new(String::new()),
+            partial: Mutex::new(Vec::new()),
         };
         let c = cancel.clone();
         let run = tokio::spawn(async move {
@@ -884,15 +884,16 @@ fn token_key(t: &ProgressToken) -> String {
 /// Output lines of a run, sent to a channel.
 struct ChannelSink {
     tx: tokio::sync::mpsc::UnboundedSender<String>,
-    partial: Mutex<String>,
+    partial: Mutex<Vec<u8>>,
 }
 
 impl OutputSink for ChannelSink {
-    fn output(&self, stream: Stream, text: &str, newline: bool) {
+    fn output(&self, stream: Stream, bytes: &[u8], newline: bool) {
         let mut partial = self.partial.lock().unwrap_or_else(|e| e.into_inner());
-        partial.push_str(text);
+        partial.extend_from_slice(bytes);
         if newline {
-            let line = std::mem::take(&mut *partial);
+            // A log line is text: bytes that are not UTF-8 are shown lossily.
+            let line = String::from_utf8_lossy(&std::mem::take(&mut *partial)).into_owned();
             let line = match stream {
                 Stream::Stderr => format!("[stderr] {line}"),
                 _ => line,
@@ -903,7 +904,9 @@ impl OutputSink for ChannelSink {
     fn flush(&self) {
         let mut partial = self.partial.lock().unwrap_or_else(|e| e.into_inner());
         if !partial.is_empty() {
-            let _ = self.tx.send(std::mem::take(&mut *partial));
+            let _ = self
+                .tx
+                .send(String::from_utf8_lossy(&std::mem::take(&mut *partial)).into_owned());
         }
     }
 }

@@ -176,11 +176,14 @@ struct ProgressSink {
 }
 
 impl OutputSink for ProgressSink {
-    fn output(&self, stream: Stream, text: &str, _newline: bool) {
+    fn output(&self, stream: Stream, bytes: &[u8], _newline: bool) {
         let prefix = match stream {
             Stream::Stdout => "",
             Stream::Stderr => "[stderr] ",
         };
+        // A progress message is text: bytes that are not UTF-8 are shown lossily here (the
+        // result carries them exactly, `stdout_base64`).
+        let text = String::from_utf8_lossy(bytes);
         let _ = self.tx.send(format!("{prefix}{text}"));
     }
 }
@@ -208,14 +211,9 @@ impl KiwiServer {
         }
     }
 
+    /// Every string redacted in place (keys too): never a re-parse, never a fallback.
     fn redact_json(&self, v: Json) -> Json {
-        let text = v.to_string();
-        let red = self.service.redact(&text);
-        if red == text {
-            v
-        } else {
-            serde_json::from_str(&red).unwrap_or(v)
-        }
+        self.service.redact_json(v)
     }
 
     /// One tool call (no protocol errors: every failure is a tool result).

@@ -35,24 +35,38 @@ pub fn dotenv_files(user: &Path, project: Option<&Path>) -> Vec<PathBuf> {
     out
 }
 
-/// Parse one dotenv file (never executed). `None` when it cannot be opened.
-/// Note: the dotenv library substitutes `$VAR` inside the file from the lines above and
-/// the process environment; that is the user's own file and their choice.
-pub fn read_dotenv(path: &Path) -> Option<(Vec<(String, String)>, usize)> {
+/// A dotenv value that referenced a variable the filter blocks: the reference was left
+/// unset (E411).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct DotenvBlocked {
+    pub path: PathBuf,
+    /// The variable the line sets.
+    pub name: String,
+    /// The blocked variable it referenced.
+    pub references: String,
+}
+
+impl DotenvBlocked {
+    /// The one-line explanation (names only).
+    pub fn message(&self) -> String {
+        format!(
+            "{} in {} references {}, which the environment filter blocks: the reference is left unset (E411); name {} in the chain (ENV_CONFIG.env or CONFIG.env) to pass it on purpose",
+            self.name,
+            self.path.display(),
+            self.references,
+            self.references
+        )
+    }
+}
+
+/// Parse one dotenv file (never executed; references not expanded yet). `None` when it
+/// cannot be read.
+pub fn read_dotenv(path: &Path) -> Option<(Vec<super::dotenv::Entry>, usize)> {
     if !path.is_file() {
         return None;
     }
-    let iter = dotenvy::from_path_iter(path).ok()?;
-    let mut vars = Vec::new();
-    let mut errors = 0;
-    for item in iter {
-        match item {
-            Ok(kv) => vars.push(kv),
-            // The error holds the line's text: never pass it on (it may hold a secret).
-            Err(_) => errors += 1,
-        }
-    }
-    Some((vars, errors))
+    let text = std::fs::read(path).ok()?;
+    Some(super::dotenv::parse(&String::from_utf8_lossy(&text)))
 }
 
 fn get<'a>(vars: &'a BTreeMap<String, String>, name: &str) -> Option<&'a String> {
@@ -88,6 +102,9 @@ fn env_text(v: &Value) -> Option<String> {
 
 struct Builder<'a> {
     host: &'a BTreeMap<String, String>,
+    /// Blocked variables of the host that a link's `env` names (`${NAME}`): passed on
+    /// purpose, so a dotenv value may use them too.
+    chain_named: std::collections::BTreeSet<String>,
     filter: Filter,
     home: Option<&'a Path>,
     project: Option<&'a Path>,
@@ -132,13 +149,40 @@ impl Builder<'_> {
         }
     }
 
+    /// The dotenv files. A reference in a value sees the environment built so far (the
+    /// filtered base, earlier lines and files), never a variable the filter keeps out.
     fn dotenv(&mut self) {
         for path in dotenv_files(self.user, self.project) {
-            let Some((vars, errors)) = read_dotenv(&path) else {
+            let Some((entries, errors)) = read_dotenv(&path) else {
                 continue;
             };
             let mut names = Vec::new();
-            for (k, v) in vars {
+            for e in entries {
+                let k = e.key;
+                let mut v = String::new();
+                for seg in e.value {
+                    match seg {
+                        super::dotenv::Seg::Lit(l) => v.push_str(&l),
+                        super::dotenv::Seg::Var(name) => {
+                            if let Some(x) = get(&self.out.vars, &name) {
+                                v.push_str(x);
+                            } else if let Some(x) =
+                                get(self.host, &name).filter(|_| self.chain_named.contains(&name))
+                            {
+                                v.push_str(x);
+                                self.note_passed_blocked(&name);
+                            } else if get(self.host, &name).is_some()
+                                && self.filter.is_blocked(&name)
+                            {
+                                self.out.dotenv_blocked.push(DotenvBlocked {
+                                    path: path.clone(),
+                                    name: k.clone(),
+                                    references: name,
+                                });
+                            }
+                        }
+                    }
+                }
                 if self.filter.is_blocked(&k) {
                     self.note_passed_blocked(&k);
                 }
@@ -312,8 +356,30 @@ pub fn build(
     filter: &FilterConfig,
     links: &[LinkEnv],
 ) -> BuiltEnv {
+    // The blocked host variables the chain names in an `env` value.
+    let filter_c = Filter::new(filter);
+    let mut chain_named = std::collections::BTreeSet::new();
+    for link in links {
+        let envs = [
+            link.env_config.and_then(|ec| ec.get("env")),
+            link.config_env,
+        ];
+        for env in envs.into_iter().flatten() {
+            for e in env.as_map().into_iter().flatten() {
+                if let Some(text) = env_text(&e.value) {
+                    expand(&text, &mut |name, _| {
+                        if host_vars.contains_key(name) && filter_c.is_blocked(name) {
+                            chain_named.insert(name.to_string());
+                        }
+                        None
+                    });
+                }
+            }
+        }
+    }
     let mut b = Builder {
         host: host_vars,
+        chain_named,
         filter: Filter::new(filter),
         home,
         project,

@@ -11,6 +11,7 @@
 
 pub mod build;
 pub mod check;
+pub mod dotenv;
 pub mod expand;
 pub mod filter;
 pub mod registry;
@@ -20,7 +21,7 @@ pub mod spec;
 #[cfg(test)]
 mod tests;
 
-pub use build::{dotenv_files, DotenvFile};
+pub use build::{dotenv_files, DotenvBlocked, DotenvFile};
 pub use check::default_var_name;
 pub use expand::{expand, is_valid_var_name, references, Expansion, VarRef};
 pub use filter::Filter;
@@ -169,6 +170,8 @@ pub struct BuiltEnv {
     pub diagnostics: Vec<(usize, Diagnostic)>,
     /// The dotenv files that were read, in order (names only).
     pub dotenv: Vec<DotenvFile>,
+    /// Dotenv values that referenced a blocked variable (left unset: E411).
+    pub dotenv_blocked: Vec<DotenvBlocked>,
 }
 
 /// Check an `ENV_CONFIG` value: E401-E406 (and E409 for references with no definition at

@@ -4,7 +4,16 @@
 //! Values that came from the environment (`secrets`: every value a `${VAR}` put into the
 //! configuration) never appear in a result, an error or a log: they are replaced by
 //! [`REDACTED`] wherever they would (response headers and body included, since a server
-//! may echo a request header back).
+//! may echo a request header back), by the rule of [`crate::redact`].
+//!
+//! Redirects (at most [`MAX_REDIRECTS`]) are followed here, not by the HTTP library, so
+//! that nothing derived from the environment crosses to another origin (scheme, host and
+//! port): on a redirect to another origin, every header whose value holds a value that came
+//! from the environment is dropped, and so are `Authorization`, `Cookie` and
+//! `Proxy-Authorization` whatever their value (as curl does); a body that holds such a
+//! value is never sent there: the redirect response itself is then the result. A 303 (and
+//! a 301/302 of a request other than GET/HEAD) continues as a GET without a body, as
+//! browsers do; 307/308 keep the method and body.
 
 use super::{ErrorKind, ExecError};
 use serde::Serialize;
@@ -14,8 +23,9 @@ use tokio_util::sync::CancellationToken;
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_MAX_RESPONSE: usize = 8 * 1024 * 1024;
-/// What a secret value is replaced with.
-pub const REDACTED: &str = "[redacted]";
+pub use crate::redact::REDACTED;
+/// Redirects followed at most (the last redirect response is then the result).
+pub const MAX_REDIRECTS: usize = 10;
 
 #[derive(Clone, PartialEq)]
 pub enum HttpBody {
@@ -53,7 +63,9 @@ pub struct HttpSpec {
     pub timeout: Duration,
     pub retry: Retry,
     pub max_response_bytes: usize,
-    /// Values never to echo (environment-derived values of the configuration).
+    /// Values that came from the environment (every value a `${VAR}` put into the
+    /// configuration): never echoed (those that look like secrets), never sent to another
+    /// origin on a redirect (all of them).
     pub secrets: Vec<String>,
 }
 
@@ -74,7 +86,14 @@ impl HttpSpec {
 
     /// Replace every secret in a text.
     pub fn redact(&self, text: &str) -> String {
-        redact(text, &self.secrets)
+        crate::redact::Secrets::new(&self.secrets).redact(text)
+    }
+
+    /// Whether a text holds a value that came from the environment.
+    fn env_derived(&self, text: &str) -> bool {
+        self.secrets
+            .iter()
+            .any(|s| !s.is_empty() && text.contains(s.as_str()))
     }
 }
 
@@ -99,31 +118,32 @@ impl std::fmt::Debug for HttpSpec {
     }
 }
 
-/// Replace every non-empty secret in a text, longest first.
-pub fn redact(text: &str, secrets: &[String]) -> String {
-    let mut secrets: Vec<&String> = secrets.iter().filter(|s| !s.is_empty()).collect();
-    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-    let mut out = text.to_string();
-    for s in secrets {
-        if out.contains(s.as_str()) {
-            out = out.replace(s.as_str(), REDACTED);
-        }
-    }
-    out
-}
-
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct HttpResult {
     pub status: u16,
     /// Response headers (a repeated header's values joined with `, `).
     pub headers: BTreeMap<String, String>,
+    /// The body as text: exactly when it is UTF-8 (`body_utf8`), else a lossy rendering
+    /// and the bytes in `body_base64`.
     pub body: String,
+    #[serde(skip_serializing_if = "is_true")]
+    pub body_utf8: bool,
+    /// The body (secrets redacted), base64, when it is not UTF-8.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body_base64: Option<String>,
     /// The body parsed, when it is JSON (and was not truncated).
     pub json: Option<serde_json::Value>,
     pub duration_ms: u64,
     /// The body was longer than `max_response_bytes`: the rest was not read.
     pub truncated: bool,
     pub attempts: u32,
+    /// The `Location` of a redirect response (one that was not followed).
+    #[serde(skip)]
+    pub redirect: Option<String>,
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 fn client() -> Result<&'static reqwest::Client, ExecError> {
@@ -134,6 +154,8 @@ fn client() -> Result<&'static reqwest::Client, ExecError> {
             reqwest::Client::builder()
                 // The server's own proxy variables are not the tool's: no proxy.
                 .no_proxy()
+                // Redirects are followed by `send_once`, which knows what may cross.
+                .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .map_err(|e| e.to_string())
         })
@@ -219,19 +241,92 @@ fn origin(url: &reqwest::Url) -> String {
     url.origin().ascii_serialization()
 }
 
+/// Whether a header is dropped on a redirect to another origin.
+fn drop_cross_origin(spec: &HttpSpec, name: &str, value: &str) -> bool {
+    ["authorization", "cookie", "proxy-authorization"]
+        .iter()
+        .any(|n| name.eq_ignore_ascii_case(n))
+        || spec.env_derived(value)
+        || spec.env_derived(name)
+}
+
+/// One attempt: the request, and the redirects it leads to.
 async fn send_once(
     spec: &HttpSpec,
     method: &reqwest::Method,
     url: &reqwest::Url,
     attempt: u32,
 ) -> Result<Attempt, ExecError> {
+    let first = url.origin();
+    let mut method = method.clone();
+    let mut url = url.clone();
+    let mut with_query = true;
+    let mut with_body = true;
+    let mut hops = 0;
+    loop {
+        let cross = url.origin() != first;
+        let one = send_one(spec, &method, &url, attempt, with_query, with_body, cross).await?;
+        let Attempt::Done(r) = &one else {
+            return Ok(one);
+        };
+        let Some(next) = r.redirect.as_ref() else {
+            return Ok(one);
+        };
+        if hops >= MAX_REDIRECTS {
+            return Ok(one);
+        }
+        let Ok(next) = url.join(next) else {
+            return Ok(one);
+        };
+        if !matches!(next.scheme(), "http" | "https") {
+            return Ok(one);
+        }
+        let to_get = r.status == 303
+            || (matches!(r.status, 301 | 302)
+                && method != reqwest::Method::GET
+                && method != reqwest::Method::HEAD);
+        if to_get {
+            if method != reqwest::Method::HEAD {
+                method = reqwest::Method::GET;
+            }
+            with_body = false;
+        }
+        // A body holding an environment value is never sent to another origin.
+        if with_body
+            && next.origin() != first
+            && spec.body.as_ref().is_some_and(|b| match b {
+                HttpBody::Text(t) => spec.env_derived(t),
+                HttpBody::Json(v) => spec.env_derived(&v.to_string()),
+            })
+        {
+            return Ok(one);
+        }
+        // The query was the first url's; the redirect's own url says what it wants.
+        with_query = false;
+        url = next;
+        hops += 1;
+    }
+}
+
+async fn send_one(
+    spec: &HttpSpec,
+    method: &reqwest::Method,
+    url: &reqwest::Url,
+    attempt: u32,
+    with_query: bool,
+    with_body: bool,
+    cross_origin: bool,
+) -> Result<Attempt, ExecError> {
     let client = client()?;
     let mut req = client.request(method.clone(), url.clone());
-    if !spec.query.is_empty() {
+    if with_query && !spec.query.is_empty() {
         req = req.query(&spec.query);
     }
     let mut has_content_type = false;
     for (k, v) in &spec.headers {
+        if cross_origin && drop_cross_origin(spec, k, v) {
+            continue;
+        }
         has_content_type |= k.eq_ignore_ascii_case("content-type");
         let name = reqwest::header::HeaderName::from_bytes(k.as_bytes()).map_err(|_| {
             ExecError::new(
@@ -247,7 +342,7 @@ async fn send_once(
         })?;
         req = req.header(name, value);
     }
-    match &spec.body {
+    match spec.body.as_ref().filter(|_| with_body) {
         None => {}
         Some(HttpBody::Text(t)) => req = req.body(t.clone()),
         Some(HttpBody::Json(v)) => {
@@ -277,6 +372,14 @@ async fn send_once(
         }
     };
     let status = resp.status().as_u16();
+    let redirect = if resp.status().is_redirection() {
+        resp.headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    } else {
+        None
+    };
     let mut headers: BTreeMap<String, String> = BTreeMap::new();
     for (k, v) in resp.headers() {
         let v = spec.redact(&String::from_utf8_lossy(v.as_bytes()));
@@ -315,8 +418,9 @@ async fn send_once(
             }
         }
     }
-    let body = spec.redact(&String::from_utf8_lossy(&body));
-    let json = if truncated {
+    let body = crate::redact::Secrets::new(&spec.secrets).redact_bytes(&body);
+    let (body, body_utf8, body_base64) = super::process::output_text(&body);
+    let json = if truncated || !body_utf8 {
         None
     } else {
         super::process::parse_json(&body)
@@ -325,10 +429,13 @@ async fn send_once(
         status,
         headers,
         body,
+        body_utf8,
+        body_base64,
         json,
         duration_ms: 0,
         truncated,
         attempts: attempt,
+        redirect,
     }))
 }
 
@@ -353,7 +460,11 @@ mod tests {
 
     #[test]
     fn redaction() {
-        let s = vec!["abc".to_string(), "abcdef".to_string(), String::new()];
-        assert_eq!(redact("x abcdef abc y", &s), "x [redacted] [redacted] y");
+        let mut spec = HttpSpec::get("http://x");
+        spec.secrets = vec!["abcdefgh1".into(), "abcdefgh1-2".into(), String::new()];
+        assert_eq!(
+            spec.redact("x abcdefgh1-2 abcdefgh1 y"),
+            "x [redacted] [redacted] y"
+        );
     }
 }

@@ -19,6 +19,7 @@ pub mod process;
 use crate::chain::{self, Chain};
 use crate::check;
 use crate::env::{self, BuiltEnv, Origin, Outcome};
+use crate::redact::Secrets;
 use crate::template::{self, Piece};
 use crate::tool::Field;
 use crate::workspace::{Item, Workspace};
@@ -44,17 +45,18 @@ pub enum Stream {
 /// Receives a tool's output as it comes. Called from the task that reads the pipes: it
 /// should not block for long.
 pub trait OutputSink: Send + Sync {
-    /// `text` is one line without its newline (`newline: true`), or a piece of output not
+    /// `bytes` is one line without its newline (`newline: true`), or a piece of output not
     /// (yet) followed by a newline: a very long line in pieces, or the last bytes of a
-    /// stream that does not end with one (`newline: false`).
-    fn output(&self, stream: Stream, text: &str, newline: bool);
+    /// stream that does not end with one (`newline: false`). The bytes are the tool's, with
+    /// secrets redacted: they may not be UTF-8 (a piece may even end inside a character).
+    fn output(&self, stream: Stream, bytes: &[u8], newline: bool);
     /// Everything read so far has been passed on (a good moment to flush a buffer).
     fn flush(&self) {}
 }
 
-impl<F: Fn(Stream, &str, bool) + Send + Sync> OutputSink for F {
-    fn output(&self, stream: Stream, text: &str, newline: bool) {
-        self(stream, text, newline)
+impl<F: Fn(Stream, &[u8], bool) + Send + Sync> OutputSink for F {
+    fn output(&self, stream: Stream, bytes: &[u8], newline: bool) {
+        self(stream, bytes, newline)
     }
 }
 
@@ -62,7 +64,7 @@ impl<F: Fn(Stream, &str, bool) + Send + Sync> OutputSink for F {
 pub struct NullSink;
 
 impl OutputSink for NullSink {
-    fn output(&self, _: Stream, _: &str, _: bool) {}
+    fn output(&self, _: Stream, _: &[u8], _: bool) {}
 }
 
 // ---------------------------------------------------------------------------------------
@@ -157,20 +159,11 @@ pub struct Plan {
     pub choice: Option<preference::Choice>,
     pub params: Json,
     summary: PlanSummary,
-    /// The host's secret values ([`crate::context::Host::secrets`]): redacted from the
-    /// output of the run, whatever the tool printed (its own environment is filtered, but a
-    /// tool can read the environment of the kiwi process through /proc).
+    /// The host's secret values (the values of the variables the workspace's filter
+    /// blocks, by the rule of [`crate::redact`]), and for http_client the values a `${VAR}`
+    /// put into the request: redacted from the summary, the errors and the output of the
+    /// run, whatever the tool printed.
     secrets: Secrets,
-}
-
-/// Secret values; `Debug` shows how many, never what.
-#[derive(Clone, Default)]
-struct Secrets(Vec<String>);
-
-impl std::fmt::Debug for Secrets {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "[{} redacted]", self.0.len())
-    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -214,6 +207,53 @@ impl Plan {
     pub fn summary(&self) -> &PlanSummary {
         &self.summary
     }
+
+    /// What is redacted from everything this plan shows and produces.
+    pub fn secrets(&self) -> &Secrets {
+        &self.secrets
+    }
+}
+
+impl PlanSummary {
+    /// Every value that holds a secret, redacted (an `ALIAS=prefix-${SECRET}` the chain
+    /// builds from a passed-through secret included).
+    fn redact(&mut self, secrets: &Secrets) {
+        if secrets.is_empty() {
+            return;
+        }
+        secrets.redact_json_mut(&mut self.config);
+        if let Some(c) = &mut self.command {
+            for a in c.iter_mut() {
+                *a = secrets.redact(a);
+            }
+        }
+        if let Some(cwd) = &mut self.cwd {
+            if let Some(s) = cwd.to_str() {
+                if secrets.found_in(s.as_bytes()) {
+                    *cwd = PathBuf::from(secrets.redact(s));
+                }
+            }
+        }
+        for v in self.environment.values_mut().flatten() {
+            *v = secrets.redact(v);
+        }
+    }
+}
+
+impl ExecError {
+    /// The message and details with every secret redacted.
+    pub fn redacted(mut self, secrets: &Secrets) -> Self {
+        self.message = secrets.redact(&self.message);
+        for d in &mut self.details {
+            *d = secrets.redact(d);
+        }
+        self
+    }
+}
+
+/// The secrets of a workspace's host: the values of the variables its filter blocks.
+pub fn host_secrets(ws: &Workspace) -> Secrets {
+    Secrets::from_host(&ws.host, &env::Filter::new(&ws.config.filter))
 }
 
 /// What a run produced.
@@ -249,8 +289,19 @@ impl RunResult {
 // Planning
 
 /// Plan a run: resolve the chain, merge and override the configuration, validate the
-/// parameters, build the environment, template, choose the execution environment.
+/// parameters, build the environment, template, choose the execution environment. An error
+/// never holds a secret.
 pub fn plan(ws: &Workspace, tool: &Arc<Item>, req: &Request) -> Result<Plan, ExecError> {
+    let host = host_secrets(ws);
+    plan_inner(ws, tool, req, host.clone()).map_err(|e| e.redacted(&host))
+}
+
+fn plan_inner(
+    ws: &Workspace,
+    tool: &Arc<Item>,
+    req: &Request,
+    host_secrets: Secrets,
+) -> Result<Plan, ExecError> {
     let chain = chain::resolve(ws, tool).map_err(|e| {
         ExecError::new(
             ErrorKind::Chain,
@@ -341,7 +392,8 @@ pub fn plan(ws: &Workspace, tool: &Arc<Item>, req: &Request) -> Result<Plan, Exe
             shown.insert(k.clone(), s);
         }
     }
-    let secrets = t.secrets;
+    let from_env = t.secrets;
+    let mut secrets = host_secrets;
     let default_cwd = ws
         .project
         .clone()
@@ -352,6 +404,7 @@ pub fn plan(ws: &Workspace, tool: &Arc<Item>, req: &Request) -> Result<Plan, Exe
         "subprocess" => {
             let mut spec = subprocess_spec(&real, &default_cwd)?;
             spec.env = vars.clone();
+            spec.secrets = secrets.clone();
             let shown_spec = subprocess_spec(&shown, &default_cwd)?;
             let mut command = vec![shown_spec.program.clone()];
             command.extend(shown_spec.args.iter().cloned());
@@ -361,7 +414,8 @@ pub fn plan(ws: &Workspace, tool: &Arc<Item>, req: &Request) -> Result<Plan, Exe
         }
         "http_client" => {
             let mut spec = http_spec(&real)?;
-            spec.secrets = secrets;
+            secrets = secrets.union(&Secrets::new(&from_env));
+            spec.secrets = from_env;
             if req.environment.as_deref().is_some_and(|e| e != "local") {
                 return Err(ExecError::new(
                     ErrorKind::Config,
@@ -391,7 +445,7 @@ pub fn plan(ws: &Workspace, tool: &Arc<Item>, req: &Request) -> Result<Plan, Exe
             mode: preference::of_tool(tool).mode,
         },
     };
-    let summary = PlanSummary {
+    let mut summary = PlanSummary {
         tool: tool.id.clone(),
         chain: chain
             .links
@@ -413,6 +467,7 @@ pub fn plan(ws: &Workspace, tool: &Arc<Item>, req: &Request) -> Result<Plan, Exe
         passed_blocked: built.passed_blocked.clone(),
         execution,
     };
+    summary.redact(&secrets);
     Ok(Plan {
         tool: tool.clone(),
         chain,
@@ -420,42 +475,61 @@ pub fn plan(ws: &Workspace, tool: &Arc<Item>, req: &Request) -> Result<Plan, Exe
         choice,
         params,
         summary,
-        secrets: Secrets(ws.host.secrets()),
+        secrets,
     })
 }
 
-/// Run a plan.
+/// Run a plan. The output (streamed and kept, its parsed JSON included) and any error
+/// never hold one of the plan's secrets.
 pub async fn run(
     plan: &Plan,
     sink: &dyn OutputSink,
     cancel: &CancellationToken,
 ) -> Result<RunResult, ExecError> {
-    let red = |t: &str| crate::context::redact(t, &plan.secrets.0);
-    let redacting = Redacting {
-        inner: sink,
-        secrets: &plan.secrets.0,
-    };
-    let sink: &dyn OutputSink = if plan.secrets.0.is_empty() {
-        sink
-    } else {
-        &redacting
+    let secrets = &plan.secrets;
+    let red = |t: &mut String| {
+        if let std::borrow::Cow::Owned(r) = secrets.redact_str(t) {
+            *t = r;
+        }
     };
     let output = match &plan.action {
         Action::Process(spec) => {
             let choice = plan.choice.as_ref().ok_or_else(|| {
                 ExecError::new(ErrorKind::Config, "no execution environment".to_string())
             })?;
-            let env = choice.instantiate()?;
-            let mut r = env.run(spec, sink, cancel).await?;
-            r.stdout = red(&r.stdout);
-            r.stderr = red(&r.stderr);
+            let env = choice.instantiate().map_err(|e| e.redacted(secrets))?;
+            // The spec redacts as it streams; the kept text is checked again (a secret
+            // written with JSON escapes only shows once parsed).
+            let mut r = env
+                .run(spec, sink, cancel)
+                .await
+                .map_err(|e| e.redacted(secrets))?;
+            red(&mut r.stdout);
+            red(&mut r.stderr);
+            if let Some(j) = &mut r.json {
+                secrets.redact_json_mut(j);
+            }
             Output::Process(r)
         }
         Action::Http(spec) => {
-            let mut r = http::run(spec, cancel).await?;
-            r.body = red(&r.body);
+            let mut r = http::run(spec, cancel)
+                .await
+                .map_err(|e| e.redacted(secrets))?;
+            red(&mut r.body);
+            if let Some(b64) = &mut r.body_base64 {
+                use base64::Engine as _;
+                let engine = base64::engine::general_purpose::STANDARD;
+                if let Ok(bytes) = engine.decode(b64.as_bytes()) {
+                    if let std::borrow::Cow::Owned(x) = secrets.redact_bytes(&bytes) {
+                        *b64 = engine.encode(x);
+                    }
+                }
+            }
             for v in r.headers.values_mut() {
-                *v = red(v);
+                red(v);
+            }
+            if let Some(j) = &mut r.json {
+                secrets.redact_json_mut(j);
             }
             Output::Http(r)
         }
@@ -466,26 +540,6 @@ pub async fn run(
         execution: plan.summary.execution.clone(),
         output,
     })
-}
-
-/// A sink that replaces secret values before passing the output on.
-struct Redacting<'a> {
-    inner: &'a dyn OutputSink,
-    secrets: &'a [String],
-}
-
-impl OutputSink for Redacting<'_> {
-    fn output(&self, stream: Stream, text: &str, newline: bool) {
-        if self.secrets.iter().any(|s| text.contains(s.as_str())) {
-            self.inner
-                .output(stream, &crate::context::redact(text, self.secrets), newline)
-        } else {
-            self.inner.output(stream, text, newline)
-        }
-    }
-    fn flush(&self) {
-        self.inner.flush()
-    }
 }
 
 /// Plan and run.

@@ -3,10 +3,15 @@
 //! - spawned directly (no shell), with exactly the environment given (`env_clear` first:
 //!   nothing is inherited), in its own process group;
 //! - stdin is `/dev/null` unless `stdin` is given (then it is written and closed);
-//! - stdout and stderr are read concurrently and streamed to an [`OutputSink`] line by line
-//!   as they come (a line longer than [`MAX_LINE`] is passed on in pieces, so memory stays
-//!   bounded even with no newline at all), and kept up to `max_output_bytes` per stream;
-//!   past that they are still drained, not kept, and the result says `truncated`;
+//! - stdout and stderr are read concurrently, as bytes; the secrets of the spec are
+//!   redacted from them as they stream ([`crate::redact::StreamRedactor`]: no read boundary
+//!   splits a secret); then they are passed to an [`OutputSink`] line by line as they come
+//!   (a line longer than [`MAX_LINE`] is passed on in pieces, so memory stays bounded even
+//!   with no newline at all), and kept up to `max_output_bytes` per stream; past that they
+//!   are still drained, not kept, and the result says `truncated`;
+//! - output is bytes: the sink gets them unchanged; the result carries text when the kept
+//!   output is UTF-8, else `stdout_utf8: false` and the exact bytes in `stdout_base64`
+//!   (`stdout` then holds a lossy rendering, for reading only);
 //! - on timeout or cancellation the whole group gets SIGTERM, then SIGKILL after
 //!   [`GRACE`]; after the leader exits, whatever is left of its group is killed too, and if
 //!   the future is dropped before the end, the group is killed as well.
@@ -15,6 +20,7 @@
 //! `sandbox` environment (a PID namespace that dies with its first process) covers that.
 
 use super::{ErrorKind, ExecError, OutputSink, Stream};
+use crate::redact::Secrets;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -48,6 +54,8 @@ pub struct ProcessSpec {
     pub timeout: Duration,
     /// Bytes kept of stdout, and of stderr.
     pub max_output_bytes: usize,
+    /// Replaced in the output as it streams (and so in what is kept).
+    pub secrets: Secrets,
 }
 
 impl ProcessSpec {
@@ -60,6 +68,7 @@ impl ProcessSpec {
             stdin: None,
             timeout: DEFAULT_TIMEOUT,
             max_output_bytes: DEFAULT_MAX_OUTPUT,
+            secrets: Secrets::none(),
         }
     }
 }
@@ -85,8 +94,20 @@ pub struct ProcessResult {
     pub exit_code: Option<i32>,
     /// The signal that ended the process, if one did.
     pub signal: Option<i32>,
+    /// The output as text: exactly the bytes when they are UTF-8 (`stdout_utf8`), else a
+    /// lossy rendering; the bytes are then in `stdout_base64`.
     pub stdout: String,
     pub stderr: String,
+    /// Whether the kept stdout is UTF-8 (an incomplete character cut by truncation aside).
+    #[serde(skip_serializing_if = "is_true")]
+    pub stdout_utf8: bool,
+    #[serde(skip_serializing_if = "is_true")]
+    pub stderr_utf8: bool,
+    /// The kept stdout, base64 (standard alphabet), when it is not UTF-8.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stdout_base64: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stderr_base64: Option<String>,
     /// stdout parsed, when it is one JSON document (and was not truncated).
     pub json: Option<serde_json::Value>,
     pub duration_ms: u64,
@@ -99,6 +120,31 @@ pub struct ProcessResult {
     pub stderr_bytes: u64,
     /// The process id of the leader (also the process group id).
     pub pid: u32,
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+/// Kept output as (text, is UTF-8, base64 of the bytes when not). An incomplete character
+/// at the very end (cut by truncation) is dropped rather than making the output "binary".
+pub fn output_text(kept: &[u8]) -> (String, bool, Option<String>) {
+    match std::str::from_utf8(kept) {
+        Ok(s) => (s.to_string(), true, None),
+        Err(e) if e.error_len().is_none() => (
+            String::from_utf8_lossy(&kept[..e.valid_up_to()]).into_owned(),
+            true,
+            None,
+        ),
+        Err(_) => {
+            use base64::Engine as _;
+            (
+                String::from_utf8_lossy(kept).into_owned(),
+                false,
+                Some(base64::engine::general_purpose::STANDARD.encode(kept)),
+            )
+        }
+    }
 }
 
 impl ProcessResult {
@@ -174,7 +220,7 @@ fn char_boundary(b: &[u8], max: usize) -> usize {
 fn emit_pieces(pending: &mut Vec<u8>, stream: Stream, sink: &dyn OutputSink, threshold: usize) {
     while pending.len() >= threshold {
         let k = char_boundary(pending, MAX_LINE);
-        sink.output(stream, &String::from_utf8_lossy(&pending[..k]), false);
+        sink.output(stream, &pending[..k], false);
         pending.drain(..k);
     }
 }
@@ -185,8 +231,10 @@ async fn pump<R: AsyncRead + Unpin>(
     stream: Stream,
     sink: &dyn OutputSink,
     cap: usize,
+    secrets: &Secrets,
     exited: CancellationToken,
 ) -> Captured {
+    let mut redactor = secrets.stream();
     // Once the group is gone, the pipes get a moment to close (a process that left the
     // group may still hold them open), then they are abandoned.
     let stop = async {
@@ -212,8 +260,15 @@ async fn pump<R: AsyncRead + Unpin>(
             },
             _ = &mut stop => break,
         };
-        let data = &buf[..n];
         c.total += n as u64;
+        let redacted;
+        let data: &[u8] = if secrets.is_empty() {
+            &buf[..n]
+        } else {
+            redacted = redactor.push(&buf[..n]);
+            &redacted
+        };
+        let n = data.len();
         let room = cap.saturating_sub(c.kept.len());
         if room < n {
             c.truncated = true;
@@ -224,11 +279,11 @@ async fn pump<R: AsyncRead + Unpin>(
             if *b == b'\n' {
                 let segment = &data[start..i];
                 if pending.is_empty() && segment.len() <= MAX_LINE {
-                    sink.output(stream, &String::from_utf8_lossy(segment), true);
+                    sink.output(stream, segment, true);
                 } else {
                     pending.extend_from_slice(segment);
                     emit_pieces(&mut pending, stream, sink, MAX_LINE + 1);
-                    sink.output(stream, &String::from_utf8_lossy(&pending), true);
+                    sink.output(stream, &pending, true);
                     pending.clear();
                 }
                 start = i + 1;
@@ -238,8 +293,28 @@ async fn pump<R: AsyncRead + Unpin>(
         emit_pieces(&mut pending, stream, sink, MAX_LINE);
         sink.flush();
     }
+    let rest = redactor.finish();
+    if !rest.is_empty() {
+        let room = cap.saturating_sub(c.kept.len());
+        if room < rest.len() {
+            c.truncated = true;
+        }
+        c.kept.extend_from_slice(&rest[..room.min(rest.len())]);
+        let mut start = 0;
+        for (i, b) in rest.iter().enumerate() {
+            if *b == b'\n' {
+                pending.extend_from_slice(&rest[start..i]);
+                emit_pieces(&mut pending, stream, sink, MAX_LINE + 1);
+                sink.output(stream, &pending, true);
+                pending.clear();
+                start = i + 1;
+            }
+        }
+        pending.extend_from_slice(&rest[start..]);
+        emit_pieces(&mut pending, stream, sink, MAX_LINE);
+    }
     if !pending.is_empty() {
-        sink.output(stream, &String::from_utf8_lossy(&pending), false);
+        sink.output(stream, &pending, false);
     }
     sink.flush();
     c
@@ -306,6 +381,7 @@ pub async fn run(
                     Stream::Stdout,
                     sink,
                     spec.max_output_bytes,
+                    &spec.secrets,
                     exited.clone(),
                 )
                 .await,
@@ -321,6 +397,7 @@ pub async fn run(
                     Stream::Stderr,
                     sink,
                     spec.max_output_bytes,
+                    &spec.secrets,
                     exited.clone(),
                 )
                 .await,
@@ -381,8 +458,9 @@ pub async fn run(
         total: 0,
         truncated: false,
     });
-    let stdout = String::from_utf8_lossy(&out.kept).into_owned();
-    let json = if out.truncated {
+    let (stdout, stdout_utf8, stdout_base64) = output_text(&out.kept);
+    let (stderr, stderr_utf8, stderr_base64) = output_text(&err.kept);
+    let json = if out.truncated || !stdout_utf8 {
         None
     } else {
         parse_json(&stdout)
@@ -390,8 +468,12 @@ pub async fn run(
     Ok(ProcessResult {
         exit_code,
         signal,
-        stderr: String::from_utf8_lossy(&err.kept).into_owned(),
+        stderr,
         stdout,
+        stdout_utf8,
+        stderr_utf8,
+        stdout_base64,
+        stderr_base64,
         json,
         duration_ms: started.elapsed().as_millis() as u64,
         timed_out,

@@ -370,14 +370,21 @@ fn env_key_doc(key: &str) -> Option<&'static str> {
 // hover
 
 /// What to show when hovering `offset` in `item`.
+/// A value the hover shows (one the chain builds from a passed-through secret included)
+/// never holds a secret: the markdown is redacted.
 pub fn hover(ws: &Workspace, item: &Arc<Item>, offset: usize) -> Option<HoverInfo> {
-    if item.tool().is_some() {
-        return hover_tool(ws, item, offset);
+    let mut h = if item.tool().is_some() {
+        hover_tool(ws, item, offset)
+    } else if let Some(d) = item.directive() {
+        hover_directive(ws, item, d, offset)
+    } else {
+        None
+    }?;
+    let secrets = crate::exec::host_secrets(ws);
+    if secrets.found_in(h.markdown.as_bytes()) {
+        h.markdown = secrets.redact(&h.markdown);
     }
-    if let Some(d) = item.directive() {
-        return hover_directive(ws, item, d, offset);
-    }
-    None
+    Some(h)
 }
 
 fn hover_tool(ws: &Workspace, item: &Arc<Item>, offset: usize) -> Option<HoverInfo> {
@@ -950,5 +957,8 @@ pub fn environment_markdown(ws: &Workspace, item: &Arc<Item>) -> String {
             .join(", "),
     );
     md.push('\n');
-    md
+    for b in &built.dotenv_blocked {
+        md.push_str(&format!("\n**Note:** {}\n", b.message()));
+    }
+    crate::exec::host_secrets(ws).redact(&md)
 }

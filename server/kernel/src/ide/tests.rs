@@ -331,3 +331,36 @@ fn definition_of_executor_and_knowledge_symbols() {
     let names: Vec<String> = symbols(&item).into_iter().map(|s| s.name).collect();
     assert_eq!(names, ["Title", "Part ü"]);
 }
+
+/// Issue 12 point 5: a hover over a value the chain builds from a passed-through secret
+/// (`ALIAS=prefix-${SOME_TOKEN}`) shows it redacted.
+#[test]
+fn hover_never_shows_a_value_built_from_a_secret() {
+    let src = r#"__version__ = "1.0.0"
+__tool_type__ = "python"
+__executor_id__ = "subprocess"
+CONFIG = {"command": "echo", "args": ["${ALI$0AS}"], "env": {"ALIAS": "prefix-${SOME_TOKEN}"}}
+"#;
+    let (text, off) = fixture(src);
+    let mut ws = Workspace::new(
+        Some(PathBuf::from("/nonexistent/proj")),
+        Host::for_tests(&[
+            ("HOME", "/nonexistent/home"),
+            ("SOME_TOKEN", "canary-hover-77aa"),
+        ]),
+    );
+    let item = Arc::new(
+        parse_item(
+            ItemType::Tool,
+            "t/alias".into(),
+            Space::Project,
+            PathBuf::from("/nonexistent/proj/.ai/tools/t/alias.py"),
+            text.as_bytes(),
+        )
+        .expect("an item"),
+    );
+    ws.insert(item.clone());
+    let h = hover(&ws, &item, off).expect("a hover");
+    assert!(!h.markdown.contains("canary-hover-77aa"), "{}", h.markdown);
+    assert!(h.markdown.contains("prefix-[redacted]"), "{}", h.markdown);
+}

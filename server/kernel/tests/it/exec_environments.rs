@@ -148,8 +148,8 @@ impl SeenRunning {
 }
 
 impl kiwi_kernel::exec::OutputSink for SeenRunning {
-    fn output(&self, _: kiwi_kernel::exec::Stream, text: &str, _: bool) {
-        if text == "started" && processes_running(self.words).len() >= 2 {
+    fn output(&self, _: kiwi_kernel::exec::Stream, bytes: &[u8], _: bool) {
+        if bytes == b"started" && processes_running(self.words).len() >= 2 {
             self.seen.store(true, std::sync::atomic::Ordering::SeqCst);
         }
     }

@@ -96,19 +96,47 @@ async fn serve() -> Server {
                         (200, String::new(), "late".to_string())
                     }
                     "/big" => (200, String::new(), "z".repeat(1_000_000)),
+                    // Another origin (same server, named `localhost`), and the same one.
+                    "/redirect-away" => (
+                        302,
+                        format!("Location: http://localhost:{}/seen\r\n", addr.port()),
+                        String::new(),
+                    ),
+                    "/binary" => (200, String::new(), String::new()),
+                    "/redirect-same" => (302, "Location: /seen\r\n".to_string(), String::new()),
+                    "/seen" => (
+                        200,
+                        String::new(),
+                        serde_json::json!({
+                            "host": header("host"),
+                            "x_api_key": header("x-api-key"),
+                            "authorization": header("authorization"),
+                            "cookie": header("cookie"),
+                            "x_plain": header("x-plain"),
+                        })
+                        .to_string(),
+                    ),
                     _ => (404, String::new(), "not found".to_string()),
                 };
                 let reason = match status {
                     200 => "OK",
+                    302 => "Found",
                     404 => "Not Found",
                     500 => "Internal Server Error",
                     _ => "Service Unavailable",
                 };
+                // Bytes that are not UTF-8 after the text body (`/binary`).
+                let raw: &[u8] = if path == "/binary" {
+                    b"\xff\xfe\x00s3cr3t-api-k3y-1\x80"
+                } else {
+                    b""
+                };
                 let resp = format!(
                     "HTTP/1.1 {status} {reason}\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n{resp_body}",
-                    resp_body.len()
+                    resp_body.len() + raw.len()
                 );
                 let _ = sock.write_all(resp.as_bytes()).await;
+                let _ = sock.write_all(raw).await;
                 let _ = sock.shutdown().await;
             });
         }
@@ -246,5 +274,65 @@ fn connect_errors_are_retried_and_never_show_secrets() {
         );
         assert!(!e.message.contains("s3cr3t-k3y"), "{e}");
         assert!(e.message.contains("127.0.0.1"), "{e}");
+    });
+}
+
+/// Issue 12 point 6: a redirect from 127.0.0.1 to localhost (another origin) does not carry
+/// the environment-derived `X-Api-Key` (nor Authorization or Cookie) there; a header not
+/// derived from the environment still does, and a same-origin redirect keeps them all.
+#[test]
+fn cross_origin_redirect_drops_environment_derived_headers() {
+    rt().block_on(async {
+        let s = serve().await;
+        let spec_for = |path: &str| {
+            let mut spec = HttpSpec::get(format!("{}{path}", s.base));
+            spec.headers = vec![
+                ("X-Api-Key".into(), "s3cr3t-api-k3y-1".into()),
+                ("Authorization".into(), "Bearer s3cr3t-api-k3y-1".into()),
+                ("Cookie".into(), "sid=c00kie-value-9".into()),
+                ("X-Plain".into(), "hello".into()),
+            ];
+            spec.secrets = vec!["s3cr3t-api-k3y-1".into()];
+            spec
+        };
+        let r = http::run(&spec_for("/redirect-away"), &CancellationToken::new())
+            .await
+            .unwrap();
+        assert_eq!(r.status, 200, "{r:?}");
+        let j = r.json.clone().expect("a JSON body");
+        assert!(j["host"].as_str().unwrap().starts_with("localhost:"), "{j}");
+        assert_eq!(
+            j["x_api_key"], "",
+            "the env-derived header crossed origins: {j}"
+        );
+        assert_eq!(j["authorization"], "", "{j}");
+        assert_eq!(j["cookie"], "", "{j}");
+        assert_eq!(j["x_plain"], "hello", "{j}");
+        let r = http::run(&spec_for("/redirect-same"), &CancellationToken::new())
+            .await
+            .unwrap();
+        let j = r.json.clone().expect("a JSON body");
+        assert!(j["host"].as_str().unwrap().starts_with("127.0.0.1:"), "{j}");
+        assert_eq!(j["x_api_key"], "[redacted]", "same origin keeps it: {j}");
+        assert_eq!(j["cookie"], "sid=c00kie-value-9", "{j}");
+    });
+}
+
+/// Issue 12 point 19 for http_client: a body that is not UTF-8 is marked and carried
+/// exactly (base64), with secrets redacted from the bytes.
+#[test]
+fn a_body_that_is_not_utf8_is_carried_exactly() {
+    rt().block_on(async {
+        let s = serve().await;
+        let mut spec = HttpSpec::get(format!("{}/binary", s.base));
+        spec.secrets = vec!["s3cr3t-api-k3y-1".into()];
+        let r = http::run(&spec, &CancellationToken::new()).await.unwrap();
+        assert!(!r.body_utf8);
+        use base64::Engine as _;
+        let b = base64::engine::general_purpose::STANDARD
+            .decode(r.body_base64.as_deref().unwrap())
+            .unwrap();
+        assert_eq!(b, b"\xff\xfe\x00[redacted]\x80");
+        assert!(!serde_json::to_string(&r).unwrap().contains("s3cr3t"));
     });
 }

@@ -53,11 +53,13 @@ fn wait_gone(pid: i32) -> bool {
 struct Collect(Mutex<Vec<(Stream, String, bool, Instant)>>);
 
 impl kiwi_kernel::exec::OutputSink for Collect {
-    fn output(&self, stream: Stream, text: &str, newline: bool) {
-        self.0
-            .lock()
-            .unwrap()
-            .push((stream, text.to_string(), newline, Instant::now()));
+    fn output(&self, stream: Stream, bytes: &[u8], newline: bool) {
+        self.0.lock().unwrap().push((
+            stream,
+            String::from_utf8_lossy(bytes).into_owned(),
+            newline,
+            Instant::now(),
+        ));
     }
 }
 

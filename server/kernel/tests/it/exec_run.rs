@@ -158,7 +158,9 @@ fn a_variable_the_chain_names_reaches_the_tool() {
     let ws = ws(&f);
     let r = run(&ws, "demo/named", Request::default()).unwrap();
     let env = process(&r).json.clone().unwrap();
-    assert_eq!(env["SOME_TOKEN"], "canary-some-token-22cd");
+    // The tool got the value: it printed it, and the parsed output shows it redacted
+    // (issue 12 point 3: the `json` of a result is redacted like its text).
+    assert_eq!(env["SOME_TOKEN"], "[redacted]");
     assert!(env.get("FAKE_API_KEY").is_none());
     assert!(env.get("DB_PASSWORD").is_none());
 }

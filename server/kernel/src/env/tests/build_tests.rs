@@ -384,3 +384,48 @@ fn e408_is_information_when_the_fallback_is_on_path() {
     let (_, diag) = crate::env::resolve_with_diagnostic(&v, &ctx).unwrap();
     assert_eq!(diag, None);
 }
+
+/// Issue 12 point 2: a dotenv value expands against the filtered environment and the
+/// values above it, never a blocked variable of kiwi's environment (left unset, E411) —
+/// unless the chain names that variable itself.
+#[test]
+fn dotenv_expansion_sees_only_the_filtered_environment() {
+    let w = world();
+    write_file(
+        &w.project.join(".env"),
+        "LEAK=${GITHUB_TOKEN}\nLEAK2=x-$SOME_TOKEN-y\nA=one\nB=${A}-two\nP=\"${LC_ALL}\"\nQ='${A}'\nE=${EDITOR}\n",
+        0o644,
+    );
+    let b = w.build(&FilterConfig::default(), &[]);
+    let get = |k: &str| b.vars.get(k).map(String::as_str);
+    assert_eq!(get("LEAK"), Some(""));
+    assert_eq!(get("LEAK2"), Some("x--y"));
+    assert_eq!(get("B"), Some("one-two"));
+    assert_eq!(get("P"), Some("C.UTF-8"));
+    assert_eq!(get("Q"), Some("${A}"));
+    // Not blocked but not passed by the filter either: unset, not reported.
+    assert_eq!(get("E"), Some(""));
+    let blocked: Vec<(&str, &str)> = b
+        .dotenv_blocked
+        .iter()
+        .map(|d| (d.name.as_str(), d.references.as_str()))
+        .collect();
+    assert_eq!(
+        blocked,
+        vec![("LEAK", "GITHUB_TOKEN"), ("LEAK2", "SOME_TOKEN")]
+    );
+    assert!(b.dotenv_blocked[0].message().contains("E411"));
+    let all = format!("{b:?}");
+    for s in SECRET_VALUES {
+        assert!(!all.contains(s), "{s} leaked");
+    }
+
+    // The chain names GITHUB_TOKEN on purpose: a dotenv value may use it too.
+    let f = files(&[("", r#"{"GITHUB_TOKEN": "${GITHUB_TOKEN}"}"#)]);
+    let b = w.build(&FilterConfig::default(), &f.links());
+    assert_eq!(
+        b.vars.get("LEAK").map(String::as_str),
+        Some(SECRET_VALUES[3])
+    );
+    assert_eq!(b.dotenv_blocked.len(), 1, "{:?}", b.dotenv_blocked);
+}

@@ -16,6 +16,8 @@ pub const CANARIES: &[(&str, &str)] = &[
     ("FAKE_API_KEY", "canary-fake-api-key-9d41"),
     ("SOME_TOKEN", "canary-some-token-3e07"),
     ("DB_PASSWORD", "canary-db-password-c5a2"),
+    ("AWS_SECRET_ACCESS_KEY", "canary-aws-secret-7b19"),
+    ("GITHUB_TOKEN", "ghp_canaryGithubToken0000000000000000a1"),
 ];
 
 /// The default bound for one answer.
@@ -333,14 +335,20 @@ pub fn lsp(project: &Path, user: &Path) -> Proc {
 
 /// `kiwi mcp --project project`, after the initialize handshake.
 pub fn mcp(project: &Path, user: &Path) -> Proc {
-    let mut p = Proc::spawn(
-        kiwi_command(
-            &["mcp", "--project", project.to_str().unwrap()],
-            project,
-            user,
-        ),
-        false,
+    mcp_with_env(project, user, &[])
+}
+
+/// `kiwi mcp --project project` with these variables added to its environment.
+pub fn mcp_with_env(project: &Path, user: &Path, env: &[(&str, &str)]) -> Proc {
+    let mut cmd = kiwi_command(
+        &["mcp", "--project", project.to_str().unwrap()],
+        project,
+        user,
     );
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut p = Proc::spawn(cmd, false);
     let r = p.request(
         "initialize",
         json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
