@@ -1,0 +1,141 @@
+//! Issue 13, part 2: rye's (and kiwi-mcp's) files read as their authors meant them. One
+//! fixture per cause; each snapshot is the whole `kiwi check` output of its fixture, so a
+//! false alarm coming back shows up as a new line.
+
+use crate::common;
+use common::Fixture;
+
+/// Cause 5: the source systems' own permission spellings are aliases with their meaning:
+/// rye's `<sign>` (validate) and `<fetch>` (search + load), as grants and as step calls;
+/// kiwi-mcp's `action="execute"` (run, search, load, help), `action="help"`,
+/// `resource="tool" id`, `resource="spawn"`, `<execute resource="registry">`. No P201/D105,
+/// no P205 where rye would allow the call; a `<sign>` grant still grants no `run`, and a
+/// `<sign>`/`<fetch>` step's item id is checked (K003) like the others.
+#[test]
+fn c5_permission_aliases_of_rye_and_kiwi_mcp() {
+    let f = Fixture::new(
+        r#"//- project/.ai/tools/rye/file-system/ls.py
+__version__ = "1.0.0"
+__tool_type__ = "python"
+__executor_id__ = "python_runtime"
+//- project/.ai/tools/bash.py
+__version__ = "1.0.0"
+__tool_type__ = "python"
+__executor_id__ = "python_runtime"
+//- project/.ai/tools/python_runtime.py
+__version__ = "1.0.0"
+__tool_type__ = "runtime"
+__executor_id__ = "subprocess"
+CONFIG = {"command": "python3", "args": ["{tool_path}"]}
+//- project/.ai/knowledge/notes/x.md
+---
+id: notes/x
+title: X
+entry_type: reference
+---
+x
+//- project/.ai/directives/rye_aliases.md
+# rye_aliases
+
+```xml
+<directive name="rye_aliases" version="1.0.0">
+  <metadata>
+    <description>rye's own spellings</description>
+    <permissions>
+      <execute><tool>rye.file-system.*</tool></execute>
+      <fetch><knowledge>*</knowledge></fetch>
+      <sign><tool>*</tool></sign>
+    </permissions>
+  </metadata>
+  <process>
+    <step name="a">
+      <fetch item_type="knowledge" item_id="notes/x"/>
+    </step>
+    <step name="b">
+      <fetch item_type="knowledge" query="x"/>
+    </step>
+    <step name="c">
+      <sign item_type="tool" item_id="rye/file-system/ls"/>
+    </step>
+    <step name="d">
+      <sign item_type="tool" item_id="rye/file-system/nope"/>
+    </step>
+    <step name="e">
+      <execute item_type="tool" item_id="rye/file-system/ls"/>
+    </step>
+  </process>
+</directive>
+```
+//- project/.ai/directives/sign_is_not_run.md
+# sign_is_not_run
+
+```xml
+<directive name="sign_is_not_run" version="1.0.0">
+  <metadata>
+    <description>a sign grant does not grant running</description>
+    <permissions>
+      <sign><tool>*</tool></sign>
+    </permissions>
+  </metadata>
+  <process>
+    <step name="a">
+      <execute item_type="tool" item_id="bash"/>
+    </step>
+  </process>
+</directive>
+```
+//- project/.ai/directives/kiwi_mcp_aliases.md
+# kiwi_mcp_aliases
+
+```xml
+<directive name="kiwi_mcp_aliases" version="1.0.0">
+  <metadata>
+    <description>kiwi-mcp's spellings</description>
+    <permissions>
+      <execute resource="kiwi-mcp" action="execute"/>
+      <execute resource="kiwi-mcp" action="help"/>
+      <execute resource="tool" id="bash"/>
+      <execute resource="spawn" action="thread"/>
+      <execute resource="registry" action="write"/>
+      <execute resource="rye" action="sign" item_type="knowledge"/>
+      <execute resource="rye" action="fetch" item_type="knowledge"/>
+    </permissions>
+  </metadata>
+  <process>
+    <step name="s">
+      <search item_type="tool" query="x"/>
+    </step>
+    <step name="l">
+      <load item_type="tool" item_id="bash"/>
+    </step>
+    <step name="r">
+      <execute item_type="tool" item_id="bash"/>
+    </step>
+  </process>
+</directive>
+```
+//- project/.ai/directives/tool_resource.md
+# tool_resource
+
+```xml
+<directive name="tool_resource" version="1.0.0">
+  <metadata>
+    <description>resource="tool" grants running that tool only</description>
+    <permissions>
+      <execute resource="tool" id="bash"/>
+    </permissions>
+  </metadata>
+  <process>
+    <step name="r">
+      <execute item_type="tool" item_id="bash"/>
+    </step>
+    <step name="o">
+      <execute item_type="tool" item_id="rye/file-system/ls"/>
+    </step>
+  </process>
+</directive>
+```
+"#,
+    );
+    insta::assert_snapshot!(f.check(&[]));
+}
