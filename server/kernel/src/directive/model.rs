@@ -218,6 +218,17 @@ fn references(root: &Element, d: &mut Directive) {
             via: via(call.kind).to_string(),
         });
     }
+    // rye: `<directive name version extends="base/parent">`.
+    if let Some(ext) = attr_spanned(root, "extends") {
+        if !ext.value.trim().is_empty() && !has_placeholder(&ext.value) {
+            d.references.push(ItemRef {
+                item_type: Some(ItemType::Directive),
+                id: ext.value.trim().to_string(),
+                range: ext.range,
+                via: "extends".to_string(),
+            });
+        }
+    }
     let Some(meta) = root.child("metadata") else {
         return;
     };

@@ -51,7 +51,15 @@ const LIMITS: &[&str] = &[
     "depth",
     "duration_seconds",
 ];
-const MODEL_ATTRS: &[&str] = &["tier", "fallback", "fallback_id", "parallel", "id"];
+/// `provider` is rye's (the model provider: `anthropic`, ...).
+const MODEL_ATTRS: &[&str] = &[
+    "tier",
+    "fallback",
+    "fallback_id",
+    "parallel",
+    "id",
+    "provider",
+];
 const RELATION_PARENTS: &[&str] = &["relationships", "context"];
 
 macro_rules! el {
@@ -68,7 +76,7 @@ macro_rules! el {
 
 /// Every known element of a directive, by parent.
 pub static SCHEMA: &[ElementSpec] = &[
-    el!("directive", [], ["name", "version"], Elements, "The directive: `name` (the file stem) and `version` (semver)."),
+    el!("directive", [], ["name", "version", "extends"], Elements, "The directive: `name` (the file stem), `version` (semver) and, in rye, `extends` (the directive it builds on)."),
     el!("metadata", ["directive"], [], Elements, "What the directive is, what it needs and what it may do."),
     el!("name", ["metadata"], [], Text, "The directive's name (older files; prefer the `name` attribute of `<directive>`)."),
     el!("version", ["metadata"], [], Text, "The directive's version (older files; prefer the `version` attribute of `<directive>`)."),

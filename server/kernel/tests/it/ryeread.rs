@@ -139,3 +139,53 @@ x
     );
     insta::assert_snapshot!(f.check(&[]));
 }
+
+/// Cause 8: attributes rye reads: `extends` on `<directive>` (a reference, checked by K003),
+/// `provider` on `<model>`; an input used as `${input:NAME}` (rye's interpolation) is used.
+#[test]
+fn c8_attributes_rye_reads() {
+    let f = Fixture::new(
+        r#"//- project/.ai/directives/base/parent.md
+# parent
+
+```xml
+<directive name="parent" version="1.0.0">
+  <metadata>
+    <description>the parent</description>
+  </metadata>
+</directive>
+```
+//- project/.ai/directives/child.md
+# child
+
+```xml
+<directive name="child" version="1.0.0" extends="base/parent">
+  <metadata>
+    <description>a child</description>
+    <model tier="general" provider="anthropic" id="claude"/>
+  </metadata>
+  <inputs>
+    <input name="topic" type="string" required="true">what to research</input>
+    <input name="unused" type="string">never used</input>
+  </inputs>
+  <process>
+    <step name="a">
+      <description>Research ${input:topic}</description>
+    </step>
+  </process>
+</directive>
+```
+//- project/.ai/directives/orphan.md
+# orphan
+
+```xml
+<directive name="orphan" version="1.0.0" extends="base/parnet">
+  <metadata>
+    <description>extends nothing that exists</description>
+  </metadata>
+</directive>
+```
+"#,
+    );
+    insta::assert_snapshot!(f.check(&[]));
+}
