@@ -130,7 +130,8 @@ fn check_declared_name(_ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnost
         },
         _ => return,
     };
-    if declared == stem || declared.is_empty() {
+    // rye writes a knowledge entry's `id:` as the full item id (`rye/core/some-entry`).
+    if declared == stem || declared == item.id || declared.is_empty() {
         return;
     }
     // The directive's name is an XML attribute value (no quotes in its range); a knowledge

@@ -189,3 +189,50 @@ fn c8_attributes_rye_reads() {
     );
     insta::assert_snapshot!(f.check(&[]));
 }
+
+/// Cause 4: rye's knowledge keeps its metadata in a leading ```` ```yaml ```` fence (after the
+/// signature comment); it is the frontmatter (no N601), its `name` is the entry's id, an id
+/// equal to the full item id is no K002, and its references are checked (N604) like any
+/// other's. Cause 9: a knowledge entry with no frontmatter at all gets N601 on its first line
+/// after the signature comment, not on the comment.
+#[test]
+fn c4_knowledge_frontmatter_in_a_yaml_fence() {
+    let f = Fixture::new(
+        r#"//- project/.ai/knowledge/ryeos/development/signing.md
+<!-- ryeos:signed:2026-09-08T21:59:10Z:64763068acb0126ff08902aa9c2194fe8c27a1e307265a6113e7b9d8a4a6b206:9uGmXuaJW6+eS3vUV0nCthovm/lrlhf/c80DGtCN5ZLD3dmxmphONEPWWqQ4sk+RBxXg90Buo9UCG8JkMQKXAg==:741a8bc609b398aaec0685e5aefb682faf5129a66bd192f888d23bb642c18eea -->
+```yaml
+category: "ryeos/development"
+name: "signing"
+title: "Signing Rules"
+entry_type: reference
+version: "1.3.0"
+references:
+  - rye/core/directive-metadata-reference
+  - rye/core/no-such-entry
+```
+
+# Signing Rules
+
+```bash
+./scripts/populate-bundles.sh --all
+```
+//- project/.ai/knowledge/rye/core/directive-metadata-reference.md
+```yaml
+id: rye/core/directive-metadata-reference
+title: Directive Metadata Reference
+entry_type: reference
+```
+
+# Directive Metadata Reference
+//- project/.ai/knowledge/no_frontmatter.md
+<!-- rye:signed:2026-02-14T00:28:39Z:6db2952faf9d251e11c10b52a976bc4c4932d68c05520a8a28bb59760b23de93:3WQSTEPQFIDA2A_KZPzYa8LLeAR6026VCKHHx8TdlfvruRo48SVTIjxQVr7GCZ70CsbzGBzXcqgbXEoT6g9JDQ==:440443d0858f0199 -->
+
+# Just a body
+//- project/.ai/knowledge/unclosed.md
+```yaml
+id: unclosed
+title: never closed
+"#,
+    );
+    insta::assert_snapshot!(f.check(&[]));
+}
