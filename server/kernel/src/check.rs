@@ -104,11 +104,10 @@ pub fn check_items(ws: &Workspace, items: &[Arc<Item>]) -> Vec<Vec<Diagnostic>> 
 }
 
 /// The first line of an item's file, where a problem with no better place is reported.
+/// Where to report what is missing from an item: its first line, or, in a signed file, the
+/// first line after the signature comment.
 pub fn first_line(item: &Item) -> TextRange {
-    item.source
-        .lines
-        .line_content_range(item.text(), 0)
-        .unwrap_or_default()
+    crate::text::first_line_after_header(item.text())
 }
 
 // ---------------------------------------------------------------------------------------

@@ -236,3 +236,25 @@ title: never closed
     );
     insta::assert_snapshot!(f.check(&[]));
 }
+
+/// Cause 9: "missing" diagnostics (T302, T303, T304, D101) point at the first metadata line,
+/// not at line 1, which in a signed file is a 200-character signature comment.
+#[test]
+fn c9_missing_diagnostics_skip_the_signature_line() {
+    let f = Fixture::new(
+        r#"//- project/.ai/tools/signed_no_type.py
+# rye:signed:2026-02-14T00:28:39Z:6db2952faf9d251e11c10b52a976bc4c4932d68c05520a8a28bb59760b23de93:3WQSTEPQFIDA2A_KZPzYa8LLeAR6026VCKHHx8TdlfvruRo48SVTIjxQVr7GCZ70CsbzGBzXcqgbXEoT6g9JDQ==:440443d0858f0199
+__version__ = "1.0.0"
+__category__ = "x"
+//- project/.ai/tools/signed_no_version.yaml
+# rye:signed:2026-02-14T00:28:39Z:6db2952faf9d251e11c10b52a976bc4c4932d68c05520a8a28bb59760b23de93:3WQSTEPQFIDA2A_KZPzYa8LLeAR6026VCKHHx8TdlfvruRo48SVTIjxQVr7GCZ70CsbzGBzXcqgbXEoT6g9JDQ==:440443d0858f0199
+tool_type: python
+executor_id: nowhere/runtime
+//- project/.ai/directives/signed_no_fence.md
+<!-- rye:signed:2026-02-14T00:28:39Z:6db2952faf9d251e11c10b52a976bc4c4932d68c05520a8a28bb59760b23de93:3WQSTEPQFIDA2A_KZPzYa8LLeAR6026VCKHHx8TdlfvruRo48SVTIjxQVr7GCZ70CsbzGBzXcqgbXEoT6g9JDQ==:440443d0858f0199 -->
+
+# A directive without its fence
+"#,
+    );
+    insta::assert_snapshot!(f.check(&[]));
+}
