@@ -507,6 +507,9 @@ fn check_config_types(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic
         return;
     };
     let merged = merge_config(&ch.links);
+    // A key that a link's config templates as `{key}` is a value for the chain (rye merges the
+    // configs and templates from the merged map), not a key of the primitive.
+    let templated = templated_names(&ch.links);
     for err in validator.iter_errors(&merged) {
         let pointer = err.instance_path().to_string();
         use jsonschema::error::ValidationErrorKind as K;
@@ -516,6 +519,9 @@ fn check_config_types(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic
                     continue;
                 };
                 for key in unexpected {
+                    if pointer.is_empty() && templated.contains(key.as_str()) {
+                        continue;
+                    }
                     let Some(entry) = parent.entry(key) else {
                         continue;
                     };
@@ -647,6 +653,83 @@ pub fn build_env(ws: &Workspace, links_tool_first: &[Arc<Item>]) -> env::BuiltEn
     )
 }
 
+/// The top-level CONFIG keys of every link of the chain, and, when other tools run through
+/// this one (a runtime), of those tools and the tools above them: rye merges the configs of a
+/// chain (primitive first, the tool last) and templates `{NAME}` from the merged map.
+fn chain_config_keys(ws: &Workspace, item: &Arc<Item>, links: &[Arc<Item>]) -> BTreeSet<String> {
+    fn keys_of(i: &Item, out: &mut BTreeSet<String>) {
+        if let Some(m) = i
+            .tool()
+            .and_then(|t| t.value(Field::Config))
+            .and_then(|c| c.as_map())
+        {
+            out.extend(m.iter().map(|e| e.key.clone()));
+        }
+    }
+    let mut keys = BTreeSet::new();
+    for l in links {
+        keys_of(l, &mut keys);
+    }
+    // The tools above: those whose executor is this item, then theirs (bounded).
+    let mut frontier = vec![item.clone()];
+    let mut seen: BTreeSet<std::path::PathBuf> = BTreeSet::new();
+    for _ in 0..8 {
+        let mut next = Vec::new();
+        for cur in &frontier {
+            for i in ws.items() {
+                let Some(exec) = i.tool().and_then(|t| t.str(Field::ExecutorId)) else {
+                    continue;
+                };
+                if exec != cur.id || !seen.insert(i.path.clone()) {
+                    continue;
+                }
+                keys_of(i, &mut keys);
+                next.push(i.clone());
+            }
+        }
+        if next.is_empty() {
+            break;
+        }
+        frontier = next;
+    }
+    keys
+}
+
+/// Every `{NAME}` used in the config strings of the links.
+fn templated_names(links: &[Arc<Item>]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for l in links {
+        let Some(c) = l.tool().and_then(|t| t.value(Field::Config)) else {
+            continue;
+        };
+        c.walk(&mut |v| {
+            if let Some(s) = v.as_str() {
+                for p in template::scan(s) {
+                    if let Piece::Param { name, .. } = p {
+                        out.insert(name);
+                    }
+                }
+            }
+        });
+    }
+    out
+}
+
+/// rye drops a value of an HTTP `body` that is a single unresolved `{NAME}` (optional provider
+/// fields), so such a value is no T307.
+fn optional_body_value(config: &Value, v: &Value, s: &str) -> bool {
+    let t = s.trim();
+    let single = t.starts_with('{')
+        && t.ends_with('}')
+        && t[1..t.len() - 1]
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b'_');
+    single
+        && config
+            .get("body")
+            .is_some_and(|b| b.range.start <= v.range.start && v.range.end <= b.range.end)
+}
+
 fn check_environment(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>) {
     let Some(tool) = item.tool() else { return };
     if let Some(ec) = tool.value(Field::EnvConfig) {
@@ -705,6 +788,10 @@ fn check_environment(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>
         .and_then(|p| p.as_map())
         .map(|m| m.iter().map(|e| e.key.clone()).collect())
         .unwrap_or_default();
+    // rye templates `{NAME}` from the configs merged along the chain: every link's config
+    // keys, and (for a runtime) the config keys of the tools that run through it.
+    // Computed only when a name is otherwise unknown (it walks the workspace).
+    let chain_keys: std::cell::OnceCell<BTreeSet<String>> = std::cell::OnceCell::new();
     // `CONFIG.env` values are environment entries: E409 reports their undefined references.
     let env_range = config.get("env").map(|v| v.range);
     let mut strings: Vec<&Value> = Vec::new();
@@ -729,7 +816,13 @@ fn check_environment(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>
             match piece {
                 Piece::Text(_) => {}
                 Piece::Param { name, range } => {
-                    if template::KERNEL_NAMES.contains(&name.as_str()) || params.contains(&name) {
+                    if template::is_host_name(&name)
+                        || params.contains(&name)
+                        || optional_body_value(config, v, &s.value)
+                        || chain_keys
+                            .get_or_init(|| chain_config_keys(ws, item, &links))
+                            .contains(&name)
+                    {
                         continue;
                     }
                     let known: Vec<&str> = template::KERNEL_NAMES
@@ -743,8 +836,13 @@ fn check_environment(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>
                         Code::T307,
                         r,
                         format!(
-                            "`{{{name}}}` is neither a parameter declared in CONFIG_SCHEMA nor a name kiwi provides ({}){}",
-                            template::KERNEL_NAMES.join(", "),
+                            "`{{{name}}}` is neither a parameter declared in CONFIG_SCHEMA, nor a config key of the chain, nor a name the host provides ({}){}",
+                            template::KERNEL_NAMES
+                                .iter()
+                                .copied()
+                                .chain(template::HOST_NAMES.iter().map(|(n, _)| *n))
+                                .collect::<Vec<_>>()
+                                .join(", "),
                             diag::did_you_mean(suggestion)
                         ),
                     );

@@ -258,3 +258,50 @@ executor_id: nowhere/runtime
     );
     insta::assert_snapshot!(f.check(&[]));
 }
+
+/// Cause 7: template names the host provides (rye's `{system_space}`, `{runtime_lib}`,
+/// `{anchor_path}`, `{tool_parent}`) and values from the configs merged along the chain (a
+/// runtime's `{server_config_path}` comes from the config of the tool that runs through it)
+/// are no T307; a single-placeholder value in an HTTP `body` is optional (rye drops it when
+/// nothing supplies it). A name nothing provides stays T307.
+#[test]
+fn c7_template_names_the_host_and_the_chain_provide() {
+    let f = Fixture::new(
+        r#"//- project/.ai/tools/rt/mcp_runtime.yaml
+version: "1.0.0"
+tool_type: runtime
+executor_id: subprocess
+config:
+  command: "python3"
+  args:
+    - "{system_space}/tools/rye/core/mcp/connect.py"
+    - "--server-config"
+    - "{server_config_path}"
+    - "--tool"
+    - "{tool_name}"
+    - "--lib"
+    - "{runtime_lib}:{anchor_path}:{tool_parent}"
+    - "{nobody_provides_this}"
+//- project/.ai/tools/mcp/x.yaml
+version: "1.0.0"
+tool_type: python
+executor_id: rt/mcp_runtime
+config:
+  server_config_path: "{project_path}/.ai/tools/mcp/servers/x.yaml"
+  tool_name: execute
+//- project/.ai/tools/providers/p.yaml
+version: "1.0.0"
+tool_type: http
+executor_id: http_client
+config:
+  method: POST
+  url: "https://example.com/v1/messages"
+  body:
+    model: "{model}"
+    messages: "{messages}"
+  headers:
+    X-Trace: "{trace_id}"
+"#,
+    );
+    insta::assert_snapshot!(f.check(&[]));
+}
