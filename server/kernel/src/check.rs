@@ -42,6 +42,11 @@ pub const RULES: &[Rule] = &[
         check: check_directive_references,
     },
     Rule {
+        name: "grants that match nothing",
+        codes: &[Code::P207],
+        check: check_grants_match_something,
+    },
+    Rule {
         name: "knowledge references",
         codes: &[Code::N604, Code::K006],
         check: check_knowledge_references,
@@ -314,6 +319,83 @@ fn check_knowledge_references(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Di
             Code::N604,
         ));
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// P207: a grant that can match no item
+
+/// A directive's item grant whose pattern names a specific part of an id (not `*`, no
+/// placeholder) and matches no item of its type in any space: it grants nothing today (a
+/// renamed folder, a typo), as rye's `rye.primary-tools.*` after the folder became
+/// `rye/primary`.
+fn check_grants_match_something(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>) {
+    let Some(d) = item.directive() else { return };
+    for c in &d.capabilities {
+        let crate::directive::Resource::Items(Some(t)) = c.resource else {
+            continue;
+        };
+        if c.deny
+            || !c.valid
+            || c.pattern.contains('{')
+            || c.pattern.chars().all(|ch| matches!(ch, '*' | '/' | '.'))
+        {
+            continue;
+        }
+        let verb = if c.verb == "*" {
+            "run"
+        } else {
+            c.verb.as_str()
+        };
+        // Only the ids that start with the pattern's fixed part can match (`ids` is sorted).
+        let prefix: String = c
+            .pattern
+            .chars()
+            .take_while(|ch| !matches!(ch, '*' | '?' | '[' | '{' | '\\'))
+            .collect();
+        let ids = ws.ids(t);
+        let from = ids.partition_point(|id| *id < prefix.as_str());
+        let matches = ids[from..]
+            .iter()
+            .take_while(|id| id.starts_with(&prefix))
+            .any(|id| crate::directive::grants(std::slice::from_ref(c), verb, t, id).is_some());
+        if matches {
+            continue;
+        }
+        let range = d
+            .root
+            .as_ref()
+            .and_then(|r| element_text_range(r, c.range))
+            .unwrap_or(c.range);
+        out.push(Diagnostic::new(
+            Code::P207,
+            range,
+            format!(
+                "`{}` matches no {t} in any space{}: this grant allows nothing",
+                c.pattern,
+                if prefix.is_empty() || prefix == c.pattern {
+                    String::new()
+                } else {
+                    format!(" (no {t} id starts with `{prefix}`)")
+                }
+            ),
+        ));
+    }
+}
+
+/// The text range of the element whose range is `r` (the pattern of `<tool>PATTERN</tool>`).
+fn element_text_range(root: &crate::directive::Element, r: TextRange) -> Option<TextRange> {
+    let mut stack = vec![root];
+    while let Some(el) = stack.pop() {
+        if el.range == r {
+            return el.text_range;
+        }
+        stack.extend(
+            el.children
+                .iter()
+                .filter(|c| c.range.start <= r.start && r.end <= c.range.end),
+        );
+    }
+    None
 }
 
 // ---------------------------------------------------------------------------------------

@@ -72,6 +72,7 @@ codes! {
     P204 Warning "grant far broader than needed",
     P205 Warning "a step calls something no capability grants",
     P206 Hint "a grant no step uses",
+    P207 Warning "a grant whose pattern can match no item in any space",
     T301 Error "metadata value is not a literal",
     T302 Error "__version__ missing or not semver",
     T303 Error "__tool_type__ missing or unknown",

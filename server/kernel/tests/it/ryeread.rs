@@ -305,3 +305,45 @@ config:
     );
     insta::assert_snapshot!(f.check(&[]));
 }
+
+/// True defect: a grant whose pattern can match no item in any space (rye's
+/// `rye.primary-tools.*`, a folder that was renamed to `rye/primary`) is a warning (P207);
+/// a pattern that matches an item, a wildcard and a placeholder pattern are not.
+#[test]
+fn p207_grant_matching_no_item() {
+    let f = Fixture::new(
+        r#"//- project/.ai/tools/rye/file-system/ls.py
+__version__ = "1.0.0"
+__tool_type__ = "python"
+__executor_id__ = "python_runtime"
+//- project/.ai/tools/python_runtime.py
+__version__ = "1.0.0"
+__tool_type__ = "runtime"
+__executor_id__ = "subprocess"
+CONFIG = {"command": "python3", "args": ["{tool_path}"]}
+//- project/.ai/directives/grants.md
+# grants
+
+```xml
+<directive name="grants" version="1.0.0">
+  <metadata>
+    <description>grants</description>
+    <permissions>
+      <execute><tool>rye.file-system.*</tool></execute>
+      <execute><tool>rye.primary-tools.*</tool></execute>
+      <execute><directive>*</directive></execute>
+      <cap>rye.execute.knowledge.notes.*</cap>
+      <execute resource="kiwi" action="run" item_type="tool" id="{input:x}/*"/>
+    </permissions>
+  </metadata>
+  <process>
+    <step name="a">
+      <execute item_type="tool" item_id="rye/file-system/ls"/>
+    </step>
+  </process>
+</directive>
+```
+"#,
+    );
+    insta::assert_snapshot!(f.check(&[]));
+}
