@@ -54,6 +54,7 @@ codes! {
     K004 Error "ambiguous bare reference",
     K005 Info "item shadows one of the same id in a lower space",
     K006 Error "item id or path refused",
+    K007 Hint "a file in ryeos's newer format, recognised but not read (once per space)",
     D101 Error "no xml fence with a <directive> root",
     D102 Error "XML not well-formed",
     D103 Warning "text after </directive> inside the fence, or a second directive fence",

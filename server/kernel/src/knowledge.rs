@@ -211,8 +211,12 @@ pub fn parse(text: &str) -> Knowledge {
         normalize(&mut k.diagnostics);
         return k;
     }
-    // N602: only when the YAML was read whole (an error may have swallowed a field).
-    if doc.errors.is_empty() {
+    // N602: only when the YAML was read whole (an error may have swallowed a field). ryeos's
+    // knowledge (a `ryeos:` header) has none of these fields: its id is its path.
+    let ryeos = k
+        .header
+        .is_some_and(|h| text[h.start..h.end].starts_with("<!-- ryeos:"));
+    if doc.errors.is_empty() && !ryeos {
         for (keys, name) in REQUIRED {
             let found = keys.iter().find_map(|key| value.entry(key));
             match found {

@@ -347,3 +347,66 @@ CONFIG = {"command": "python3", "args": ["{tool_path}"]}
     );
     insta::assert_snapshot!(f.check(&[]));
 }
+
+/// Cause 10: ryeos's newer format. Knowledge in it (a `ryeos:signed` header, `---`
+/// frontmatter without id/title/entry_type) is read; `${params_json}` is the host's
+/// `params_json`; YAML tools with a `tool:` executor reference and frontmatter directives are
+/// recognised and not checked, with one hint for the whole space instead of an error per file.
+/// (A Python tool whose metadata is only a `# ryeos-tool:` comment block declares nothing kiwi
+/// reads, so it is not an item at all: no diagnostics.)
+#[test]
+fn c10_ryeos_newer_format() {
+    let f = Fixture::new(
+        r#"//- project/.ai/tools/echo/echo.py
+#!/usr/bin/env python3
+# ryeos-tool:
+#   category: echo
+#   version: "1.0.0"
+#   executor_id: "tool:ryeos/core/runtimes/python/script"
+#   description: "echo input as json"
+
+import json, sys
+print(json.dumps({"msg": "hi"}))
+//- project/.ai/tools/echo/other.py
+# ryeos:signed:2026-09-21T02:32:22Z:741fa275c8dfa4cc69dc7f18bd0b71e1ec0aa7bd19caf61043a30b2fe697a8d8:XVpe:741a8bc6
+# ryeos-tool:
+#   category: echo
+#   version: "1.1.0"
+#   executor_id: tool:ryeos/core/runtimes/python/script
+print("x")
+//- project/.ai/tools/echo/yaml_tool.yaml
+# ryeos:signed:2026-09-21T02:32:22Z:741f:XVpe:741a8bc6
+version: "1.0.0"
+executor_id: tool:ryeos/core/runtimes/python/script
+config_schema:
+  type: object
+//- project/.ai/tools/rt/script.yaml
+version: "1.0.0"
+tool_type: runtime
+executor_id: subprocess
+config:
+  command: "python3"
+  args: ["{tool_path}", "${params_json}"]
+//- project/.ai/directives/ryeos/hello.md
+<!-- ryeos:signed:2026-09-08T21:59:10Z:6476:9uGm:741a8bc6 -->
+---
+name: hello
+version: "1.0.0"
+description: Say hello
+---
+
+Say hello to the user.
+//- project/.ai/knowledge/ryeos/core/sign.md
+<!-- ryeos:signed:2026-08-17T23:06:01Z:5bcd:FNzh:741a8bc6 -->
+---
+category: ryeos/core/tools
+tags: [tool, sign]
+version: "1.3.0"
+description: Core signing reference.
+---
+
+# Sign
+"#,
+    );
+    insta::assert_snapshot!(f.check(&[]));
+}
