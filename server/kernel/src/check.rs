@@ -393,9 +393,9 @@ fn check_knowledge_references(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Di
 // P207: a grant that can match no item
 
 /// A directive's item grant whose pattern names a specific part of an id (not `*`, no
-/// placeholder) and matches no item of its type in any space: it grants nothing today (a
-/// renamed folder, a typo), as rye's `rye.primary-tools.*` after the folder became
-/// `rye/primary`.
+/// placeholder) and matches no item of its type in any space, though items of its namespace
+/// exist: it grants nothing today (a renamed folder, a typo), as rye's `rye.primary-tools.*`
+/// after the folder became `rye/primary`.
 fn check_grants_match_something(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>) {
     let Some(d) = item.directive() else { return };
     for c in &d.capabilities {
@@ -427,6 +427,18 @@ fn check_grants_match_something(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<
             .take_while(|id| id.starts_with(&prefix))
             .any(|id| crate::directive::grants(std::slice::from_ref(c), verb, t, id).is_some());
         if matches {
+            continue;
+        }
+        // Only when the workspace knows the pattern's namespace (its first segment): when no
+        // item at all lives under `rye/`, the space that holds them is missing (the system
+        // space of a project that uses rye's tools), which P207 cannot tell from a typo.
+        let Some((ns, _)) = c.pattern.split_once('/') else {
+            continue;
+        };
+        let ns = format!("{ns}/");
+        let from = ids.partition_point(|id| *id < ns.as_str());
+        if ns.contains(['*', '?', '[', '{']) || !ids.get(from).is_some_and(|id| id.starts_with(&ns))
+        {
             continue;
         }
         let range = d
@@ -845,6 +857,17 @@ fn chain_config_keys(ws: &Workspace, item: &Arc<Item>, links: &[Arc<Item>]) -> B
     keys
 }
 
+/// How many tools name this item as their executor.
+fn direct_callers(ws: &Workspace, item: &Arc<Item>) -> usize {
+    ws.items()
+        .filter(|i| {
+            i.tool()
+                .and_then(|t| t.str(Field::ExecutorId))
+                .is_some_and(|e| e == item.id)
+        })
+        .count()
+}
+
 /// Every `{NAME}` used in the config strings of the links.
 fn templated_names(links: &[Arc<Item>]) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
@@ -975,6 +998,14 @@ fn check_environment(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>
                     {
                         continue;
                     }
+                    // A runtime is templated with the merged config of the tool that runs
+                    // through it: with no such tool here, the name is the callers' to give
+                    // (rye's system-space runtimes); with some, none of them gives it.
+                    let runtime_callers = (tool.str(Field::ToolType) == Some("runtime"))
+                        .then(|| direct_callers(ws, item));
+                    if runtime_callers == Some(0) {
+                        continue;
+                    }
                     let known: Vec<&str> = template::KERNEL_NAMES
                         .iter()
                         .copied()
@@ -996,6 +1027,19 @@ fn check_environment(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>
                             diag::did_you_mean(suggestion)
                         ),
                     );
+                    if let Some(n) = runtime_callers {
+                        d = Diagnostic::new(
+                            Code::T307,
+                            r,
+                            format!(
+                                "`{{{name}}}` is given by {} that {} through this runtime (rye templates it from the caller's merged config), nor declared in CONFIG_SCHEMA, nor a name the host provides{}",
+                                if n == 1 { "neither the tool".to_string() } else { format!("none of the {n} tools") },
+                                if n == 1 { "runs" } else { "run" },
+                                diag::did_you_mean(suggestion)
+                            ),
+                        )
+                        .severity(Severity::Warning);
+                    }
                     if let (Some(sug), true) = (suggestion, s.verbatim) {
                         d = d.fix(Fix::replace(
                             format!("Change to `{{{sug}}}`"),

@@ -263,7 +263,9 @@ executor_id: nowhere/runtime
 /// `{anchor_path}`, `{tool_parent}`) and values from the configs merged along the chain (a
 /// runtime's `{server_config_path}` comes from the config of the tool that runs through it)
 /// are no T307; a single-placeholder value in an HTTP `body` is optional (rye drops it when
-/// nothing supplies it). A name nothing provides stays T307.
+/// nothing supplies it). A name nothing provides stays T307; in a runtime, it is the callers' to
+/// give: a warning when none of the tools that run through it gives it, nothing when no tool
+/// here runs through it (a system-space runtime).
 #[test]
 fn c7_template_names_the_host_and_the_chain_provide() {
     let f = Fixture::new(
@@ -301,6 +303,13 @@ config:
     messages: "{messages}"
   headers:
     X-Trace: "{trace_id}"
+//- project/.ai/tools/rt/lonely_runtime.yaml
+version: "1.0.0"
+tool_type: runtime
+executor_id: subprocess
+config:
+  command: "python3"
+  args: ["{caller_gives_this}"]
 "#,
     );
     insta::assert_snapshot!(f.check(&[]));
@@ -308,7 +317,9 @@ config:
 
 /// True defect: a grant whose pattern can match no item in any space (rye's
 /// `rye.primary-tools.*`, a folder that was renamed to `rye/primary`) is a warning (P207);
-/// a pattern that matches an item, a wildcard and a placeholder pattern are not.
+/// a pattern that matches an item, a wildcard, a placeholder pattern, and a pattern in a
+/// namespace no item of the workspace has (`notes/*` here: the space that holds them is more
+/// likely missing than the name wrong) are not.
 #[test]
 fn p207_grant_matching_no_item() {
     let f = Fixture::new(
