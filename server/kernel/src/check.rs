@@ -132,11 +132,7 @@ pub fn ryeos_format(item: &Item) -> Option<&'static str> {
         .map_or(text, |(i, _)| &text[..i]);
     match &item.parsed {
         Parsed::Tool(t) => {
-            if head
-                .lines()
-                .take(40)
-                .any(|l| l.trim_end() == "# ryeos-tool:")
-            {
+            if has_ryeos_tool_header(head) {
                 Some("a `# ryeos-tool:` header")
             } else if t
                 .str(Field::ExecutorId)
@@ -154,6 +150,14 @@ pub fn ryeos_format(item: &Item) -> Option<&'static str> {
         }
         _ => None,
     }
+}
+
+/// Whether a tool file starts with ryeos's `# ryeos-tool:` metadata block (in its first 40
+/// lines, after a shebang and a signature).
+pub fn has_ryeos_tool_header(text: &str) -> bool {
+    text.lines()
+        .take(40)
+        .any(|l| l.trim_end() == "# ryeos-tool:")
 }
 
 /// K007, once per project: on the first (by path) item of the project's space that is in

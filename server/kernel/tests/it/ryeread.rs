@@ -362,9 +362,8 @@ CONFIG = {"command": "python3", "args": ["{tool_path}"]}
 /// Cause 10: ryeos's newer format. Knowledge in it (a `ryeos:signed` header, `---`
 /// frontmatter without id/title/entry_type) is read; `${params_json}` is the host's
 /// `params_json`; YAML tools with a `tool:` executor reference and frontmatter directives are
-/// recognised and not checked, with one hint for the whole space instead of an error per file.
-/// (A Python tool whose metadata is only a `# ryeos-tool:` comment block declares nothing kiwi
-/// reads, so it is not an item at all: no diagnostics.)
+/// recognised and not checked, and so are Python tools whose metadata is a `# ryeos-tool:`
+/// comment block: one hint for the whole space instead of an error per file.
 #[test]
 fn c10_ryeos_newer_format() {
     let f = Fixture::new(
