@@ -402,6 +402,9 @@ fn check_knowledge_references(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Di
 /// after the folder became `rye/primary`.
 fn check_grants_match_something(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>) {
     let Some(d) = item.directive() else { return };
+    // The sorted ids of each type, built only when a grant is not matched by one of the
+    // directive's own references (the common case costs no scan of the workspace).
+    let mut ids_of: std::collections::HashMap<ItemType, Vec<&str>> = Default::default();
     for c in &d.capabilities {
         let crate::directive::Resource::Items(Some(t)) = c.resource else {
             continue;
@@ -424,12 +427,20 @@ fn check_grants_match_something(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<
             .chars()
             .take_while(|ch| !matches!(ch, '*' | '?' | '[' | '{' | '\\'))
             .collect();
-        let ids = ws.ids(t);
+        let grants_id =
+            |id: &str| crate::directive::grants(std::slice::from_ref(c), verb, t, id).is_some();
+        if d.references
+            .iter()
+            .any(|r| r.item_type == Some(t) && grants_id(&r.id) && ws.get(t, &r.id).is_some())
+        {
+            continue;
+        }
+        let ids = ids_of.entry(t).or_insert_with(|| ws.ids(t));
         let from = ids.partition_point(|id| *id < prefix.as_str());
         let matches = ids[from..]
             .iter()
             .take_while(|id| id.starts_with(&prefix))
-            .any(|id| crate::directive::grants(std::slice::from_ref(c), verb, t, id).is_some());
+            .any(|id| grants_id(id));
         if matches {
             continue;
         }
