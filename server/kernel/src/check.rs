@@ -9,7 +9,7 @@ use crate::diag::{self, Code, Diagnostic, Fix, Severity};
 use crate::env::{self, LinkEnv, Origin};
 use crate::ids::{self, ItemType, Space};
 use crate::template::{self, Piece};
-use crate::text::TextRange;
+use crate::text::{self, TextRange};
 use crate::tool::Field;
 use crate::value::Value;
 use crate::workspace::{Item, Lookup, Parsed, Workspace};
@@ -40,6 +40,11 @@ pub const RULES: &[Rule] = &[
         name: "directive references",
         codes: &[Code::K003, Code::K004, Code::K006],
         check: check_directive_references,
+    },
+    Rule {
+        name: "grants that match nothing",
+        codes: &[Code::P207],
+        check: check_grants_match_something,
     },
     Rule {
         name: "knowledge references",
@@ -83,6 +88,9 @@ pub const RULES: &[Rule] = &[
 
 /// Every diagnostic of one item, sorted by position.
 pub fn check_item(ws: &Workspace, item: &Arc<Item>) -> Vec<Diagnostic> {
+    if ryeos_format(item).is_some() {
+        return ryeos_hint(ws, item).into_iter().collect();
+    }
     let mut out: Vec<Diagnostic> = item.parse_diagnostics().to_vec();
     if !matches!(item.parsed, Parsed::Unreadable(_)) {
         for rule in RULES {
@@ -103,12 +111,80 @@ pub fn check_items(ws: &Workspace, items: &[Arc<Item>]) -> Vec<Vec<Diagnostic>> 
     out
 }
 
-/// The first line of an item's file, where a problem with no better place is reported.
+/// Where to report what is missing from an item: its first line, or, in a signed file, the
+/// first line after the signature comment.
 pub fn first_line(item: &Item) -> TextRange {
-    item.source
-        .lines
-        .line_content_range(item.text(), 0)
-        .unwrap_or_default()
+    crate::text::first_line_after_header(item.text())
+}
+
+// ---------------------------------------------------------------------------------------
+// K007: ryeos's newer format
+
+/// Whether the item is written in ryeos's newer format where kiwi cannot read it (what marks
+/// it, for the hint): a tool with a `# ryeos-tool:` header (its metadata is YAML in comments)
+/// or a `tool:` executor reference, a directive with YAML frontmatter and no XML fence.
+/// Knowledge in that format is read (its frontmatter maps), so it is not listed.
+pub fn ryeos_format(item: &Item) -> Option<&'static str> {
+    let text = item.text();
+    let head: &str = text
+        .char_indices()
+        .nth(4096)
+        .map_or(text, |(i, _)| &text[..i]);
+    match &item.parsed {
+        Parsed::Tool(t) => {
+            if has_ryeos_tool_header(head) {
+                Some("a `# ryeos-tool:` header")
+            } else if t
+                .str(Field::ExecutorId)
+                .is_some_and(|e| e.starts_with("tool:"))
+            {
+                Some("a `tool:` executor reference")
+            } else {
+                None
+            }
+        }
+        Parsed::Directive(d) => {
+            let after_header = text::first_line_after_header(text);
+            (d.root.is_none() && text.get(after_header.start..after_header.end) == Some("---"))
+                .then_some("YAML frontmatter instead of an XML `<directive>`")
+        }
+        _ => None,
+    }
+}
+
+/// Whether a tool file starts with ryeos's `# ryeos-tool:` metadata block (in its first 40
+/// lines, after a shebang and a signature).
+pub fn has_ryeos_tool_header(text: &str) -> bool {
+    text.lines()
+        .take(40)
+        .any(|l| l.trim_end() == "# ryeos-tool:")
+}
+
+/// K007, once per project: on the first (by path) item of the project's space that is in
+/// ryeos's format, a hint that says how many there are; nothing on the others.
+fn ryeos_hint(ws: &Workspace, item: &Arc<Item>) -> Option<Diagnostic> {
+    let mut same: Vec<&Arc<Item>> = ws
+        .items()
+        .filter(|i| i.space == item.space && ryeos_format(i).is_some())
+        .collect();
+    same.sort_by(|a, b| crate::workspace::path_order(&a.path, &b.path));
+    if same.first().is_some_and(|f| f.path != item.path) {
+        return None;
+    }
+    let what = ryeos_format(item)?;
+    let n = same.len().max(1);
+    Some(
+        Diagnostic::new(
+            Code::K007,
+            first_line(item),
+            format!(
+                "this file is in ryeos's newer format ({what}), which kiwi recognises but does not read yet; {} of this space {} in that format and {} not checked",
+                if n == 1 { "1 file".to_string() } else { format!("{n} files") },
+                if n == 1 { "is" } else { "are" },
+                if n == 1 { "is" } else { "are" },
+            ),
+        ),
+    )
 }
 
 // ---------------------------------------------------------------------------------------
@@ -130,7 +206,8 @@ fn check_declared_name(_ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnost
         },
         _ => return,
     };
-    if declared == stem || declared.is_empty() {
+    // rye writes a knowledge entry's `id:` as the full item id (`rye/core/some-entry`).
+    if declared == stem || declared == item.id || declared.is_empty() {
         return;
     }
     // The directive's name is an XML attribute value (no quotes in its range); a knowledge
@@ -314,6 +391,106 @@ fn check_knowledge_references(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Di
             Code::N604,
         ));
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// P207: a grant that can match no item
+
+/// A directive's item grant whose pattern names a specific part of an id (not `*`, no
+/// placeholder) and matches no item of its type in any space, though items of its namespace
+/// exist: it grants nothing today (a renamed folder, a typo), as rye's `rye.primary-tools.*`
+/// after the folder became `rye/primary`.
+fn check_grants_match_something(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>) {
+    let Some(d) = item.directive() else { return };
+    // The sorted ids of each type, built only when a grant is not matched by one of the
+    // directive's own references (the common case costs no scan of the workspace).
+    let mut ids_of: std::collections::HashMap<ItemType, Vec<&str>> = Default::default();
+    for c in &d.capabilities {
+        let crate::directive::Resource::Items(Some(t)) = c.resource else {
+            continue;
+        };
+        if c.deny
+            || !c.valid
+            || c.pattern.contains('{')
+            || c.pattern.chars().all(|ch| matches!(ch, '*' | '/' | '.'))
+        {
+            continue;
+        }
+        let verb = if c.verb == "*" {
+            "run"
+        } else {
+            c.verb.as_str()
+        };
+        // Only the ids that start with the pattern's fixed part can match (`ids` is sorted).
+        let prefix: String = c
+            .pattern
+            .chars()
+            .take_while(|ch| !matches!(ch, '*' | '?' | '[' | '{' | '\\'))
+            .collect();
+        let grants_id =
+            |id: &str| crate::directive::grants(std::slice::from_ref(c), verb, t, id).is_some();
+        if d.references
+            .iter()
+            .any(|r| r.item_type == Some(t) && grants_id(&r.id) && ws.get(t, &r.id).is_some())
+        {
+            continue;
+        }
+        let ids = ids_of.entry(t).or_insert_with(|| ws.ids(t));
+        let from = ids.partition_point(|id| *id < prefix.as_str());
+        let matches = ids[from..]
+            .iter()
+            .take_while(|id| id.starts_with(&prefix))
+            .any(|id| grants_id(id));
+        if matches {
+            continue;
+        }
+        // Only when the workspace knows the pattern's namespace (its first segment): when no
+        // item at all lives under `rye/`, the space that holds them is missing (the system
+        // space of a project that uses rye's tools), which P207 cannot tell from a typo.
+        let Some((ns, _)) = c.pattern.split_once('/') else {
+            continue;
+        };
+        let ns = format!("{ns}/");
+        let from = ids.partition_point(|id| *id < ns.as_str());
+        if ns.contains(['*', '?', '[', '{']) || !ids.get(from).is_some_and(|id| id.starts_with(&ns))
+        {
+            continue;
+        }
+        let range = d
+            .root
+            .as_ref()
+            .and_then(|r| element_text_range(r, c.range))
+            .unwrap_or(c.range);
+        out.push(Diagnostic::new(
+            Code::P207,
+            range,
+            format!(
+                "`{}` matches no {t} in any space{}: this grant allows nothing",
+                c.pattern,
+                if prefix.is_empty() || prefix == c.pattern {
+                    String::new()
+                } else {
+                    format!(" (no {t} id starts with `{prefix}`)")
+                }
+            ),
+        ));
+    }
+}
+
+/// The text range of the element whose range is `r` (the pattern of `<tool>PATTERN</tool>`).
+fn element_text_range(root: &crate::directive::Element, r: TextRange) -> Option<TextRange> {
+    let mut stack = vec![root];
+    while let Some(el) = stack.pop() {
+        if el.range == r {
+            return el.text_range;
+        }
+        stack.extend(
+            el.children
+                .iter()
+                .filter(|c| c.range.start <= r.start && r.end <= c.range.end),
+        );
+    }
+    None
 }
 
 // ---------------------------------------------------------------------------------------
@@ -507,6 +684,9 @@ fn check_config_types(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic
         return;
     };
     let merged = merge_config(&ch.links);
+    // A key that a link's config templates as `{key}` is a value for the chain (rye merges the
+    // configs and templates from the merged map), not a key of the primitive.
+    let templated = templated_names(&ch.links);
     for err in validator.iter_errors(&merged) {
         let pointer = err.instance_path().to_string();
         use jsonschema::error::ValidationErrorKind as K;
@@ -516,6 +696,9 @@ fn check_config_types(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic
                     continue;
                 };
                 for key in unexpected {
+                    if pointer.is_empty() && templated.contains(key.as_str()) {
+                        continue;
+                    }
                     let Some(entry) = parent.entry(key) else {
                         continue;
                     };
@@ -647,6 +830,94 @@ pub fn build_env(ws: &Workspace, links_tool_first: &[Arc<Item>]) -> env::BuiltEn
     )
 }
 
+/// The top-level CONFIG keys of every link of the chain, and, when other tools run through
+/// this one (a runtime), of those tools and the tools above them: rye merges the configs of a
+/// chain (primitive first, the tool last) and templates `{NAME}` from the merged map.
+fn chain_config_keys(ws: &Workspace, item: &Arc<Item>, links: &[Arc<Item>]) -> BTreeSet<String> {
+    fn keys_of(i: &Item, out: &mut BTreeSet<String>) {
+        if let Some(m) = i
+            .tool()
+            .and_then(|t| t.value(Field::Config))
+            .and_then(|c| c.as_map())
+        {
+            out.extend(m.iter().map(|e| e.key.clone()));
+        }
+    }
+    let mut keys = BTreeSet::new();
+    for l in links {
+        keys_of(l, &mut keys);
+    }
+    // The tools above: those whose executor is this item, then theirs (bounded).
+    let mut frontier = vec![item.clone()];
+    let mut seen: BTreeSet<std::path::PathBuf> = BTreeSet::new();
+    for _ in 0..8 {
+        let mut next = Vec::new();
+        for cur in &frontier {
+            for i in ws.items() {
+                let Some(exec) = i.tool().and_then(|t| t.str(Field::ExecutorId)) else {
+                    continue;
+                };
+                if exec != cur.id || !seen.insert(i.path.clone()) {
+                    continue;
+                }
+                keys_of(i, &mut keys);
+                next.push(i.clone());
+            }
+        }
+        if next.is_empty() {
+            break;
+        }
+        frontier = next;
+    }
+    keys
+}
+
+/// How many tools name this item as their executor.
+fn direct_callers(ws: &Workspace, item: &Arc<Item>) -> usize {
+    ws.items()
+        .filter(|i| {
+            i.tool()
+                .and_then(|t| t.str(Field::ExecutorId))
+                .is_some_and(|e| e == item.id)
+        })
+        .count()
+}
+
+/// Every `{NAME}` used in the config strings of the links.
+fn templated_names(links: &[Arc<Item>]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for l in links {
+        let Some(c) = l.tool().and_then(|t| t.value(Field::Config)) else {
+            continue;
+        };
+        c.walk(&mut |v| {
+            if let Some(s) = v.as_str() {
+                for p in template::scan(s) {
+                    if let Piece::Param { name, .. } = p {
+                        out.insert(name);
+                    }
+                }
+            }
+        });
+    }
+    out
+}
+
+/// rye drops a value of an HTTP `body` that is a single unresolved `{NAME}` (optional provider
+/// fields), so such a value is no T307.
+fn optional_body_value(config: &Value, v: &Value, s: &str) -> bool {
+    let t = s.trim();
+    let single = t.starts_with('{')
+        && t.ends_with('}')
+        && t[1..t.len() - 1]
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b'_');
+    single
+        && config
+            .get("body")
+            .is_some_and(|b| b.range.start <= v.range.start && v.range.end <= b.range.end)
+}
+
 fn check_environment(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>) {
     let Some(tool) = item.tool() else { return };
     if let Some(ec) = tool.value(Field::EnvConfig) {
@@ -705,6 +976,10 @@ fn check_environment(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>
         .and_then(|p| p.as_map())
         .map(|m| m.iter().map(|e| e.key.clone()).collect())
         .unwrap_or_default();
+    // rye templates `{NAME}` from the configs merged along the chain: every link's config
+    // keys, and (for a runtime) the config keys of the tools that run through it.
+    // Computed only when a name is otherwise unknown (it walks the workspace).
+    let chain_keys: std::cell::OnceCell<BTreeSet<String>> = std::cell::OnceCell::new();
     // `CONFIG.env` values are environment entries: E409 reports their undefined references.
     let env_range = config.get("env").map(|v| v.range);
     let mut strings: Vec<&Value> = Vec::new();
@@ -729,7 +1004,21 @@ fn check_environment(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>
             match piece {
                 Piece::Text(_) => {}
                 Piece::Param { name, range } => {
-                    if template::KERNEL_NAMES.contains(&name.as_str()) || params.contains(&name) {
+                    if template::is_host_name(&name)
+                        || params.contains(&name)
+                        || optional_body_value(config, v, &s.value)
+                        || chain_keys
+                            .get_or_init(|| chain_config_keys(ws, item, &links))
+                            .contains(&name)
+                    {
+                        continue;
+                    }
+                    // A runtime is templated with the merged config of the tool that runs
+                    // through it: with no such tool here, the name is the callers' to give
+                    // (rye's system-space runtimes); with some, none of them gives it.
+                    let runtime_callers = (tool.str(Field::ToolType) == Some("runtime"))
+                        .then(|| direct_callers(ws, item));
+                    if runtime_callers == Some(0) {
                         continue;
                     }
                     let known: Vec<&str> = template::KERNEL_NAMES
@@ -743,11 +1032,29 @@ fn check_environment(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>
                         Code::T307,
                         r,
                         format!(
-                            "`{{{name}}}` is neither a parameter declared in CONFIG_SCHEMA nor a name kiwi provides ({}){}",
-                            template::KERNEL_NAMES.join(", "),
+                            "`{{{name}}}` is neither a parameter declared in CONFIG_SCHEMA, nor a config key of the chain, nor a name the host provides ({}){}",
+                            template::KERNEL_NAMES
+                                .iter()
+                                .copied()
+                                .chain(template::HOST_NAMES.iter().map(|(n, _)| *n))
+                                .collect::<Vec<_>>()
+                                .join(", "),
                             diag::did_you_mean(suggestion)
                         ),
                     );
+                    if let Some(n) = runtime_callers {
+                        d = Diagnostic::new(
+                            Code::T307,
+                            r,
+                            format!(
+                                "`{{{name}}}` is given by {} that {} through this runtime (rye templates it from the caller's merged config), nor declared in CONFIG_SCHEMA, nor a name the host provides{}",
+                                if n == 1 { "neither the tool".to_string() } else { format!("none of the {n} tools") },
+                                if n == 1 { "runs" } else { "run" },
+                                diag::did_you_mean(suggestion)
+                            ),
+                        )
+                        .severity(Severity::Warning);
+                    }
                     if let (Some(sug), true) = (suggestion, s.verbatim) {
                         d = d.fix(Fix::replace(
                             format!("Change to `{{{sug}}}`"),
@@ -762,7 +1069,11 @@ fn check_environment(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>
                     default,
                     range,
                 } => {
-                    if default.is_some() || chain_defined.contains(&name) {
+                    // ryeos spells the host's names `${params_json}`.
+                    if default.is_some()
+                        || chain_defined.contains(&name)
+                        || template::is_host_name(&name)
+                    {
                         continue;
                     }
                     let r = range_of(range);

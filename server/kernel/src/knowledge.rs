@@ -1,5 +1,5 @@
-//! Knowledge entries: an optional header comment, YAML frontmatter between `---` lines,
-//! then the markdown body.
+//! Knowledge entries: an optional header comment, YAML frontmatter between `---` lines (or,
+//! as rye writes it, in a leading ```` ```yaml ```` fence), then the markdown body.
 //! CONTRACT (owned by the tool/knowledge helper; public signatures are fixed).
 
 use crate::diag::{closest, normalize, Code, Diagnostic, Fix};
@@ -12,7 +12,7 @@ pub struct Knowledge {
     pub header: Option<TextRange>,
     /// The frontmatter mapping (`None` when missing or unreadable).
     pub frontmatter: Option<Value>,
-    /// The frontmatter block, `---` lines included.
+    /// The frontmatter block, `---` lines (or the ```` ```yaml ```` fence lines) included.
     pub frontmatter_range: Option<TextRange>,
     pub body: TextRange,
     /// N601, N602, N603.
@@ -34,9 +34,11 @@ impl Knowledge {
     pub fn field(&self, key: &str) -> Option<&Value> {
         self.frontmatter.as_ref()?.get(key)
     }
-    /// `id`, else `zettel_id`.
+    /// `id`, else `zettel_id`, else rye's `name`.
     pub fn declared_id(&self) -> Option<&Value> {
-        self.field("id").or_else(|| self.field("zettel_id"))
+        self.field("id")
+            .or_else(|| self.field("zettel_id"))
+            .or_else(|| self.field("name"))
     }
     pub fn title(&self) -> Option<&str> {
         self.field("title").and_then(Value::as_str)
@@ -61,7 +63,7 @@ impl Knowledge {
 
 /// The fields every entry needs: (the keys that satisfy it, how to name it in a message).
 const REQUIRED: &[(&[&str], &str)] = &[
-    (&["id", "zettel_id"], "`id`"),
+    (&["id", "zettel_id", "name"], "`id`"),
     (&["title"], "`title`"),
     (&["entry_type"], "`entry_type`"),
 ];
@@ -97,6 +99,16 @@ fn is_fence(text: &str, (s, e, _): (usize, usize, usize), closing: bool) -> bool
     line == "---" || (closing && line == "...")
 }
 
+/// rye's spelling: the frontmatter in a leading ```` ```yaml ```` (or `yml`) fence.
+fn is_yaml_fence_open(text: &str, (s, e, _): (usize, usize, usize)) -> bool {
+    let line = text[s..e].trim_end();
+    matches!(line, "```yaml" | "```yml" | "``` yaml" | "``` yml")
+}
+
+fn is_yaml_fence_close(text: &str, (s, e, _): (usize, usize, usize)) -> bool {
+    text[s..e].trim_end() == "```"
+}
+
 /// Read a knowledge entry: the header comment, the frontmatter and the body, with N601
 /// (frontmatter missing, unclosed, not YAML, not a mapping), N602 (a required field missing)
 /// and N603 (unknown `entry_type`, `tags` not a list).
@@ -109,7 +121,7 @@ pub fn parse(text: &str) -> Knowledge {
         diagnostics: Vec::new(),
     };
     let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };
-    let first_line = lines_from(text, 0)
+    let mut first_line = lines_from(text, 0)
         .next()
         .map(|(s, e, _)| TextRange::new(s + if s == 0 { bom } else { 0 }, e))
         .unwrap_or_default();
@@ -127,21 +139,38 @@ pub fn parse(text: &str) -> Knowledge {
     }
     // Blank lines may separate the header from the frontmatter.
     let mut lines = lines_from(text, pos).skip_while(|(s, e, _)| text[*s..*e].trim().is_empty());
-    let Some(open) = lines.next().filter(|l| is_fence(text, *l, false)) else {
+    let first = lines.next();
+    // A missing frontmatter is reported on the first line after the header (a signed file's
+    // line 1 is a long signature comment).
+    if let (Some(_), Some((s, e, _))) = (k.header, first) {
+        first_line = TextRange::new(s, e);
+    }
+    let yaml_fence = first.is_some_and(|l| is_yaml_fence_open(text, l));
+    let Some(open) = first.filter(|l| yaml_fence || is_fence(text, *l, false)) else {
         k.diagnostics.push(Diagnostic::new(
             Code::N601,
             first_line,
             "frontmatter missing: a knowledge entry starts with a `---` line, the fields \
-             (`id`, `title`, `entry_type`, ...) as YAML, and a closing `---` line",
+             (`id`, `title`, `entry_type`, ...) as YAML, and a closing `---` line (or the same \
+             fields in a leading ```yaml fence)",
         ));
         return k;
     };
     let open_range = TextRange::new(open.0, open.1);
-    let Some(close) = lines.find(|l| is_fence(text, *l, true)) else {
+    let close = if yaml_fence {
+        lines.find(|l| is_yaml_fence_close(text, *l))
+    } else {
+        lines.find(|l| is_fence(text, *l, true))
+    };
+    let Some(close) = close else {
         k.diagnostics.push(Diagnostic::new(
             Code::N601,
             open_range,
-            "the frontmatter is never closed: add a `---` line after its last field",
+            if yaml_fence {
+                "the frontmatter's ```yaml fence is never closed: add a ``` line after its last field"
+            } else {
+                "the frontmatter is never closed: add a `---` line after its last field"
+            },
         ));
         k.body = TextRange::new(open.2, text.len());
         return k;
@@ -182,8 +211,12 @@ pub fn parse(text: &str) -> Knowledge {
         normalize(&mut k.diagnostics);
         return k;
     }
-    // N602: only when the YAML was read whole (an error may have swallowed a field).
-    if doc.errors.is_empty() {
+    // N602: only when the YAML was read whole (an error may have swallowed a field). ryeos's
+    // knowledge (a `ryeos:` header) has none of these fields: its id is its path.
+    let ryeos = k
+        .header
+        .is_some_and(|h| text[h.start..h.end].starts_with("<!-- ryeos:"));
+    if doc.errors.is_empty() && !ryeos {
         for (keys, name) in REQUIRED {
             let found = keys.iter().find_map(|key| value.entry(key));
             match found {
@@ -329,6 +362,22 @@ mod tests {
         assert_eq!(&text[k.body.start..k.body.end], "body");
     }
 
+    /// rye's knowledge: the frontmatter in a leading ```yaml fence, after the signature.
+    #[test]
+    fn frontmatter_in_a_yaml_fence() {
+        let text = "<!-- ryeos:signed:T:H:S:F -->\n```yaml\nname: \"signing\"\ntitle: T\nentry_type: reference\n```\n\n# Body\n\n```yaml\nnot: frontmatter\n```\n";
+        let k = parse(text);
+        assert!(k.diagnostics.is_empty(), "{:?}", k.diagnostics);
+        let fm = k.frontmatter_range.expect("a frontmatter");
+        assert_eq!(
+            &text[fm.start..fm.end],
+            "```yaml\nname: \"signing\"\ntitle: T\nentry_type: reference\n```"
+        );
+        assert_eq!(k.declared_id().and_then(Value::as_str), Some("signing"));
+        assert!(text[k.body.start..].starts_with("\n# Body"));
+        assert!(k.field("not").is_none());
+    }
+
     #[test]
     fn n601() {
         assert_snapshot!(
@@ -351,7 +400,7 @@ mod tests {
             "n601_not_a_mapping",
             diags("---\n- id: x\n- title: T\n---\nbody\n")
         );
-        assert_eq!(diags(""), "N601 error 1:1-1:1 \"\" frontmatter missing: a knowledge entry starts with a `---` line, the fields (`id`, `title`, `entry_type`, ...) as YAML, and a closing `---` line\n");
+        assert_eq!(diags(""), "N601 error 1:1-1:1 \"\" frontmatter missing: a knowledge entry starts with a `---` line, the fields (`id`, `title`, `entry_type`, ...) as YAML, and a closing `---` line (or the same fields in a leading ```yaml fence)\n");
     }
 
     #[test]

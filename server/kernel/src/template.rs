@@ -12,6 +12,30 @@ pub const KERNEL_NAMES: &[&str] = &[
     "params_json",
 ];
 
+/// The names rye's executor provides to `{NAME}` templating besides [`KERNEL_NAMES`], with
+/// what each holds (rye-os `primitive_executor.py`: the execution context and the anchor
+/// context). The checker (T307) accepts them; a run gives them values where it can.
+pub const HOST_NAMES: &[(&str, &str)] = &[
+    (
+        "system_space",
+        "the system space's root (rye's own `.ai/` tree)",
+    ),
+    ("tool_parent", "the folder above the tool's folder"),
+    (
+        "anchor_path",
+        "the tool's anchor folder (rye's `anchor`: the tool's folder by default)",
+    ),
+    (
+        "runtime_lib",
+        "the runtime's library folder (its `anchor.lib`, beside the runtime file)",
+    ),
+];
+
+/// Whether `{name}` is provided by the host (kiwi, or rye's executor).
+pub fn is_host_name(name: &str) -> bool {
+    KERNEL_NAMES.contains(&name) || HOST_NAMES.iter().any(|(n, _)| *n == name)
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Piece {
     Text(String),

@@ -237,9 +237,83 @@ impl SourceText {
     }
 }
 
+/// Whether a line is a signature or validation header (`<!-- rye:signed:... -->`,
+/// `# rye:signed:...`, `# kiwi-mcp:validated:...`, `// ryeos:signed:...`).
+pub fn is_header_line(line: &str) -> bool {
+    let l = line.trim_start_matches('\u{feff}').trim();
+    let inner = if let Some(rest) = l.strip_prefix("<!--") {
+        rest
+    } else if let Some(rest) = l.strip_prefix('#') {
+        rest
+    } else if let Some(rest) = l.strip_prefix("//") {
+        rest
+    } else {
+        return false;
+    };
+    let inner = inner.trim_start();
+    let Some((system, rest)) = inner.split_once(':') else {
+        return false;
+    };
+    !system.is_empty()
+        && system
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
+        && (rest.starts_with("signed:") || rest.starts_with("validated:"))
+}
+
+/// The range of the first line worth pointing at for something that is *missing* from a
+/// file: the first non-blank line after a signature header on line 1 (a signed file's line 1
+/// is a 200-character comment). Line 1 when there is no header, or nothing after it.
+pub fn first_line_after_header(text: &str) -> TextRange {
+    let mut lines = text.split_inclusive('\n').scan(0usize, |off, l| {
+        let start = *off;
+        *off += l.len();
+        Some((start, l.trim_end_matches(['\n', '\r'])))
+    });
+    let Some((_, first)) = lines.next() else {
+        return TextRange::default();
+    };
+    let bom = if first.starts_with('\u{feff}') { 3 } else { 0 };
+    let line1 = TextRange::new(bom, first.len());
+    if !is_header_line(first) {
+        return line1;
+    }
+    lines
+        .find(|(_, l)| !l.trim().is_empty())
+        .map(|(s, l)| TextRange::new(s, s + l.len()))
+        .unwrap_or(line1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn first_line_after_a_signature_header() {
+        for h in [
+            "<!-- rye:signed:T:H:S:F -->",
+            "# rye:signed:T:H:S:F",
+            "# kiwi-mcp:validated:T:H",
+            "// ryeos:signed:T:H:S:F",
+        ] {
+            assert!(is_header_line(h), "{h}");
+            let text = format!("{h}\n\n__version__ = \"1\"\n");
+            let r = first_line_after_header(&text);
+            assert_eq!(&text[r.start..r.end], "__version__ = \"1\"");
+        }
+        for l in ["# Title", "<!-- a comment -->", "# rye: not a header", ""] {
+            assert!(!is_header_line(l), "{l}");
+        }
+        assert_eq!(
+            first_line_after_header("# Title\nx\n"),
+            TextRange::new(0, 7)
+        );
+        assert_eq!(
+            first_line_after_header("# rye:signed:x\n"),
+            TextRange::new(0, 14)
+        );
+        assert_eq!(first_line_after_header(""), TextRange::default());
+    }
     use proptest::prelude::*;
 
     #[test]

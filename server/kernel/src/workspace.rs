@@ -153,7 +153,9 @@ fn parse_item_with(
                     if let Some(s) = syntax {
                         *s = tree;
                     }
-                    if !t.declares_anything() {
+                    // ryeos's tools keep their metadata in a `# ryeos-tool:` comment block:
+                    // kept as items so that `check` can say once that it does not read them.
+                    if !t.declares_anything() && !crate::check::has_ryeos_tool_header(text) {
                         return None;
                     }
                     Parsed::Tool(Box::new(t))

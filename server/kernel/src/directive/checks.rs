@@ -79,7 +79,7 @@ pub(crate) fn insert_last_child(text: &str, el: &Element, block: &str) -> Option
 
 /// D101: no directive fence.
 pub(crate) fn no_directive(text: &str, fences: &[Fence]) -> Diagnostic {
-    let first_line = TextRange::new(0, text.find(['\n', '\r']).unwrap_or(text.len()));
+    let first_line = crate::text::first_line_after_header(text);
     let mut msg = "no ```xml fence with a `<directive>` root".to_string();
     if !fences.is_empty() {
         msg.push_str(&format!(

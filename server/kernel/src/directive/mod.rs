@@ -155,6 +155,10 @@ pub enum CallKind {
     Load,
     /// The older spelling `<tool_call>`.
     ToolCall,
+    /// rye's `<sign item_type item_id/>`: kiwi's `validate` action.
+    Sign,
+    /// rye's `<fetch item_type item_id|query/>`: a `load` by id, a `search` by query.
+    Fetch,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -213,6 +217,9 @@ pub struct Capability {
     /// `false` when a part of the spelling is unknown (reported as P201) or not allowed
     /// (P202, P203): such a capability is kept in the model but grants (and denies) nothing.
     pub valid: bool,
+    /// When it was read from a source system's own spelling (rye's `<sign>`, kiwi-mcp's
+    /// `action="execute"`, ...): which system spells it so and what it means, for hovers.
+    pub alias: Option<String>,
 }
 
 /// A reference to another item (a call's `item_id`, a relationship).

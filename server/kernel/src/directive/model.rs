@@ -51,6 +51,8 @@ pub(crate) fn extract(text: &str, root: &Element, d: &mut Directive) {
                     "search" => CallKind::Search,
                     "load" => CallKind::Load,
                     "tool_call" => CallKind::ToolCall,
+                    "sign" => CallKind::Sign,
+                    "fetch" => CallKind::Fetch,
                     _ => continue,
                 };
                 let call = call_of(child, kind, index, &mut d.diagnostics);
@@ -99,7 +101,11 @@ fn call_of(el: &Element, kind: CallKind, step: usize, diags: &mut Vec<Diagnostic
         check_item_type(t, diags);
     }
     let mut item_id = attr_spanned(el, "item_id");
-    if item_id.is_none() && kind != CallKind::Search && el.children.is_empty() {
+    if item_id.is_none()
+        && kind != CallKind::Search
+        && !(kind == CallKind::Fetch && el.attr("query").is_some())
+        && el.children.is_empty()
+    {
         // `<execute item_type="tool">docs/build</execute>`
         item_id = el.spanned_text();
     }
@@ -185,6 +191,8 @@ fn via(kind: CallKind) -> &'static str {
         CallKind::Search => "search",
         CallKind::Load => "load",
         CallKind::ToolCall => "tool_call",
+        CallKind::Sign => "sign",
+        CallKind::Fetch => "fetch",
     }
 }
 
@@ -209,6 +217,17 @@ fn references(root: &Element, d: &mut Directive) {
             range: id.range,
             via: via(call.kind).to_string(),
         });
+    }
+    // rye: `<directive name version extends="base/parent">`.
+    if let Some(ext) = attr_spanned(root, "extends") {
+        if !ext.value.trim().is_empty() && !has_placeholder(&ext.value) {
+            d.references.push(ItemRef {
+                item_type: Some(ItemType::Directive),
+                id: ext.value.trim().to_string(),
+                range: ext.range,
+                via: "extends".to_string(),
+            });
+        }
     }
     let Some(meta) = root.child("metadata") else {
         return;

@@ -8,6 +8,14 @@
 //! 2. hierarchical form: `<execute><tool>rye.file-system.*</tool></execute>`, `<search>*</search>`;
 //! 3. capability strings: `<cap>kiwi.execute.tool.docs.*</cap>` (`rye.` too).
 //!
+//! The source systems' own spellings are aliases, read with their meaning (the capability's
+//! `alias` says which system spells it so): rye's `<sign>` and `action="sign"` (`validate`),
+//! `<fetch>` and `action="fetch"` (`search` and `load`), `resource="rye"` (`kiwi`);
+//! kiwi-mcp's `action="execute"` (its `execute` meta-tool, which also allowed `search`,
+//! `load` and `help`: all four), `action="help"` (the help meta-tool: nothing to check),
+//! `resource="tool" id="X"` (run tool `X`), `resource="spawn"` (starting a thread runs a
+//! directive: run directives) and `<execute resource="registry" action="read|write">`.
+//!
 //! Item patterns are globs over item ids in which `*` also matches `/` (rye matched its dotted
 //! capability strings with `fnmatch`, where `*` matches anything; `rye.file-system.*` must keep
 //! granting `rye/file-system/fs_write`). A hierarchical or capability-string pattern without a
@@ -32,6 +40,26 @@ pub const PERMISSION_ELEMENTS: &[&str] =
 pub const PERMISSION_ATTRS: &[&str] = &["resource", "path", "action", "item_type", "id", "command"];
 /// The resources of the attribute form.
 pub const RESOURCES: &[&str] = &["filesystem", "registry", "kiwi", "kiwi-mcp", "shell"];
+/// The source systems' resources, read as aliases (`rye`: `kiwi`; kiwi-mcp's `tool` and
+/// `spawn`).
+pub const RESOURCE_ALIASES: &[&str] = &["rye", "tool", "spawn"];
+/// The source systems' actions, read as aliases: rye's `sign` (`validate`) and `fetch`
+/// (`search` + `load`), kiwi-mcp's `execute` (`run` + `search` + `load` + `help`) and `help`.
+pub const ACTION_ALIASES: &[&str] = &["sign", "fetch", "execute", "help"];
+
+/// What an aliased action means (the verbs it grants) and who spells it so.
+fn action_alias(action: &str) -> Option<(&'static [&'static str], &'static str)> {
+    Some(match action {
+        "sign" => (&["validate"], "rye's action `sign`, read as `validate`"),
+        "fetch" => (&["search", "load"], "rye's action `fetch`, read as `search` and `load`"),
+        "execute" => (
+            &["run", "search", "load", "help"],
+            "kiwi-mcp's action `execute` (its meta-tool), read as `run`, `search`, `load` and `help`",
+        ),
+        "help" => (&["help"], "kiwi-mcp's action `help`: the help meta-tool, which kiwi never restricts"),
+        _ => return None,
+    })
+}
 /// The actions on items.
 pub const ACTIONS: &[&str] = &[
     "run", "search", "load", "create", "update", "delete", "publish", "validate", "*",
@@ -62,6 +90,9 @@ impl Need {
         let verb = match call.kind {
             CallKind::Search => "search".to_string(),
             CallKind::Load => "load".to_string(),
+            CallKind::Sign => "validate".to_string(),
+            CallKind::Fetch if id.is_some() => "load".to_string(),
+            CallKind::Fetch => "search".to_string(),
             CallKind::Execute => match &call.action {
                 Some(a) if ACTIONS.contains(&a.value.trim()) && a.value.trim() != "*" => {
                     a.value.trim().to_string()
@@ -235,6 +266,9 @@ impl Capability {
         if !self.valid {
             s.push_str(" (not understood: it grants nothing)");
         }
+        if let Some(a) = &self.alias {
+            s.push_str(&format!(" ({a})"));
+        }
         s
     }
 }
@@ -278,6 +312,9 @@ struct Info {
     target: TextRange,
     /// The pattern, compiled once (`None` for file system patterns and invalid ones).
     matcher: Option<Matcher>,
+    /// The capabilities read from one spelling share a group (`<fetch>` is two): P206 is
+    /// reported once for the group, when none of them is used.
+    group: usize,
 }
 
 struct Reader<'a> {
@@ -285,6 +322,10 @@ struct Reader<'a> {
     caps: Vec<Capability>,
     info: Vec<Info>,
     diags: Vec<Diagnostic>,
+    /// The alias the capabilities pushed now are read from (set around one spelling).
+    alias: Option<String>,
+    /// The group of the capabilities pushed now.
+    group: usize,
 }
 
 fn spanned_attr<'e>(el: &'e Element, name: &str) -> Option<&'e super::Attr> {
@@ -372,12 +413,14 @@ impl<'a> Reader<'a> {
             deny,
             range,
             valid,
+            alias: self.alias.clone(),
         });
         self.info.push(Info {
             style,
             remove,
             target,
             matcher,
+            group: self.group,
         });
     }
 
@@ -399,17 +442,12 @@ impl<'a> Reader<'a> {
     }
 
     fn element(&mut self, el: &Element, deny: bool) {
+        self.group += 1;
+        self.alias = None;
         match el.name.as_str() {
             "cap" => self.cap_string(el, deny),
             "read" | "write" => self.attribute_form(el, deny),
-            "execute" | "search" | "load" | "sign" => {
-                if el.name == "sign" {
-                    self.diags.push(Diagnostic::new(
-                        Code::P201,
-                        el.name_range,
-                        "unknown permission `<sign>`: kiwi has no sign action (signing is `validate`, written `<execute resource=\"kiwi\" action=\"validate\" item_type=\"...\"/>`); it grants nothing",
-                    ));
-                }
+            "execute" | "search" | "load" | "sign" | "fetch" => {
                 if el.attrs.is_empty() {
                     self.hierarchical(el, deny);
                 } else {
@@ -470,6 +508,9 @@ impl<'a> Reader<'a> {
             None if el.attr("command").is_some() => "shell".to_string(),
             None => "kiwi".to_string(),
         };
+        if resource == "rye" {
+            self.alias = Some("rye's resource `rye`, read as `kiwi`".into());
+        }
         let elem = if deny && el.name == "deny" {
             "deny"
         } else {
@@ -484,6 +525,25 @@ impl<'a> Reader<'a> {
                 };
                 let verb = match elem {
                     "read" | "write" => elem.to_string(),
+                    // kiwi-mcp: `<execute resource="registry" action="write"/>`.
+                    "execute" if resource == "registry" => {
+                        self.alias = Some("kiwi-mcp's `<execute resource=\"registry\">`, read as `<read>`/`<write>` of the registry".into());
+                        match el.attr("action") {
+                            None => "read".to_string(),
+                            Some(a) if matches!(a.value.trim(), "read" | "write") => {
+                                a.value.trim().to_string()
+                            }
+                            Some(a) => {
+                                self.unknown(
+                                    a.value_range,
+                                    "registry action",
+                                    a.value.trim(),
+                                    &["read", "write"],
+                                );
+                                return;
+                            }
+                        }
+                    }
                     "deny" => el
                         .attr("action")
                         .map(|a| a.value.trim().to_string())
@@ -524,7 +584,40 @@ impl<'a> Reader<'a> {
                     target,
                 );
             }
-            "kiwi" | "kiwi-mcp" => {
+            "tool" | "spawn" => {
+                // kiwi-mcp: `<execute resource="tool" id="bash"/>` runs that tool;
+                // `<execute resource="spawn" action="thread"/>` starts threads, each running
+                // a directive.
+                let (t, alias) = if resource == "tool" {
+                    (
+                        ItemType::Tool,
+                        "kiwi-mcp's `resource=\"tool\"`, read as `run` on tools",
+                    )
+                } else {
+                    (
+                        ItemType::Directive,
+                        "kiwi-mcp's `resource=\"spawn\"`: a spawned thread runs a directive, read as `run` on directives",
+                    )
+                };
+                self.alias = Some(alias.into());
+                let (pattern, target) = match el.attr("id").filter(|_| resource == "tool") {
+                    Some(p) => (undot(p.value.trim()).0, p.value_range),
+                    None => ("*".to_string(), el.name_range),
+                };
+                self.id_checks(&pattern, target);
+                self.push(
+                    "run",
+                    Resource::Items(Some(t)),
+                    pattern,
+                    deny,
+                    el.range,
+                    true,
+                    Style::Attribute,
+                    remove,
+                    target,
+                );
+            }
+            "kiwi" | "kiwi-mcp" | "rye" => {
                 if matches!(elem, "read" | "write") {
                     let r = resource_attr
                         .map(|a| a.value_range)
@@ -538,35 +631,37 @@ impl<'a> Reader<'a> {
                 }
                 let mut valid = true;
                 let action = el.attr("action");
-                let verb = match elem {
-                    "search" | "load" => elem.to_string(),
+                let verbs: Vec<String> = match elem {
+                    "search" | "load" => vec![elem.to_string()],
+                    "fetch" if action.is_none() => {
+                        self.alias = action_alias("fetch").map(|a| a.1.to_string());
+                        vec!["search".into(), "load".into()]
+                    }
+                    "sign" if action.is_none() => {
+                        self.alias = action_alias("sign").map(|a| a.1.to_string());
+                        vec!["validate".into()]
+                    }
                     _ => match action {
                         None => {
                             if deny {
-                                "*".to_string()
+                                vec!["*".to_string()]
                             } else {
-                                "run".to_string()
+                                vec!["run".to_string()]
                             }
                         }
                         Some(a) => {
                             let v = a.value.trim();
                             if ACTIONS.contains(&v) {
-                                v.to_string()
-                            } else if v == "execute" {
-                                // kiwi-mcp's meta-tool name: kiwi calls it `run`.
-                                self.diags.push(
-                                    Diagnostic::new(
-                                        Code::P201,
-                                        a.value_range,
-                                        "unknown action `execute`: running an item is `run` (it is read as `run`)",
-                                    )
-                                    .fix(Fix::replace("Change to `run`", a.value_range, "run")),
-                                );
-                                "run".to_string()
+                                vec![v.to_string()]
+                            } else if let Some((verbs, alias)) = action_alias(v) {
+                                self.alias = Some(alias.to_string());
+                                verbs.iter().map(|v| v.to_string()).collect()
                             } else {
-                                self.unknown(a.value_range, "action", v, ACTIONS);
+                                let known: Vec<&str> =
+                                    ACTIONS.iter().chain(ACTION_ALIASES).copied().collect();
+                                self.unknown(a.value_range, "action", v, &known);
                                 valid = false;
-                                v.to_string()
+                                vec![v.to_string()]
                             }
                         }
                     },
@@ -588,10 +683,12 @@ impl<'a> Reader<'a> {
                         }
                     },
                 };
-                if item_type == Some(ItemType::System)
-                    && !SYSTEM_ACTIONS.contains(&verb.as_str())
-                    && verb != "*"
-                {
+                if let Some(verb) = verbs.iter().find(|v| {
+                    item_type == Some(ItemType::System)
+                        && !SYSTEM_ACTIONS.contains(&v.as_str())
+                        && *v != "*"
+                        && *v != "help"
+                }) {
                     let r = action.map(|a| a.value_range).unwrap_or(el.name_range);
                     self.diags.push(Diagnostic::new(
                         Code::P202,
@@ -605,17 +702,19 @@ impl<'a> Reader<'a> {
                     None => ("*".to_string(), el.name_range),
                 };
                 self.id_checks(&pattern, target);
-                self.push(
-                    &verb,
-                    Resource::Items(item_type),
-                    pattern,
-                    deny,
-                    el.range,
-                    valid,
-                    Style::Attribute,
-                    remove,
-                    target,
-                );
+                for verb in &verbs {
+                    self.push(
+                        verb,
+                        Resource::Items(item_type),
+                        pattern.clone(),
+                        deny,
+                        el.range,
+                        valid,
+                        Style::Attribute,
+                        remove,
+                        target,
+                    );
+                }
             }
             "shell" => {
                 let (pattern, target) = match el.attr("command").or(el.attr("action")) {
@@ -646,34 +745,45 @@ impl<'a> Reader<'a> {
                     .map(|a| a.value_range)
                     .unwrap_or(el.name_range);
                 let other = other.to_string();
-                self.unknown(r, "resource", &other, RESOURCES);
+                let known: Vec<&str> = RESOURCES.iter().chain(RESOURCE_ALIASES).copied().collect();
+                self.unknown(r, "resource", &other, &known);
             }
         }
     }
 
     /// `<execute><tool>PATTERN</tool></execute>` and `<execute>*</execute>`.
     fn hierarchical(&mut self, el: &Element, deny: bool) {
-        let verb = match el.name.as_str() {
-            "execute" => "run",
-            other => other,
-        }
-        .to_string();
-        let valid_verb = el.name != "sign";
+        let verbs: Vec<String> = match el.name.as_str() {
+            "execute" => vec!["run".into()],
+            "sign" | "fetch" => {
+                let (verbs, _) = action_alias(&el.name).expect("an alias");
+                self.alias = Some(if el.name == "sign" {
+                    "rye's `<sign>`, read as `validate`".to_string()
+                } else {
+                    "rye's `<fetch>`, read as `search` and `load`".to_string()
+                });
+                verbs.iter().map(|v| v.to_string()).collect()
+            }
+            other => vec![other.to_string()],
+        };
+        let valid_verb = true;
         let text = el.trimmed_text();
         if el.children.is_empty() {
             if text == "*" {
                 let target = el.text_range.unwrap_or(el.name_range);
-                self.push(
-                    &verb,
-                    Resource::Items(None),
-                    "*".into(),
-                    deny,
-                    el.range,
-                    valid_verb,
-                    Style::Hierarchical { dotted: false },
-                    whole_lines(self.text, el.range),
-                    target,
-                );
+                for verb in &verbs {
+                    self.push(
+                        verb,
+                        Resource::Items(None),
+                        "*".into(),
+                        deny,
+                        el.range,
+                        valid_verb,
+                        Style::Hierarchical { dotted: false },
+                        whole_lines(self.text, el.range),
+                        target,
+                    );
+                }
             } else {
                 self.diags.push(Diagnostic::new(
                     Code::P201,
@@ -736,7 +846,10 @@ impl<'a> Reader<'a> {
             };
             let (pattern, dotted) = undot(&pat.value);
             let mut valid = valid_verb;
-            if t == ItemType::System && valid_verb && !SYSTEM_ACTIONS.contains(&verb.as_str()) {
+            if let Some(verb) = verbs
+                .iter()
+                .find(|v| t == ItemType::System && !SYSTEM_ACTIONS.contains(&v.as_str()))
+            {
                 self.diags.push(Diagnostic::new(
                     Code::P202,
                     c.name_range,
@@ -750,17 +863,20 @@ impl<'a> Reader<'a> {
             } else {
                 whole_lines(self.text, c.range)
             };
-            self.push(
-                &verb,
-                Resource::Items(Some(t)),
-                pattern,
-                deny,
-                c.range,
-                valid,
-                Style::Hierarchical { dotted },
-                remove,
-                c.range,
-            );
+            for verb in &verbs {
+                self.push(
+                    verb,
+                    Resource::Items(Some(t)),
+                    pattern.clone(),
+                    deny,
+                    c.range,
+                    valid,
+                    Style::Hierarchical { dotted },
+                    remove,
+                    c.range,
+                );
+            }
+            self.group += 1;
         }
     }
 
@@ -814,7 +930,7 @@ impl<'a> Reader<'a> {
             prefix: prefix.to_string(),
         };
         let mut valid = true;
-        let verb = match segs.get(1) {
+        let verbs: Vec<String> = match segs.get(1) {
             None => {
                 self.diags.push(Diagnostic::new(
                     Code::P201,
@@ -824,13 +940,22 @@ impl<'a> Reader<'a> {
                 return;
             }
             Some(&(v, r)) => match v {
-                "execute" => "run".to_string(),
-                v if ACTIONS.contains(&v) => v.to_string(),
+                "execute" => vec!["run".to_string()],
+                v if ACTIONS.contains(&v) => vec![v.to_string()],
+                "sign" | "fetch" | "help" => {
+                    let (verbs, alias) = action_alias(v).expect("an alias");
+                    self.alias = Some(alias.to_string());
+                    verbs.iter().map(|v| v.to_string()).collect()
+                }
                 _ => {
-                    let known: Vec<&str> = ACTIONS.iter().copied().chain(["execute"]).collect();
+                    let known: Vec<&str> = ACTIONS
+                        .iter()
+                        .copied()
+                        .chain(["execute", "sign", "fetch", "help"])
+                        .collect();
                     self.unknown(r, "action", v, &known);
                     valid = false;
-                    v.to_string()
+                    vec![v.to_string()]
                 }
             },
         };
@@ -863,11 +988,13 @@ impl<'a> Reader<'a> {
                 }
             },
         };
-        if resource == Resource::Items(Some(ItemType::System))
-            && valid
-            && !SYSTEM_ACTIONS.contains(&verb.as_str())
-            && verb != "*"
-        {
+        if let Some(verb) = verbs.iter().find(|verb| {
+            resource == Resource::Items(Some(ItemType::System))
+                && valid
+                && !SYSTEM_ACTIONS.contains(&verb.as_str())
+                && *verb != "*"
+                && *verb != "help"
+        }) {
             self.diags.push(Diagnostic::new(
                 Code::P202,
                 segs[1].1,
@@ -878,9 +1005,19 @@ impl<'a> Reader<'a> {
         if valid {
             self.id_checks(&pattern, target);
         }
-        self.push(
-            &verb, resource, pattern, deny, el.range, valid, style, remove, t.range,
-        );
+        for verb in &verbs {
+            self.push(
+                verb,
+                resource.clone(),
+                pattern.clone(),
+                deny,
+                el.range,
+                valid,
+                style.clone(),
+                remove,
+                t.range,
+            );
+        }
     }
 
     fn id_checks(&mut self, pattern: &str, range: TextRange) {
@@ -930,11 +1067,11 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// The `<permissions>` element: in `<metadata>`, or (misplaced, read all the same) in the root.
+/// The `<permissions>` element of `<metadata>`. One misplaced in the root is not read: rye
+/// ignores it (its agent gets no capabilities from it), so kiwi computes coverage as rye
+/// would, and D105 says so.
 fn permissions_element(root: &Element) -> Option<&Element> {
-    root.child("metadata")
-        .and_then(|m| m.child("permissions"))
-        .or_else(|| root.child("permissions"))
+    root.child("metadata").and_then(|m| m.child("permissions"))
 }
 
 /// More than this many (call, capability) pairs and coverage is not checked (a 10 MB file).
@@ -947,15 +1084,11 @@ pub(crate) fn run(text: &str, root: &Element, d: &mut Directive) {
         caps: Vec::new(),
         info: Vec::new(),
         diags: Vec::new(),
+        alias: None,
+        group: 0,
     };
     d.permissions_range = perms.map(|p| p.range);
-    // Both places are read: one in `<metadata>` and one misplaced in the root.
-    let all = root
-        .child("metadata")
-        .and_then(|m| m.child("permissions"))
-        .into_iter()
-        .chain(root.child("permissions"));
-    for p in all {
+    if let Some(p) = perms {
         let text_in = p.trimmed_text();
         if text_in == "*" {
             let target = p.text_range.unwrap_or(p.name_range);
@@ -1048,6 +1181,8 @@ fn grant_text(n: &Need, style: &Style) -> String {
         "run" => Some("execute"),
         "search" => Some("search"),
         "load" => Some("load"),
+        // rye's hierarchical spelling of `validate`.
+        "validate" => Some("sign"),
         _ => None,
     };
     match (style, hier_elem) {
@@ -1150,6 +1285,11 @@ fn coverage(
                 format!("this call needs {}, which a `deny` removes: the agent will be refused at run time", need.describe()),
             )
             .related(None, r.caps[di].range, "denied here"),
+            (None, None) if root.child("permissions").is_some() => Diagnostic::new(
+                Code::P205,
+                target,
+                format!("this call needs {}, but the directive's `<permissions>` is outside `<metadata>`, where rye ignores it: the call will be refused", need.describe()),
+            ),
             (None, None) => Diagnostic::new(
                 Code::P205,
                 target,
@@ -1175,6 +1315,8 @@ fn coverage(
                 )),
                 Some(p) => insert_last_child(text, p, &grant)
                     .map(|(at, s)| Fix::insert(format!("Grant it: {grant}"), at, s)),
+                // The D105 fix moves the misplaced `<permissions>` into `<metadata>`.
+                None if root.child("permissions").is_some() => None,
                 None => root.child("metadata").and_then(|m| {
                     let block = format!("<permissions>\n  {grant}\n</permissions>");
                     insert_last_child(text, m, &block).map(|(at, s)| {
@@ -1215,11 +1357,20 @@ fn unused(d: &mut Directive, r: &mut Reader, needs: &[(usize, Need)]) {
     {
         return;
     }
+    let mut seen_groups = std::collections::HashSet::new();
     for (i, c) in r.caps.iter().enumerate() {
-        if c.deny || !c.valid || !matches!(c.resource, Resource::Items(_)) {
+        if c.deny || !c.valid || !matches!(c.resource, Resource::Items(_)) || c.verb == "help" {
             continue;
         }
-        if needs.iter().any(|(_, n)| covers(c, &r.info[i], n)) {
+        // One spelling read as several capabilities (`<fetch>`, kiwi-mcp's `execute`) is
+        // unused only when none of them is used, and is reported once.
+        let group = r.info[i].group;
+        if !seen_groups.insert(group) {
+            continue;
+        }
+        if r.caps.iter().enumerate().any(|(j, cj)| {
+            r.info[j].group == group && needs.iter().any(|(_, n)| covers(cj, &r.info[j], n))
+        }) {
             continue;
         }
         let what = match &c.resource {
@@ -1227,6 +1378,10 @@ fn unused(d: &mut Directive, r: &mut Reader, needs: &[(usize, Need)]) {
             Resource::Items(Some(t)) => format!("`{}` on {t} `{}`", c.verb, c.pattern),
             _ if c.pattern == "*" => format!("`{}` on any item", c.verb),
             _ => format!("`{}` on items `{}`", c.verb, c.pattern),
+        };
+        let what = match &c.alias {
+            Some(a) => format!("{what}; {a}"),
+            None => what,
         };
         d.diagnostics.push(
             Diagnostic::new(

@@ -1,6 +1,7 @@
 //! Placeholders in text and attribute values: `{input:NAME}`, `{input:NAME?}`,
 //! `{input:NAME:DEFAULT}`, the older `{NAME}` (only for a declared input) and
-//! `{system.ITEM.FIELD}`; D108, D109 and D111.
+//! `{system.ITEM.FIELD}`; D108, D109 and D111. rye's `${input:NAME}` interpolation counts as
+//! a use (D111).
 
 use super::markdown::Fence;
 use super::xml::OPAQUE;
@@ -181,6 +182,17 @@ pub(crate) fn run(text: &str, root: &Element, fence: &Fence, d: &mut Directive) 
             None => inner,
         };
         used.insert(name.to_string());
+    }
+    // rye's interpolation: `${input:NAME}` (and `${inputs.NAME}`, a path into the context).
+    for prefix in ["${input:", "${inputs.", "${input."] {
+        let mut rest = text;
+        while let Some(i) = rest.find(prefix) {
+            rest = &rest[i + prefix.len()..];
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+                .unwrap_or(rest.len());
+            used.insert(rest[..end].to_string());
+        }
     }
     let mut reported: HashSet<&str> = HashSet::new();
     for input in &d.inputs {

@@ -6,9 +6,9 @@
 //! `<limits>` attributes or children, `<model>`/`<model_class>`, `<hooks>`, `<relationships>`,
 //! rye's `<context>` and `<cost>`, kiwi-mcp's `<context_budget>`, `<deviation_rules>`,
 //! `<parallel_capable>`, `<subagent_strategy>` and `<tool_call><mcp><tool><params>`, and
-//! `<success_criteria>`. Still reported (D105): rye's `<sign>` step call (kiwi has no sign
-//! call), `<tool>`/`<parameters>` directly in a step (an auto-generated shape), and anything
-//! else not listed here.
+//! `<success_criteria>`, rye's `<sign>` and `<fetch>` step calls (read as `validate`, and as
+//! `load` or `search`). Still reported (D105): `<tool>`/`<parameters>` directly in a step (an
+//! auto-generated shape), and anything else not listed here.
 
 use super::xml::OPAQUE;
 use super::Element;
@@ -51,7 +51,15 @@ const LIMITS: &[&str] = &[
     "depth",
     "duration_seconds",
 ];
-const MODEL_ATTRS: &[&str] = &["tier", "fallback", "fallback_id", "parallel", "id"];
+/// `provider` is rye's (the model provider: `anthropic`, ...).
+const MODEL_ATTRS: &[&str] = &[
+    "tier",
+    "fallback",
+    "fallback_id",
+    "parallel",
+    "id",
+    "provider",
+];
 const RELATION_PARENTS: &[&str] = &["relationships", "context"];
 
 macro_rules! el {
@@ -68,7 +76,7 @@ macro_rules! el {
 
 /// Every known element of a directive, by parent.
 pub static SCHEMA: &[ElementSpec] = &[
-    el!("directive", [], ["name", "version"], Elements, "The directive: `name` (the file stem) and `version` (semver)."),
+    el!("directive", [], ["name", "version", "extends"], Elements, "The directive: `name` (the file stem), `version` (semver) and, in rye, `extends` (the directive it builds on)."),
     el!("metadata", ["directive"], [], Elements, "What the directive is, what it needs and what it may do."),
     el!("name", ["metadata"], [], Text, "The directive's name (older files; prefer the `name` attribute of `<directive>`)."),
     el!("version", ["metadata"], [], Text, "The directive's version (older files; prefer the `version` attribute of `<directive>`)."),
@@ -112,8 +120,10 @@ pub static SCHEMA: &[ElementSpec] = &[
     el!("execute", CALL_PARENTS, ["item_type", "item_id"], Elements, "Run an item: `item_type`, `item_id`, `<param name value>` children."),
     el!("search", CALL_PARENTS, ["item_type", "query", "source", "limit"], Elements, "Search items: `item_type`, `query`."),
     el!("load", CALL_PARENTS, ["item_type", "item_id", "source"], Elements, "Load an item: `item_type`, `item_id`."),
+    el!("sign", CALL_PARENTS, ["item_type", "item_id"], Elements, "Sign an item (rye's spelling of kiwi's `validate` action): `item_type`, `item_id`."),
+    el!("fetch", CALL_PARENTS, ["item_type", "item_id", "query", "source", "limit", "destination"], Elements, "Fetch an item (rye's spelling): a `load` by `item_id`, a `search` by `query`."),
     el!("tool_call", CALL_PARENTS, ["item_type", "item_id", "query"], Elements, "A call (older spelling)."),
-    el!("param", ["execute", "search", "load", "tool_call"], ["name", "value"], Text, "A parameter of a call: `name`, `value` (or the value as text)."),
+    el!("param", ["execute", "search", "load", "tool_call", "sign", "fetch"], ["name", "value"], Text, "A parameter of a call: `name`, `value` (or the value as text)."),
     el!("mcp", ["tool_call"], [], Text, "The MCP server of a call (kiwi-mcp)."),
     el!("tool", ["tool_call"], [], Text, "The meta-tool a call uses: `search`, `load`, `run`, ... (kiwi-mcp)."),
     el!("params", ["tool_call"], [], Any, "The parameters of a call, one element each (kiwi-mcp)."),
@@ -244,8 +254,6 @@ fn unknown_element(child: &Element, parent: &str) -> Diagnostic {
             "`<{}>` is not expected inside `<{parent}>` (it belongs in {places})",
             child.name
         )
-    } else if child.name == "sign" && parent == "step" {
-        "unknown element `<sign>`: kiwi has no sign call (signing is the `validate` action of `execute`)".to_string()
     } else {
         format!(
             "unknown element `<{}>` in `<{parent}>`{}",
@@ -293,13 +301,14 @@ fn check_attrs(el: &Element, s: &ElementSpec, diags: &mut Vec<Diagnostic>) {
     }
 }
 
-/// `<permissions>` directly in `<directive>` (as in some rye tests): it is read all the same,
-/// and a fix moves it into `<metadata>`.
+/// `<permissions>` directly in `<directive>` (as in some rye tests): rye ignores it, and so
+/// does the permission model (coverage is computed without it); a fix moves it into
+/// `<metadata>`.
 fn misplaced_permissions(text: &str, root: &Element, perms: &Element) -> Diagnostic {
     let mut d = Diagnostic::new(
         Code::D105,
         perms.name_range,
-        "`<permissions>` belongs inside `<metadata>` (it is read here all the same)",
+        "`<permissions>` belongs inside `<metadata>`: here rye ignores it (its agent gets none of these capabilities), so kiwi does too",
     );
     if let Some(meta) = root.child("metadata") {
         if meta.child("permissions").is_none() {

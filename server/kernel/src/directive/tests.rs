@@ -967,3 +967,52 @@ fn fixture_permissions_in_both_places() {
         "```xml\n<directive name=\"x\" version=\"1.0.0\">\n  <metadata>\n    <description>d</description>\n    <permissions>\n      <execute><tool>a/*</tool></execute>\n    </permissions>\n  </metadata>\n  <permissions>\n    <execute><tool>b/*</tool></execute>\n  </permissions>\n  <process>\n    <step name=\"s\">\n      <execute item_type=\"tool\" item_id=\"a/x\"/>\n      <execute item_type=\"tool\" item_id=\"b/y\"/>\n    </step>\n  </process>\n</directive>\n```\n",
     );
 }
+
+/// Issue 13, cause 5: enforcement (`grants`, which the MCP session uses) reads the source
+/// systems' spellings with their meaning.
+#[test]
+fn grants_reads_the_source_systems_spellings() {
+    let doc = |perms: &str| {
+        parse(&format!("```xml\n<directive name=\"x\" version=\"1.0.0\"><metadata><description>d</description><permissions>\n{perms}\n</permissions></metadata></directive>\n```\n"))
+    };
+    let sign = doc("<sign><tool>*</tool></sign>");
+    assert!(grants(&sign.capabilities, "validate", ItemType::Tool, "a/b").is_some());
+    assert!(grants(&sign.capabilities, "run", ItemType::Tool, "a/b").is_none());
+    assert!(sign.capabilities[0]
+        .alias
+        .as_deref()
+        .is_some_and(|a| a.contains("rye")));
+    let fetch = doc("<fetch><knowledge>notes/*</knowledge></fetch>");
+    assert!(grants(&fetch.capabilities, "load", ItemType::Knowledge, "notes/a").is_some());
+    assert!(grants(
+        &fetch.capabilities,
+        "search",
+        ItemType::Knowledge,
+        "notes/a"
+    )
+    .is_some());
+    assert!(grants(&fetch.capabilities, "run", ItemType::Knowledge, "notes/a").is_none());
+    let mcp = doc("<execute resource=\"kiwi-mcp\" action=\"execute\"/>");
+    for verb in ["run", "search", "load"] {
+        assert!(
+            grants(&mcp.capabilities, verb, ItemType::Directive, "d").is_some(),
+            "{verb}"
+        );
+    }
+    assert!(grants(&mcp.capabilities, "delete", ItemType::Directive, "d").is_none());
+    let tool = doc("<execute resource=\"tool\" id=\"bash\"/>");
+    assert!(grants(&tool.capabilities, "run", ItemType::Tool, "bash").is_some());
+    assert!(grants(&tool.capabilities, "run", ItemType::Tool, "other").is_none());
+    let spawn = doc("<execute resource=\"spawn\" action=\"thread\"/>");
+    assert!(grants(&spawn.capabilities, "run", ItemType::Directive, "any/child").is_some());
+    assert!(grants(&spawn.capabilities, "run", ItemType::Tool, "bash").is_none());
+    for d in [&sign, &fetch, &mcp, &tool, &spawn] {
+        assert!(
+            d.diagnostics
+                .iter()
+                .all(|x| x.code != crate::diag::Code::P201),
+            "{:?}",
+            d.diagnostics
+        );
+    }
+}

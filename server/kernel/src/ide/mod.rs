@@ -469,6 +469,9 @@ fn capability_words(c: &Capability) -> String {
     if !c.valid {
         s.push_str(" — this spelling is not valid, so it grants nothing");
     }
+    if let Some(a) = &c.alias {
+        s.push_str(&format!("\n\nSpelled as {a}."));
+    }
     s
 }
 

@@ -364,3 +364,23 @@ CONFIG = {"command": "echo", "args": ["${ALI$0AS}"], "env": {"ALIAS": "prefix-${
     assert!(!h.markdown.contains("canary-hover-77aa"), "{}", h.markdown);
     assert!(h.markdown.contains("prefix-[redacted]"), "{}", h.markdown);
 }
+
+/// Issue 13, cause 5: a source system's own permission spelling is read with its meaning, and
+/// the hover says which system spells it so.
+#[test]
+fn hover_permission_alias_names_the_system() {
+    let text = "```xml\n<directive name=\"t\" version=\"1.0.0\">\n  <metadata>\n    <description>d</description>\n    <permissions>\n      <sign><tool>*</tool></sign>\n      <execute resource=\"kiwi-mcp\" action=\"execute\"/>\n    </permissions>\n  </metadata>\n  <process>\n    <step name=\"s\">\n      <sign item_type=\"tool\" item_id=\"a/b\"/>\n    </step>\n  </process>\n</directive>\n```\n";
+    let (ws, item) = ws_with("directives/t.md", ItemType::Directive, "t", text);
+    let off = text.find("<tool>*").unwrap() + 2;
+    let h = hover(&ws, &item, off).expect("a hover");
+    assert!(h.markdown.contains("`validate`"), "{}", h.markdown);
+    assert!(h.markdown.contains("rye's `<sign>`"), "{}", h.markdown);
+    assert!(h.markdown.contains("step `s`"), "{}", h.markdown);
+    let off = text.find("action=\"execute\"").unwrap() + 2;
+    let h = hover(&ws, &item, off).expect("a hover");
+    assert!(
+        h.markdown.contains("kiwi-mcp's action `execute`"),
+        "{}",
+        h.markdown
+    );
+}

@@ -87,9 +87,9 @@ const LITERALS_PY: &str = "a literal (string, number, boolean, None, list or dic
 const LITERALS_YAML: &str = "a plain YAML value (string, number, boolean, null, list or mapping)";
 
 /// The range of the first line's content (where a missing field is reported).
+/// Where a missing field is reported: the first line after a signature header.
 fn first_line(text: &str) -> TextRange {
-    let end = text.find(['\n', '\r']).unwrap_or(text.len());
-    TextRange::new(0, end)
+    crate::text::first_line_after_header(text)
 }
 
 /// Run every check of this module on a tool read from `text`. Non-literals whose range
