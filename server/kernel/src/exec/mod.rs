@@ -15,6 +15,7 @@ pub mod environments;
 pub mod http;
 pub mod preference;
 pub mod process;
+pub mod request;
 
 use crate::chain::{self, Chain};
 use crate::check;
@@ -29,6 +30,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use request::{
+    error_diagnostics, find_tool, prepare, prepare_item, refuse_invalid, ItemDiagnostic,
+};
 pub use tokio_util::sync::CancellationToken;
 
 // ---------------------------------------------------------------------------------------
@@ -71,6 +75,10 @@ impl OutputSink for NullSink {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
+    /// No tool of that id (suggestions given), an ambiguous or refused id.
+    NotFound,
+    /// The tool or a link of its chain has error-level diagnostics (listed): nothing runs.
+    Invalid,
     /// The chain is broken: nothing runs.
     Chain,
     /// The parameters do not satisfy CONFIG_SCHEMA.
@@ -100,6 +108,12 @@ pub struct ExecError {
     /// One line per problem when there are several (each bad parameter).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub details: Vec<String>,
+    /// [`ErrorKind::Invalid`]: the error-level diagnostics that refused the run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub diagnostics: Vec<request::ItemDiagnostic>,
+    /// [`ErrorKind::NotFound`]: the closest ids, or the candidates of an ambiguous one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub suggestions: Vec<String>,
 }
 
 impl ExecError {
@@ -108,6 +122,8 @@ impl ExecError {
             kind,
             message,
             details: Vec::new(),
+            diagnostics: Vec::new(),
+            suggestions: Vec::new(),
         }
     }
 }
@@ -116,6 +132,9 @@ impl std::fmt::Display for ExecError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.message)?;
         for d in &self.details {
+            write!(f, "\n  - {d}")?;
+        }
+        for d in &self.diagnostics {
             write!(f, "\n  - {d}")?;
         }
         Ok(())
