@@ -269,6 +269,9 @@ impl RunResult {
 
 /// Plan a run: resolve the chain, merge and override the configuration, validate the
 /// parameters, build the environment, template, choose the execution environment.
+///
+/// Faces do not call this directly: [`prepare`] (lookup, refusal of items with error-level
+/// diagnostics, files confined to their space, then this) is the one path to a run.
 pub fn plan(ws: &Workspace, tool: &Arc<Item>, req: &Request) -> Result<Plan, ExecError> {
     let chain = chain::resolve(ws, tool).map_err(|e| {
         ExecError::new(
@@ -507,7 +510,7 @@ impl OutputSink for Redacting<'_> {
     }
 }
 
-/// Plan and run.
+/// Plan and run, without [`prepare`]'s refusals (tests of the planner and the primitives).
 pub async fn execute(
     ws: &Workspace,
     tool: &Arc<Item>,
