@@ -782,6 +782,7 @@ impl Service {
                 "this directive could not be read",
             )));
         };
+        refuse_directive_errors(&ws, &item).map_err(at)?;
         let values = bind_inputs(d, args).map_err(at)?;
         let filled = fill(item.text(), d, &values, &self.host, ws.project.as_deref());
         let call = json!({"item_type": "directive", "action": "run", "item_id": item.id, "parameters": values});
@@ -1862,6 +1863,31 @@ pub fn fill(
     out
 }
 
+/// As for tools: a directive with error-level diagnostics (a placeholder naming no input,
+/// `{input:targte}`, would silently become "") is neither run nor given as a prompt; the
+/// refusal lists the diagnostics.
+fn refuse_directive_errors(ws: &Workspace, item: &Arc<Item>) -> Res<()> {
+    let errors: Vec<Diagnostic> = check_item(ws, item)
+        .into_iter()
+        .filter(|x| x.severity == Severity::Error)
+        .collect();
+    if errors.is_empty() {
+        return Ok(());
+    }
+    let n = errors.len();
+    Err(OpError::new(
+        "invalid_item",
+        format!(
+            "directive `{}` has {n} error{}; fix {} (execute validate shows {}); it was not run",
+            item.id,
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "it" } else { "them" },
+            if n == 1 { "it" } else { "them" },
+        ),
+    )
+    .with("diagnostics", diagnostics_json(item, &errors)))
+}
+
 fn run_directive(
     ws: &Workspace,
     item: &Arc<Item>,
@@ -1887,26 +1913,7 @@ fn run_directive(
         )
         .with("diagnostics", diagnostics_json(item, &parse_errors)));
     }
-    // As for tools: a directive with error-level diagnostics (a placeholder naming no
-    // input, `{input:targte}`, would silently become "") is refused, the diagnostics listed.
-    let errors: Vec<Diagnostic> = check_item(ws, item)
-        .into_iter()
-        .filter(|x| x.severity == Severity::Error)
-        .collect();
-    if !errors.is_empty() {
-        let n = errors.len();
-        return Err(OpError::new(
-            "invalid_item",
-            format!(
-                "directive `{}` has {n} error{}; fix {} (execute validate shows {}); it was not run",
-                item.id,
-                if n == 1 { "" } else { "s" },
-                if n == 1 { "it" } else { "them" },
-                if n == 1 { "it" } else { "them" },
-            ),
-        )
-        .with("diagnostics", diagnostics_json(item, &errors)));
-    }
+    refuse_directive_errors(ws, item)?;
     let values = bind_inputs(d, params)?;
     let filled = fill(item.text(), d, &values, host, ws.project.as_deref());
     let fd = crate::directive::parse(&filled);

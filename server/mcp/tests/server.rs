@@ -1454,6 +1454,22 @@ async fn items_with_errors_are_refused_with_their_diagnostics() {
         )
         .await;
     assert_eq!(e["error"], "not_active");
+    // Nor is it given as a prompt with the typo filled with "".
+    let r = c
+        .request(
+            "prompts/get",
+            json!({"name": "d/typo", "arguments": {"name": "Cy"}}),
+        )
+        .await;
+    assert!(r["error"].to_string().contains("D108"), "{r}");
+    // Positive control: the directive without the typo is a prompt.
+    let r = c
+        .request(
+            "prompts/get",
+            json!({"name": "d/greet", "arguments": {"name": "Cy"}}),
+        )
+        .await;
+    assert!(r["result"].is_object(), "{r}");
 
     let bad = "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"runtimes/python_runtime\"\n__tool_description__ = \"x\"\nCONFIG = {\"timeout\": 1 * 1}\nimport time\nif __name__ == \"__main__\":\n    time.sleep(3)\n    print(\"finished\")\n";
     write(&ai, "tools/t/mul.py", bad);
