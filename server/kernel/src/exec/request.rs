@@ -117,8 +117,14 @@ pub fn error_diagnostics(ws: &Workspace, tool: &Arc<Item>) -> Vec<ItemDiagnostic
         Ok(c) => c.links,
         Err(e) => e.links,
     };
+    // The builtin links (the runtimes, the primitives) are checked once and for all by
+    // tests/it/builtin_items.rs, as their file checks are at load (`workspace.rs`).
     let mut items: Vec<&Arc<Item>> = vec![tool];
-    items.extend(links.iter().filter(|l| !Arc::ptr_eq(l, tool)));
+    items.extend(
+        links
+            .iter()
+            .filter(|l| !Arc::ptr_eq(l, tool) && !l.is_builtin()),
+    );
     let mut out = Vec::new();
     for item in items {
         for d in check_item(ws, item) {
