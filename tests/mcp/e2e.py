@@ -67,6 +67,10 @@ def kiwi_bin():
 def make_project(tmp: Path) -> Path:
     proj = tmp / "proj"
     shutil.copytree(ROOT / "fixtures" / "demo", proj)
+    # The demo plants a D102 (a bare `&`) in ops/site_health; a directive with an error is
+    # refused (issue 12, point 17), so this copy escapes it to run the directive.
+    sh = proj / ".ai" / "directives" / "ops" / "site_health.md"
+    sh.write_text(sh.read_text().replace("status & timing", "status &amp; timing"))
     tools = proj / ".ai" / "tools" / "e2e"
     tools.mkdir(parents=True)
     (tools / "slow.yaml").write_text(SLOW_TOOL)
@@ -163,6 +167,14 @@ async def scenario(mode, api, checks: Checks, proj: Path):
         r = checks.record(await api.call_tool(
             "execute", {"item_type": "directive", "action": "done", "item_id": "ops/site_health"}))
         assert not r.is_error, structured(r)
+        # A directive with an error-level diagnostic (the demo's `{input:targte}`) is refused
+        # with its diagnostics, never run with "" in place of the placeholder.
+        r = checks.record(await api.call_tool(
+            "execute", {"item_type": "directive", "action": "run", "item_id": "data/compare_csv",
+                        "parameters": {"source": "a.csv", "target": "b.csv"}}))
+        v = structured(r)
+        assert r.is_error and v["error"] == "invalid_item", v
+        assert any(d["code"] == "D108" for d in v["diagnostics"]), v
 
     async def tool_with_progress():
         seen = []

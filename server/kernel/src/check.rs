@@ -52,6 +52,11 @@ pub const RULES: &[Rule] = &[
         check: check_knowledge_references,
     },
     Rule {
+        name: "files an item runs lie inside its space",
+        codes: &[Code::K006],
+        check: check_script_confined,
+    },
+    Rule {
         name: "executor chain",
         codes: &[Code::T304],
         check: check_chain,
@@ -185,6 +190,39 @@ fn ryeos_hint(ws: &Workspace, item: &Arc<Item>) -> Option<Diagnostic> {
             ),
         ),
     )
+}
+
+// ---------------------------------------------------------------------------------------
+// K006: a YAML tool's script (its sidecar) resolving outside the space
+
+/// The item's file is confined to its space when it is read (`workspace::load_file`); the
+/// script a YAML tool runs (`x/evil.sh` beside `x/evil.yaml`) must be too: a symlink out of
+/// the project would otherwise be run.
+fn check_script_confined(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>) {
+    if let Some(why) = script_refusal(ws, item) {
+        out.push(Diagnostic::new(Code::K006, first_line(item), why));
+    }
+}
+
+/// Why the sidecar script of a tool is refused (it resolves outside the tool's space, or
+/// cannot be resolved), or `None` when it is fine or there is none.
+pub fn script_refusal(ws: &Workspace, item: &Item) -> Option<String> {
+    let script = item.script.as_deref()?;
+    if item.is_builtin() {
+        return None;
+    }
+    let root = ws.space_root(item.space)?;
+    match ids::confine(&root, script) {
+        Ok(_) => None,
+        Err(e) => Some(format!(
+            "refused: the script of this tool, {}, {}; a file an item runs must lie inside its space, so kiwi will not run it",
+            script.display(),
+            match e.kind() {
+                std::io::ErrorKind::PermissionDenied => format!("resolves outside its space ({})", root.display()),
+                _ => format!("cannot be resolved ({e})"),
+            }
+        )),
+    }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -772,12 +772,17 @@ impl Service {
             .map_err(at)?;
         let ws = self.workspace(None).map_err(at)?;
         let item = Self::find(&ws, ItemType::Directive, id, None).map_err(at)?;
+        // As for `load`: the item the id resolved to must be granted too.
+        session
+            .check("load", ItemType::Directive, Some(&item.id))
+            .map_err(at)?;
         let Some(d) = item.directive() else {
             return Err(at(OpError::new(
                 "invalid_content",
                 "this directive could not be read",
             )));
         };
+        refuse_directive_errors(&ws, &item).map_err(at)?;
         let values = bind_inputs(d, args).map_err(at)?;
         let filled = fill(item.text(), d, &values, &self.host, ws.project.as_deref());
         let call = json!({"item_type": "directive", "action": "run", "item_id": item.id, "parameters": values});
@@ -843,6 +848,14 @@ impl Service {
         }
         let ws = self.workspace(None)?;
         let item = Self::find(&ws, t, id, None)?;
+        // As for `load`: the item the id resolved to must be granted too.
+        session.check("load", t, Some(&item.id))?;
+        if let workspace::Parsed::Unreadable(d) = &item.parsed {
+            return Err(OpError::new(
+                "invalid_item",
+                format!("{t} `{}` cannot be read: {}", item.id, d.message),
+            ));
+        }
         Ok((item.text().to_string(), mime_of(&item)))
     }
 
@@ -973,17 +986,54 @@ impl Service {
                         "no project: give project_path (or start the server with --project)",
                     ))
                 })?;
+                // An item kiwi refused to read (a symlink out of its space, an unreadable
+                // file) is not copied: its text is not the file's, and nothing is written.
+                if let workspace::Parsed::Unreadable(d) = &item.parsed {
+                    return Err(at(OpError::new(
+                        "invalid_item",
+                        format!(
+                            "cannot copy {t} `{}`: {}; nothing was written",
+                            item.id, d.message
+                        ),
+                    )
+                    .with(
+                        "diagnostics",
+                        diagnostics_json(&item, std::slice::from_ref(d)),
+                    )));
+                }
                 let rel = relative_in_space(&ws, &item);
                 let target = root.join(&rel);
+                // Under a running directive, the copy creates (or with force overwrites) the
+                // destination item: that needs `create` (or `update`) on it, not only `load`.
+                let exists = std::fs::symlink_metadata(&target).is_ok();
+                let verb = if exists && a.force {
+                    "update"
+                } else {
+                    "create"
+                };
+                session.check(verb, t, Some(&item.id)).map_err(at)?;
+                // Every file is read (and confined to its space) before anything is written.
+                let script = match &item.script {
+                    None => None,
+                    Some(script) => match read_item_file(&ws, &item, script) {
+                        Some(text) => Some((root.join(script_rel(&ws, &item, script)), text)),
+                        None => {
+                            return Err(at(OpError::new(
+                                "invalid_item",
+                                format!(
+                                    "cannot copy {t} `{}`: its script {} cannot be read inside its space (a symlink out of the space, or gone); nothing was written",
+                                    item.id,
+                                    script.display()
+                                ),
+                            )))
+                        }
+                    },
+                };
                 write_atomic(&root, &target, item.text(), a.force).map_err(at)?;
                 let mut written = vec![target.to_string_lossy().into_owned()];
-                if let Some(script) = &item.script {
-                    if let Some(text) = read_item_file(&ws, &item, script) {
-                        let srel = script_rel(&ws, &item, script);
-                        let st = root.join(srel);
-                        write_atomic(&root, &st, &text, a.force).map_err(at)?;
-                        written.push(st.to_string_lossy().into_owned());
-                    }
+                if let Some((st, text)) = script {
+                    write_atomic(&root, &st, &text, a.force).map_err(at)?;
+                    written.push(st.to_string_lossy().into_owned());
                 }
                 Ok(json!({
                     "item_type": t.as_str(),
@@ -1145,7 +1195,9 @@ impl Service {
                     overrides: None,
                     environment: None,
                 };
-                let plan = exec::plan(&ws, &tool, &req).map_err(|e| at(exec_error(&e)))?;
+                // The kernel's one run path: a tool (or a link of its chain) with
+                // error-level diagnostics is refused, the diagnostics listed.
+                let plan = exec::prepare_item(&ws, &tool, &req).map_err(|e| at(exec_error(&e)))?;
                 if action == "dry_run" {
                     return Ok(json!({
                         "item_type": "tool",
@@ -1408,9 +1460,17 @@ fn mime_of(item: &Item) -> &'static str {
 
 fn exec_error(e: &exec::ExecError) -> OpError {
     let kind = serde_json::to_value(e.kind).unwrap_or(Json::Null);
-    OpError::new("execution_error", e.message.clone())
+    let error = match e.kind {
+        exec::ErrorKind::Invalid => "invalid_item",
+        _ => "execution_error",
+    };
+    let mut o = OpError::new(error, e.message.clone())
         .with("kind", kind)
-        .with("details", json!(e.details))
+        .with("details", json!(e.details));
+    if !e.diagnostics.is_empty() {
+        o = o.with("diagnostics", json!(e.diagnostics));
+    }
+    o
 }
 
 fn tool_ext(params: &Map<String, Json>, content: &str) -> &'static str {
@@ -1803,6 +1863,31 @@ pub fn fill(
     out
 }
 
+/// As for tools: a directive with error-level diagnostics (a placeholder naming no input,
+/// `{input:targte}`, would silently become "") is neither run nor given as a prompt; the
+/// refusal lists the diagnostics.
+fn refuse_directive_errors(ws: &Workspace, item: &Arc<Item>) -> Res<()> {
+    let errors: Vec<Diagnostic> = check_item(ws, item)
+        .into_iter()
+        .filter(|x| x.severity == Severity::Error)
+        .collect();
+    if errors.is_empty() {
+        return Ok(());
+    }
+    let n = errors.len();
+    Err(OpError::new(
+        "invalid_item",
+        format!(
+            "directive `{}` has {n} error{}; fix {} (execute validate shows {}); it was not run",
+            item.id,
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "it" } else { "them" },
+            if n == 1 { "it" } else { "them" },
+        ),
+    )
+    .with("diagnostics", diagnostics_json(item, &errors)))
+}
+
 fn run_directive(
     ws: &Workspace,
     item: &Arc<Item>,
@@ -1828,6 +1913,7 @@ fn run_directive(
         )
         .with("diagnostics", diagnostics_json(item, &parse_errors)));
     }
+    refuse_directive_errors(ws, item)?;
     let values = bind_inputs(d, params)?;
     let filled = fill(item.text(), d, &values, host, ws.project.as_deref());
     let fd = crate::directive::parse(&filled);

@@ -6,8 +6,7 @@ use kiwi_kernel::chain;
 use kiwi_kernel::check::build_env;
 use kiwi_kernel::context::{find_project_root, Host};
 use kiwi_kernel::env::{Origin, Outcome, Resolution};
-use kiwi_kernel::ids::ItemType;
-use kiwi_kernel::workspace::{Item, Lookup, Workspace};
+use kiwi_kernel::workspace::{Item, Workspace};
 use serde_json::json;
 use std::path::Path;
 use std::process::ExitCode;
@@ -34,25 +33,7 @@ pub fn project_for(project: Option<&Path>) -> Result<Option<std::path::PathBuf>>
 }
 
 pub fn find_tool(ws: &Workspace, reference: &str) -> Result<Arc<Item>> {
-    match ws.lookup(ItemType::Tool, reference, None) {
-        Lookup::Found(i) => Ok(i),
-        Lookup::Missing { suggestions } if suggestions.is_empty() => {
-            bail!("no tool `{reference}` in the project, user or builtin space; `kiwi search {reference} --type tool` lists what exists")
-        }
-        Lookup::Missing { suggestions } => {
-            bail!(
-                "no tool `{reference}`; did you mean {}?",
-                chain::quote_list(&suggestions)
-            )
-        }
-        Lookup::Ambiguous { candidates } => {
-            bail!(
-                "`{reference}` is ambiguous: {}; give the full id",
-                chain::quote_list(&candidates)
-            )
-        }
-        Lookup::Refused(e) => bail!("`{reference}` is not a valid tool id: {e}"),
-    }
+    kiwi_kernel::exec::find_tool(ws, reference).map_err(|e| anyhow::anyhow!(e.message))
 }
 
 fn trail_json(r: &Resolution) -> serde_json::Value {

@@ -1,6 +1,6 @@
 //! `kiwi run`: run a tool, streaming its output as it comes, then its result.
 
-use crate::cmd_env::{find_tool, project_for};
+use crate::cmd_env::project_for;
 use anyhow::{bail, Context, Result};
 use kiwi_kernel::context::Host;
 use kiwi_kernel::exec::{self, CancellationToken, Output, OutputSink, Plan, Request, Stream};
@@ -160,13 +160,13 @@ pub fn run(o: &Options) -> Result<ExitCode> {
         };
     let project = project_for(o.project)?;
     let ws = Workspace::load(project, Host::from_process());
-    let tool = find_tool(&ws, o.tool)?;
     let req = Request {
         params,
         overrides,
         environment: o.env.map(str::to_string),
     };
-    let plan = match exec::plan(&ws, &tool, &req) {
+    // The kernel's one run path: lookup, refusal of a tool (or chain) with errors, plan.
+    let plan = match exec::prepare(&ws, o.tool, &req) {
         Ok(p) => p,
         Err(e) => return Ok(fail(&e, o.json)),
     };

@@ -81,6 +81,16 @@ async fn guard<T>(fut: impl std::future::Future<Output = Result<T>>) -> Result<T
     }
 }
 
+/// A refused or failed run as `kiwi.runTool` answers it: the message (with the diagnostics
+/// that refused it, one per line) and the diagnostics as data.
+fn run_error(e: &exec::ExecError) -> Json {
+    let mut v = json!({"kind": e.kind, "message": e.to_string()});
+    if !e.diagnostics.is_empty() {
+        v["diagnostics"] = json!(e.diagnostics);
+    }
+    json!({ "error": v })
+}
+
 fn panic_error(p: Box<dyn std::any::Any + Send>) -> jsonrpc::Error {
     let msg = p
         .downcast_ref::<String>()
@@ -742,14 +752,12 @@ impl Backend {
             ..Default::default()
         };
         let t = tool.clone();
-        let plan = blocking(move || exec::plan(&ws, &t, &req)).await?;
+        // The kernel's one run path: a tool (or a link of its chain) with error-level
+        // diagnostics is refused, the diagnostics listed.
+        let plan = blocking(move || exec::prepare_item(&ws, &t, &req)).await?;
         let plan = match plan {
             Ok(p) => p,
-            Err(e) => {
-                return Ok(Some(
-                    json!({"error": {"kind": e.kind, "message": e.to_string()}}),
-                ));
-            }
+            Err(e) => return Ok(Some(run_error(&e))),
         };
         let token = self.token(token, "run").await;
         let cancel = CancellationToken::new();
@@ -794,7 +802,7 @@ impl Backend {
         }
         let value = match result {
             Ok(Ok(r)) => serde_json::to_value(&r).unwrap_or(Json::Null),
-            Ok(Err(e)) => json!({"error": {"kind": e.kind, "message": e.to_string()}}),
+            Ok(Err(e)) => run_error(&e),
             Err(e) if e.is_panic() => return Err(panic_error(e.into_panic())),
             Err(_) => json!({"error": {"kind": "cancelled", "message": "the run was stopped"}}),
         };

@@ -1223,3 +1223,287 @@ async fn tools_and_directives_can_be_created_validated_deleted() {
         .await;
     assert_eq!(e["error"], "invalid_parameters");
 }
+
+/// A directive with the given permissions and one step that loads a knowledge entry.
+fn directive_granting(name: &str, permissions: &str) -> String {
+    format!(
+        r#"# {name}
+
+```xml
+<directive name="{name}" version="1.0.0">
+  <metadata>
+    <description>A directive that grants {name}</description>
+    <category>test</category>
+    <author>tests</author>
+    <permissions>
+{permissions}
+    </permissions>
+  </metadata>
+  <process>
+    <step name="read">
+      <description>Read the notes</description>
+      <load item_type="knowledge" item_id="k/notes"/>
+    </step>
+  </process>
+  <outputs>
+    <success>done</success>
+  </outputs>
+</directive>
+```
+"#
+    )
+}
+
+/// Issue 12, point 13: `load` with `destination` writes an item, so under a running
+/// directive it needs `create` (or `update` when `force` overwrites) on the destination
+/// item, not only `load`; `resources/read` and `prompts/get` are checked like `load`.
+#[tokio::test]
+async fn load_with_destination_needs_create_or_update_under_a_directive() {
+    let (d, mut c) = setup().await;
+    let tmp = d.path().canonicalize().unwrap();
+    let ai = tmp.join("proj/.ai");
+    write(
+        &ai,
+        "directives/d/loader.md",
+        &directive_granting(
+            "loader",
+            r#"      <load resource="kiwi" action="load" item_type="knowledge" id="*"/>"#,
+        ),
+    );
+    write(
+        &ai,
+        "directives/d/noter.md",
+        &directive_granting(
+            "noter",
+            r#"      <load resource="kiwi" action="load" item_type="knowledge" id="*"/>
+      <execute resource="kiwi" action="create" item_type="knowledge" id="notes/*"/>"#,
+        ),
+    );
+    write(
+        &tmp.join("user"),
+        "knowledge/notes/tip.md",
+        "---\nid: tip\nentry_type: reference\ntitle: A tip\n---\n\nA tip.\n",
+    );
+    let mine = "---\nid: permissions\nentry_type: reference\ntitle: mine\n---\n\nmine\n";
+    write(&ai, "knowledge/core/permissions.md", mine);
+    let user_copy = tmp.join("user/knowledge/core/permissions.md");
+
+    c.ok(
+        "execute",
+        json!({"item_type": "directive", "action": "run", "item_id": "d/loader"}),
+    )
+    .await;
+    // Positive control: a plain load is granted.
+    c.ok(
+        "load",
+        json!({"item_type": "knowledge", "item_id": "core/permissions"}),
+    )
+    .await;
+    // A copy into the user space creates an item there: `create` is not granted.
+    let e = c
+        .err(
+            "load",
+            json!({"item_type": "knowledge", "item_id": "core/permissions", "source": "builtin",
+                   "destination": "user", "force": true}),
+        )
+        .await;
+    assert_eq!(e["error"], "permission_denied", "{e:#}");
+    assert_eq!(
+        e["missing_capability"],
+        "kiwi.create.knowledge.core/permissions"
+    );
+    assert!(!user_copy.exists(), "the user space was written");
+    // An overwrite of the project's file (force) needs `update`.
+    let e = c
+        .err(
+            "load",
+            json!({"item_type": "knowledge", "item_id": "core/permissions", "source": "builtin",
+                   "destination": "project", "force": true}),
+        )
+        .await;
+    assert_eq!(e["error"], "permission_denied", "{e:#}");
+    assert!(e["missing_capability"].as_str().unwrap().contains("update"));
+    assert_eq!(
+        std::fs::read_to_string(ai.join("knowledge/core/permissions.md")).unwrap(),
+        mine
+    );
+    // resources/read and prompts/get are checked like load: knowledge is granted,
+    // directives are not.
+    let r = c
+        .request("resources/read", json!({"uri": "kiwi://knowledge/k/notes"}))
+        .await;
+    assert!(r["result"].is_object(), "{r}");
+    let r = c
+        .request("resources/read", json!({"uri": "kiwi://directive/d/greet"}))
+        .await;
+    assert!(r["error"].is_object(), "{r}");
+    let r = c
+        .request(
+            "prompts/get",
+            json!({"name": "d/greet", "arguments": {"name": "Cy"}}),
+        )
+        .await;
+    assert!(r["error"].is_object(), "{r}");
+    c.ok(
+        "execute",
+        json!({"item_type": "directive", "action": "done", "item_id": "d/loader"}),
+    )
+    .await;
+
+    // `create knowledge notes/*`: a copy into notes/ is granted, one outside is not.
+    c.ok(
+        "execute",
+        json!({"item_type": "directive", "action": "run", "item_id": "d/noter"}),
+    )
+    .await;
+    let v = c
+        .ok(
+            "load",
+            json!({"item_type": "knowledge", "item_id": "notes/tip", "destination": "project"}),
+        )
+        .await;
+    assert!(ai.join("knowledge/notes/tip.md").exists(), "{v:#}");
+    let e = c
+        .err(
+            "load",
+            json!({"item_type": "knowledge", "item_id": "core/permissions", "source": "builtin",
+                   "destination": "project", "force": true}),
+        )
+        .await;
+    assert_eq!(e["error"], "permission_denied", "{e:#}");
+    assert_eq!(
+        std::fs::read_to_string(ai.join("knowledge/core/permissions.md")).unwrap(),
+        mine
+    );
+    c.assert_no_canary();
+}
+
+/// Issue 12, point 15: copying an item kiwi refused to read (a symlink out of its space)
+/// fails with a clear error and writes nothing (it wrote an empty file).
+#[cfg(unix)]
+#[tokio::test]
+async fn copying_a_refused_symlinked_item_fails_and_writes_nothing() {
+    let (d, mut c) = setup().await;
+    let tmp = d.path().canonicalize().unwrap();
+    let secret = tmp.join("outside-secret.md");
+    std::fs::write(
+        &secret,
+        "---\nid: leak\ntitle: top secret words\n---\nclassified\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&secret, tmp.join("proj/.ai/knowledge/k/leak.md")).unwrap();
+    let e = c
+        .err(
+            "load",
+            json!({"item_type": "knowledge", "item_id": "k/leak", "destination": "user"}),
+        )
+        .await;
+    assert_eq!(e["error"], "invalid_item", "{e:#}");
+    assert!(e["message"]
+        .as_str()
+        .unwrap()
+        .contains("nothing was written"));
+    assert!(!tmp.join("user/knowledge/k/leak.md").exists());
+    let r = c
+        .request("resources/read", json!({"uri": "kiwi://knowledge/k/leak"}))
+        .await;
+    assert!(r["error"].is_object(), "{r}");
+    // Positive control: a readable item is copied.
+    c.ok(
+        "load",
+        json!({"item_type": "knowledge", "item_id": "k/notes", "destination": "user"}),
+    )
+    .await;
+    assert!(tmp.join("user/knowledge/k/notes.md").exists());
+    assert!(!c.wire.contains("top secret words"));
+}
+
+/// Issue 12, points 16-18 through MCP: a directive or a tool with an error-level diagnostic
+/// is refused with its diagnostics (a misspelt placeholder no longer silently becomes ""),
+/// and `create` of a Python tool with a syntax error reports it and writes nothing.
+#[tokio::test]
+async fn items_with_errors_are_refused_with_their_diagnostics() {
+    let (d, mut c) = setup().await;
+    let tmp = d.path().canonicalize().unwrap();
+    let ai = tmp.join("proj/.ai");
+    write(
+        &ai,
+        "directives/d/typo.md",
+        &DIRECTIVE
+            .replace("name=\"greet\"", "name=\"typo\"")
+            .replace(
+                "<param name=\"name\" value=\"{input:name}\"/>",
+                "<param name=\"name\" value=\"{input:naem}\"/>",
+            ),
+    );
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "directive", "action": "run", "item_id": "d/typo",
+                   "parameters": {"name": "Cy"}}),
+        )
+        .await;
+    assert_eq!(e["error"], "invalid_item", "{e:#}");
+    let diags = e["diagnostics"].as_array().unwrap();
+    assert!(diags.iter().any(|x| x["code"] == "D108"), "{e:#}");
+    // It did not become the active directive.
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "directive", "action": "done", "item_id": "d/typo"}),
+        )
+        .await;
+    assert_eq!(e["error"], "not_active");
+    // Nor is it given as a prompt with the typo filled with "".
+    let r = c
+        .request(
+            "prompts/get",
+            json!({"name": "d/typo", "arguments": {"name": "Cy"}}),
+        )
+        .await;
+    assert!(r["error"].to_string().contains("D108"), "{r}");
+    // Positive control: the directive without the typo is a prompt.
+    let r = c
+        .request(
+            "prompts/get",
+            json!({"name": "d/greet", "arguments": {"name": "Cy"}}),
+        )
+        .await;
+    assert!(r["result"].is_object(), "{r}");
+
+    let bad = "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"runtimes/python_runtime\"\n__tool_description__ = \"x\"\nCONFIG = {\"timeout\": 1 * 1}\nimport time\nif __name__ == \"__main__\":\n    time.sleep(3)\n    print(\"finished\")\n";
+    write(&ai, "tools/t/mul.py", bad);
+    for action in ["run", "dry_run"] {
+        let e = c
+            .err(
+                "execute",
+                json!({"item_type": "tool", "action": action, "item_id": "t/mul"}),
+            )
+            .await;
+        assert_eq!(e["error"], "invalid_item", "{e:#}");
+        assert_eq!(e["diagnostics"][0]["code"], "T301", "{e:#}");
+        assert_eq!(e["diagnostics"][0]["line"], 5, "{e:#}");
+    }
+    // Positive control: a clean tool runs.
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "t/echo",
+                   "parameters": {"name": "Cy"}}),
+        )
+        .await;
+    assert!(v["result"]["stdout"].as_str().unwrap().contains("hello Cy"));
+
+    let broken = "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"runtimes/python_runtime\"\n__tool_description__ = \"x\"\ndef broken(:\n    pass\n";
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "tool", "action": "create", "item_id": "t/broken",
+                   "parameters": {"content": broken, "format": "python"}}),
+        )
+        .await;
+    assert_eq!(e["error"], "invalid_content", "{e:#}");
+    assert_eq!(e["diagnostics"][0]["code"], "T301", "{e:#}");
+    assert_eq!(e["diagnostics"][0]["line"], 5, "{e:#}");
+    assert!(!ai.join("tools/t/broken.py").exists());
+}

@@ -15,6 +15,7 @@ pub mod environments;
 pub mod http;
 pub mod preference;
 pub mod process;
+pub mod request;
 
 use crate::chain::{self, Chain};
 use crate::check;
@@ -30,6 +31,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use request::{
+    error_diagnostics, find_tool, prepare, prepare_item, refuse_invalid, ItemDiagnostic,
+};
 pub use tokio_util::sync::CancellationToken;
 
 // ---------------------------------------------------------------------------------------
@@ -73,6 +77,10 @@ impl OutputSink for NullSink {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
+    /// No tool of that id (suggestions given), an ambiguous or refused id.
+    NotFound,
+    /// The tool or a link of its chain has error-level diagnostics (listed): nothing runs.
+    Invalid,
     /// The chain is broken: nothing runs.
     Chain,
     /// The parameters do not satisfy CONFIG_SCHEMA.
@@ -102,6 +110,12 @@ pub struct ExecError {
     /// One line per problem when there are several (each bad parameter).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub details: Vec<String>,
+    /// [`ErrorKind::Invalid`]: the error-level diagnostics that refused the run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub diagnostics: Vec<request::ItemDiagnostic>,
+    /// [`ErrorKind::NotFound`]: the closest ids, or the candidates of an ambiguous one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub suggestions: Vec<String>,
 }
 
 impl ExecError {
@@ -110,6 +124,8 @@ impl ExecError {
             kind,
             message,
             details: Vec::new(),
+            diagnostics: Vec::new(),
+            suggestions: Vec::new(),
         }
     }
 }
@@ -118,6 +134,9 @@ impl std::fmt::Display for ExecError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.message)?;
         for d in &self.details {
+            write!(f, "\n  - {d}")?;
+        }
+        for d in &self.diagnostics {
             write!(f, "\n  - {d}")?;
         }
         Ok(())
@@ -247,6 +266,9 @@ impl ExecError {
         for d in &mut self.details {
             *d = secrets.redact(d);
         }
+        for d in &mut self.diagnostics {
+            d.message = secrets.redact(&d.message);
+        }
         self
     }
 }
@@ -291,6 +313,9 @@ impl RunResult {
 /// Plan a run: resolve the chain, merge and override the configuration, validate the
 /// parameters, build the environment, template, choose the execution environment. An error
 /// never holds a secret.
+///
+/// Faces do not call this directly: [`prepare`] (lookup, refusal of items with error-level
+/// diagnostics, files confined to their space, then this) is the one path to a run.
 pub fn plan(ws: &Workspace, tool: &Arc<Item>, req: &Request) -> Result<Plan, ExecError> {
     let host = host_secrets(ws);
     plan_inner(ws, tool, req, host.clone()).map_err(|e| e.redacted(&host))
@@ -542,7 +567,7 @@ pub async fn run(
     })
 }
 
-/// Plan and run.
+/// Plan and run, without [`prepare`]'s refusals (tests of the planner and the primitives).
 pub async fn execute(
     ws: &Workspace,
     tool: &Arc<Item>,

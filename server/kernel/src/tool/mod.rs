@@ -188,7 +188,27 @@ pub(crate) fn parse_python_with(
         diagnostics,
     };
     if file_checks {
-        checks::check(&mut tool, text, &[]);
+        // Only module-level statements were read: the rest of the file is parsed whole for
+        // syntax errors (T301; Python would refuse to load the tool), and fields assigned in
+        // an `if`/`try`/... block, which would be ignored, are reported (T301).
+        let mut unreadable = Vec::new();
+        if tool.declares_anything() {
+            let syntax = python::syntax_errors(text);
+            unreadable = syntax.iter().map(|d| d.range).collect();
+            for d in syntax {
+                let overlaps = tool.diagnostics.iter().any(|e| {
+                    e.code == Code::T301
+                        && e.range.start <= d.range.end
+                        && d.range.start <= e.range.end
+                });
+                if !overlaps {
+                    tool.diagnostics.push(d);
+                }
+            }
+            tool.diagnostics
+                .extend(python::nested_field_assignments(text));
+        }
+        checks::check(&mut tool, text, &unreadable);
     }
     normalize(&mut tool.diagnostics);
     (tool, tree)

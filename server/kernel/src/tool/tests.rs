@@ -109,7 +109,13 @@ fn python_last_assignment_wins_and_annotations() {
     let t = parse_python(text);
     assert_eq!(t.str(Field::Version), Some("1.2.3"));
     assert_eq!(t.str(Field::ToolType), Some("python"));
-    assert_eq!(render_diagnostics(text, &t.diagnostics), "");
+    // The assignment inside `if True:` is not read, and says so (issue 12, point 16).
+    let d = render_diagnostics(text, &t.diagnostics);
+    assert!(
+        d.starts_with("T301 error 5:5-5:18 \"__tool_type__\" `__tool_type__` is assigned inside an `if` block"),
+        "{d}"
+    );
+    assert_eq!(d.lines().count(), 1, "{d}");
 }
 
 #[test]
@@ -313,8 +319,32 @@ fn deep_nesting_never_overflows() {
     }
     deep.push_str("'''\n");
     let t = parse_python(&deep);
-    assert_eq!(t.diagnostics, vec![]);
+    // Python refuses more than 100 levels of indentation: one T301 says so (the file is not
+    // parsed whole: tree-sitter-python's scanner state cannot hold ~500 levels).
+    assert_eq!(t.diagnostics.len(), 1, "{:?}", t.diagnostics);
+    assert_eq!(t.diagnostics[0].code, Code::T301);
+    assert!(t.diagnostics[0].message.contains("levels of indentation"));
     assert!(t.value(Field::Config).is_some());
+    // 250 distinct indentation widths (in a docstring) and 40 levels: valid Python, parsed
+    // whole, no error.
+    let mut doc = String::from("__version__ = '1.0.0'\n__tool_type__ = 'python'\n\"\"\"\n");
+    for i in 0..250 {
+        doc.push_str(&" ".repeat(i));
+        doc.push_str("x\n");
+    }
+    doc.push_str("\"\"\"\n");
+    for i in 0..40 {
+        doc.push_str(&" ".repeat(i * 4));
+        doc.push_str("if x:\n");
+    }
+    doc.push_str(&" ".repeat(160));
+    doc.push_str("pass\n");
+    let t = parse_python(&doc);
+    assert!(
+        !t.diagnostics.iter().any(|d| d.code == Code::T301),
+        "{:?}",
+        t.diagnostics
+    );
     let mut deep = String::from("__version__ = '1.0.0'\n");
     for i in 0..600 {
         deep.push_str(&" ".repeat(i));
@@ -411,7 +441,12 @@ s = 'unterminated
 __category__ = "cat"
 "#;
     let t = parse_python(text);
-    assert_eq!(render_diagnostics(text, &t.diagnostics), "");
+    // The unterminated string is a Python syntax error (issue 12, point 18); the metadata
+    // around it is still read.
+    assert_eq!(
+        render_diagnostics(text, &t.diagnostics),
+        "T301 error 18:5-18:6 \"'\" Python syntax error at `'`; Python will refuse to load this tool, and kiwi cannot be sure of its metadata\n"
+    );
     assert_eq!(t.str(Field::Version), Some("1.2.3"));
     assert_eq!(t.str(Field::ToolType), Some("python"));
     assert_eq!(t.str(Field::Category), Some("cat"));
@@ -539,5 +574,72 @@ mod fuzz {
                 check_value(&text, v);
             }
         }
+    }
+}
+
+/// Issue 12, point 18: a Python syntax error anywhere in the file is a T301 error, whether
+/// the metadata was read by the fast literal reader (a file read once) or by tree-sitter (an
+/// editor buffer); the metadata itself is still read the same way by both.
+#[test]
+fn t301_python_syntax_error_in_both_readers() {
+    let head = "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"runtimes/python_runtime\"\n__tool_description__ = \"x\"\n";
+    for (body, line) in [
+        ("def broken(:\n    pass\n", 4usize),
+        ("x = (1,\n", 4),
+        ("if True\n    pass\n", 4),
+        ("print('a'\n", 4),
+    ] {
+        let text = format!("{head}{body}");
+        let fast = parse_python(&text);
+        let (tree, _) = parse_python_incremental(&text, None);
+        assert_eq!(fast.fields, tree.fields, "{body}");
+        for tool in [&fast, &tree] {
+            let d = tool
+                .diagnostics
+                .iter()
+                .find(|d| d.code == Code::T301)
+                .unwrap_or_else(|| panic!("no T301 for {body:?}: {:?}", tool.diagnostics));
+            assert_eq!(d.severity, crate::diag::Severity::Error);
+            assert!(d.message.contains("syntax error"), "{}", d.message);
+            let l = text[..d.range.start].matches('\n').count();
+            assert!(l >= line, "{body:?}: at line {l}");
+            // The fields declared before are still there, none reported missing.
+            assert!(!tool.diagnostics.iter().any(|d| d.code == Code::T302));
+        }
+        assert_eq!(fast.diagnostics, tree.diagnostics, "{body}");
+    }
+    // Valid Python of the newer kinds is no syntax error (no false alarm).
+    let ok = format!("{head}match x:\n    case [a, *rest]:\n        pass\n    case _:\n        pass\nasync def f():\n    async with a as b:\n        await c\ny = f\"{{x!r:>10}}\" if (z := 1) else None\nclass A[T]:\n    pass\n");
+    let t = parse_python(&ok);
+    assert!(t.diagnostics.is_empty(), "{:?}", t.diagnostics);
+}
+
+/// Issue 12, point 16: a field assigned inside an `if`/`try`/... block would be ignored;
+/// it is a T301. A local variable of a function or a class attribute is not metadata.
+#[test]
+fn t301_field_assigned_inside_a_block() {
+    let head = "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"runtimes/python_runtime\"\n__tool_description__ = \"x\"\n";
+    for block in [
+        "if True:\n    CONFIG = {\"timeout\": 1}\n",
+        "try:\n    import x\nexcept ImportError:\n    # fallback\n\n    CONFIG: dict = {}\n",
+        "with open('x') as f:\n    ENV_CONFIG = {}\n",
+    ] {
+        let t = parse_python(&format!("{head}{block}"));
+        assert!(
+            t.diagnostics
+                .iter()
+                .any(|d| d.code == Code::T301 && d.message.contains("block")),
+            "{block}: {:?}",
+            t.diagnostics
+        );
+    }
+    for fine in [
+        "def main():\n    CONFIG = load()\n    return CONFIG\n",
+        "class A:\n    CONFIG = {}\n",
+        "if CONFIG == 1:\n    pass\nCONFIG = {}\n",
+        "if x:\n    y = {\n        \"CONFIG\": 1,\n    }\n    MY_CONFIG = 2\n    CONFIG_X = 3\n",
+    ] {
+        let t = parse_python(&format!("{head}{fine}"));
+        assert!(t.diagnostics.is_empty(), "{fine}: {:?}", t.diagnostics);
     }
 }

@@ -9,6 +9,7 @@ mod exec_check;
 mod exec_environments;
 mod exec_http;
 mod exec_process;
+mod exec_refuse;
 mod exec_run;
 mod fuzz_regressions;
 mod grammars;

@@ -348,3 +348,118 @@ fn env_names_the_execution_environment() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["execution"]["environment"], "local");
 }
+
+/// Issue 12, point 16: a tool whose CONFIG the checker rejects is refused (exit 2, the
+/// diagnostics listed: code, line, message), never run with other values; also with --json
+/// and --dry-run. Positive control: the same tool with a literal CONFIG runs, and its 1 s
+/// timeout stops the 3 s sleep.
+#[test]
+fn a_tool_with_error_diagnostics_is_refused_not_run() {
+    let p = Project::new();
+    let body = "    time.sleep(3)\n    print('finished', flush=True)\n";
+    let cases: &[(&str, &str, usize)] = &[
+        ("mul", "CONFIG = {\"timeout\": 1 * 1}", 5),
+        (
+            "environ",
+            "CONFIG = {\"timeout\": os.environ.get(\"T\", 1)}",
+            5,
+        ),
+        ("spread", "BASE = {\"timeout\": 1}\nCONFIG = {**BASE}", 6),
+        ("fstring", "CONFIG = {\"timeout\": f\"{1}\"}", 5),
+        ("dictcall", "CONFIG = dict(timeout=1)", 5),
+        ("ifblock", "if True:\n    CONFIG = {\"timeout\": 1}", 6),
+    ];
+    for (name, config, line) in cases {
+        p.tool(name, &head(config), body);
+        let out = p.kiwi(&["run", &format!("t/{name}")]).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name} ran: {err}");
+        assert!(out.stdout.is_empty(), "{name} printed output");
+        assert!(err.contains("nothing was run"), "{name}: {err}");
+        assert!(
+            err.contains("T301") && err.contains(&format!("{name}.py:{line}:")),
+            "{name}: {err}"
+        );
+        for args in [&["--json"][..], &["--dry-run"][..]] {
+            let id = format!("t/{name}");
+            let mut a = vec!["run", id.as_str()];
+            a.extend_from_slice(args);
+            let out = p.kiwi(&a).output().unwrap();
+            assert_eq!(out.status.code(), Some(2), "{name} {args:?}");
+        }
+        let out = p
+            .kiwi(&["run", &format!("t/{name}"), "--json"])
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["error"]["kind"], "invalid", "{v}");
+        assert_eq!(v["error"]["diagnostics"][0]["code"], "T301", "{v}");
+        assert_eq!(v["error"]["diagnostics"][0]["line"], *line, "{v}");
+    }
+    // A syntax error (point 18) is refused the same way.
+    p.tool(
+        "syntax",
+        &head("def broken(:\n    pass"),
+        "    print('ran')\n",
+    );
+    let out = p.kiwi(&["run", "t/syntax"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("T301") && err.contains("syntax.py:5:"),
+        "{err}"
+    );
+    // Positive control.
+    p.tool("clean", &head("CONFIG = {\"timeout\": 1}"), body);
+    let out = p.kiwi(&["run", "t/clean"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(124), "{out:?}");
+    // An unknown tool: did-you-mean.
+    let out = p.kiwi(&["run", "t/claen"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("did you mean `t/clean`"));
+}
+
+/// Issue 12, point 14: a YAML tool's sidecar script that is a symlink out of the project is
+/// refused: `kiwi check` reports K006 and `kiwi run` does not run it. Positive control: the
+/// same tool with its script inside the project runs.
+#[cfg(unix)]
+#[test]
+fn a_sidecar_script_symlinked_out_of_the_project_is_refused() {
+    let p = Project::new();
+    let tools = p.project().join(".ai/tools/x");
+    std::fs::create_dir_all(&tools).unwrap();
+    let marker = p.dir.path().join("evil-ran");
+    let outside = p.dir.path().join("evil.sh");
+    std::fs::write(&outside, format!("touch {}\necho evil\n", marker.display())).unwrap();
+    let yaml = |d: &str| {
+        format!("version: \"1.0.0\"\ntool_type: bash\nexecutor_id: runtimes/bash_runtime\ndescription: {d}\n")
+    };
+    std::fs::write(tools.join("evil.yaml"), yaml("evil")).unwrap();
+    std::os::unix::fs::symlink(&outside, tools.join("evil.sh")).unwrap();
+    std::fs::write(tools.join("good.yaml"), yaml("good")).unwrap();
+    std::fs::write(tools.join("good.sh"), "echo good\n").unwrap();
+
+    let out = p.kiwi(&["check", "--format", "json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let k006: Vec<&serde_json::Value> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "K006")
+        .collect();
+    assert_eq!(k006.len(), 1, "{v:#}");
+    assert!(k006[0]["path"].as_str().unwrap().ends_with("x/evil.yaml"));
+    assert!(k006[0]["message"].as_str().unwrap().contains("evil.sh"));
+    assert_eq!(out.status.code(), Some(1));
+
+    for args in [&["run", "x/evil"][..], &["run", "x/evil", "--json"][..]] {
+        let out = p.kiwi(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        assert!(!marker.exists(), "the script outside the project ran");
+    }
+    let out = p.kiwi(&["run", "x/evil"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("K006"));
+    let out = p.kiwi(&["run", "x/good"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "good\n");
+}

@@ -547,3 +547,52 @@ async fn run_command_waits_for_the_index() {
     assert!(r.to_string().contains("hello world"), "{r}");
     c.shutdown().await;
 }
+
+/// Issue 12, points 16 and 18 in the editor: a Python syntax error is a T301 diagnostic of
+/// the open file, and `kiwi.runTool` of a tool with error-level diagnostics is refused with
+/// them (the same kernel path as `kiwi run` and MCP), while a clean tool still runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_with_errors_is_diagnosed_and_not_run() {
+    let (_d, root) = common::project();
+    let head = "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"rt/py_rt\"\n__tool_description__ = \"x\"\n";
+    let broken = root.join(".ai/tools/text/broken.py");
+    std::fs::write(&broken, format!("{head}def broken(:\n    pass\n")).unwrap();
+    let mul = root.join(".ai/tools/text/mul.py");
+    std::fs::write(
+        &mul,
+        format!("{head}CONFIG = {{\"timeout\": 1 * 1}}\nimport time\nif __name__ == \"__main__\":\n    time.sleep(3)\n    print(\"finished\")\n"),
+    )
+    .unwrap();
+    let mut c = Client::start(&root, true).await;
+    c.open(&broken).await;
+    let diags = c.diagnostics(&broken).await;
+    assert!(codes(&diags).contains(&"T301".to_string()), "{diags}");
+    let t301 = diags
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "T301")
+        .unwrap();
+    assert_eq!(t301["range"]["start"]["line"], 4, "{t301}");
+    assert_eq!(t301["severity"], 1, "{t301}");
+    for (path, id) in [(&broken, "text/broken"), (&mul, "text/mul")] {
+        let r = c
+            .call(
+                "workspace/executeCommand",
+                json!({"command": "kiwi.runTool", "arguments": [{"uri": uri(path), "id": id}]}),
+            )
+            .await;
+        assert_eq!(r["error"]["kind"], "invalid", "{r}");
+        assert_eq!(r["error"]["diagnostics"][0]["code"], "T301", "{r}");
+        assert!(!r.to_string().contains("finished"), "{r}");
+    }
+    // Positive control.
+    let r = c
+        .call(
+            "workspace/executeCommand",
+            json!({"command": "kiwi.runTool", "arguments": [{"id": "text/echo", "parameters": {"name": "kiwi"}}]}),
+        )
+        .await;
+    assert_eq!(r["exit_code"], json!(0), "{r}");
+    c.shutdown().await;
+}

@@ -1,0 +1,222 @@
+//! The one path every face takes to run a tool (CLI `kiwi run`, the LSP's `kiwi.runTool`,
+//! MCP `execute tool run` / `dry_run`): look the tool up ([`find_tool`]: a clear error with
+//! did-you-mean suggestions), refuse it when it or a link of its chain has error-level
+//! diagnostics ([`refuse_invalid`]: the diagnostics listed, code, line and message), then
+//! [`super::plan`]. [`prepare`] is the three; the faces then call [`super::run`] with their
+//! own sink and translate the result.
+//!
+//! Refusing is the point: a tool whose `CONFIG` the checker rejects (`"timeout": 1 * 1`, a
+//! call, a `**` spread, an f-string, a `CONFIG` inside a block, a syntax error) would
+//! otherwise run with other values than the ones written.
+
+use super::{plan, ErrorKind, ExecError, Plan, Request};
+use crate::chain;
+use crate::check::check_item;
+use crate::diag::{Diagnostic, Severity};
+use crate::ids::ItemType;
+use crate::workspace::{Item, Lookup, Workspace};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// One error-level diagnostic of an item that a run refused.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ItemDiagnostic {
+    /// The item's id (the tool, or the link of its chain that has the error).
+    pub item: String,
+    pub path: PathBuf,
+    /// 1-based line and column (characters).
+    pub line: usize,
+    pub column: usize,
+    pub severity: &'static str,
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl ItemDiagnostic {
+    pub fn new(item: &Item, d: &Diagnostic) -> Self {
+        let text = item.text();
+        let start = d.range.start.min(text.len());
+        let line = item.source.lines.line_of(start);
+        let line_start = item
+            .source
+            .lines
+            .line_range(line)
+            .map(|r| r.start)
+            .unwrap_or(0);
+        let column = text
+            .get(line_start.min(start)..start)
+            .map(|s| s.chars().count())
+            .unwrap_or(0);
+        ItemDiagnostic {
+            item: item.id.clone(),
+            path: item.path.clone(),
+            line: line + 1,
+            column: column + 1,
+            severity: d.severity.as_str(),
+            code: d.code.as_str(),
+            message: d.message.clone(),
+        }
+    }
+}
+
+impl std::fmt::Display for ItemDiagnostic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: {}[{}] {}",
+            self.path.display(),
+            self.line,
+            self.column,
+            self.severity,
+            self.code,
+            self.message
+        )
+    }
+}
+
+/// The tool a reference names, searched in the project, user and builtin spaces.
+/// Missing: the closest ids are suggested; ambiguous: the candidates are listed.
+pub fn find_tool(ws: &Workspace, reference: &str) -> Result<Arc<Item>, ExecError> {
+    let not_found = |message: String, suggestions: Vec<String>| {
+        let mut e = ExecError::new(ErrorKind::NotFound, message);
+        e.suggestions = suggestions;
+        e
+    };
+    match ws.lookup(ItemType::Tool, reference, None) {
+        Lookup::Found(i) => Ok(i),
+        Lookup::Missing { suggestions } if suggestions.is_empty() => Err(not_found(
+            format!("no tool `{reference}` in the project, user or builtin space; `kiwi search {reference} --type tool` lists what exists"),
+            suggestions,
+        )),
+        Lookup::Missing { suggestions } => Err(not_found(
+            format!(
+                "no tool `{reference}`; did you mean {}?",
+                chain::quote_list(&suggestions)
+            ),
+            suggestions,
+        )),
+        Lookup::Ambiguous { candidates } => Err(not_found(
+            format!(
+                "`{reference}` is ambiguous: {}; give the full id",
+                chain::quote_list(&candidates)
+            ),
+            candidates,
+        )),
+        Lookup::Refused(e) => Err(ExecError::new(
+            ErrorKind::NotFound,
+            format!("`{reference}` is not a valid tool id: {e}"),
+        )),
+    }
+}
+
+/// The error-level diagnostics of the tool and of every link of its chain (as far as it
+/// resolves: a broken chain is the tool's own T304).
+pub fn error_diagnostics(ws: &Workspace, tool: &Arc<Item>) -> Vec<ItemDiagnostic> {
+    let links = match chain::resolve(ws, tool) {
+        Ok(c) => c.links,
+        Err(e) => e.links,
+    };
+    // The builtin links (the runtimes, the primitives) are checked once and for all by
+    // tests/it/builtin_items.rs, as their file checks are at load (`workspace.rs`).
+    let mut items: Vec<&Arc<Item>> = vec![tool];
+    items.extend(
+        links
+            .iter()
+            .filter(|l| !Arc::ptr_eq(l, tool) && !l.is_builtin()),
+    );
+    let mut out = Vec::new();
+    for item in items {
+        for d in check_item(ws, item) {
+            if d.severity == Severity::Error {
+                out.push(ItemDiagnostic::new(item, &d));
+            }
+        }
+    }
+    out
+}
+
+/// Refuse a tool that has error-level diagnostics, or whose chain has: the error lists them.
+pub fn refuse_invalid(ws: &Workspace, tool: &Arc<Item>) -> Result<(), ExecError> {
+    let diagnostics = error_diagnostics(ws, tool);
+    if diagnostics.is_empty() {
+        return Ok(());
+    }
+    let own = diagnostics.iter().filter(|d| d.item == tool.id).count();
+    let whose = if own == diagnostics.len() {
+        format!("`{}` has", tool.id)
+    } else if own == 0 {
+        let mut names: Vec<&str> = diagnostics.iter().map(|d| d.item.as_str()).collect();
+        names.dedup();
+        format!(
+            "the chain of `{}` has ({})",
+            tool.id,
+            names
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    } else {
+        format!("`{}` and its chain have", tool.id)
+    };
+    let n = diagnostics.len();
+    let mut e = ExecError::new(
+        ErrorKind::Invalid,
+        format!(
+            "{whose} {n} error{}; fix {} (`kiwi check` shows {}); nothing was run",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "it" } else { "them" },
+            if n == 1 { "it" } else { "them" },
+        ),
+    );
+    e.diagnostics = diagnostics;
+    Err(e)
+}
+
+/// Look the tool up, refuse it if it or its chain has errors, and plan the run.
+pub fn prepare(ws: &Workspace, reference: &str, req: &Request) -> Result<Plan, ExecError> {
+    let tool = find_tool(ws, reference)?;
+    prepare_item(ws, &tool, req)
+}
+
+/// [`prepare`] for a tool already looked up (the LSP runs the item of an open file).
+pub fn prepare_item(ws: &Workspace, tool: &Arc<Item>, req: &Request) -> Result<Plan, ExecError> {
+    // `plan` redacts its own errors; the refusals name files and diagnostics, which can
+    // quote a value too (`/nonexistent/${GITHUB_TOKEN}` in a diagnostic's message).
+    let secrets = || super::host_secrets(ws);
+    refuse_invalid(ws, tool).map_err(|e| e.redacted(&secrets()))?;
+    let plan = plan(ws, tool, req)?;
+    refuse_outside(ws, &plan).map_err(|e| e.redacted(&secrets()))?;
+    Ok(plan)
+}
+
+/// Every file the chain reads or runs (each link's file and a YAML tool's script) must
+/// resolve inside its space, checked again right before the run (the checks ran on what
+/// was on disk when the item was read).
+fn refuse_outside(ws: &Workspace, plan: &Plan) -> Result<(), ExecError> {
+    for link in &plan.chain.links {
+        if link.is_builtin() {
+            continue;
+        }
+        let Some(root) = ws.space_root(link.space) else {
+            continue;
+        };
+        for file in [Some(link.path.as_path()), link.script.as_deref()]
+            .into_iter()
+            .flatten()
+        {
+            if let Err(e) = crate::ids::confine(&root, file) {
+                return Err(ExecError::new(
+                    ErrorKind::Invalid,
+                    format!(
+                        "refused: {} (a file of `{}`) cannot be run: {e}; a file an item reads or runs must lie inside its space (K006); nothing was run",
+                        file.display(),
+                        link.id
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
