@@ -269,7 +269,10 @@ fn reference_diagnostic(
         Some(t) => format!("{t} `{id}`"),
         None => format!("item `{id}`"),
     };
-    let mut msg = format!("{via} names {what}, which exists in no space (project, user, builtin)");
+    let mut msg = format!(
+        "{via} names {what}, which exists in no space ({})",
+        ws.space_names()
+    );
     if !suggestions.is_empty() {
         msg.push_str(&format!(
             "; did you mean {}?",
@@ -324,14 +327,22 @@ fn check_chain(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>) {
     if chain::is_primitive(item) {
         return;
     }
+    if !tool.kind().is_runnable() {
+        return; // a library module or data: it does not run, so it has no chain
+    }
     if tool.str(Field::ToolType) == Some("primitive") {
-        out.push(Diagnostic::new(
-            Code::T304,
-            tool.get(Field::ToolType).map(|e| e.value.range).unwrap_or_else(|| first_line(item)),
+        let msg = if item.space == Space::Builtin {
             format!(
                 "`primitive` is reserved for the builtin primitives ({}); give this tool an executor instead",
                 chain::PRIMITIVES.join(", ")
-            ),
+            )
+        } else {
+            "a primitive ends a chain and declares no executor_id; remove `executor_id`, or give this tool another tool_type".to_string()
+        };
+        out.push(Diagnostic::new(
+            Code::T304,
+            tool.get(Field::ToolType).map(|e| e.value.range).unwrap_or_else(|| first_line(item)),
+            msg,
         ));
         return;
     }

@@ -257,7 +257,21 @@ pub fn plan(ws: &Workspace, tool: &Arc<Item>, req: &Request) -> Result<Plan, Exe
             format!("{}; nothing was run", e.message()),
         )
     })?;
-    let primitive = chain.primitive().id.clone();
+    // The runner of the primitive at the end (a space's own primitive runs on the kiwi
+    // runner of its name: see chain::runner).
+    let primitive = match chain::runner(chain.primitive()) {
+        Some(r) => r.to_string(),
+        None => {
+            return Err(ExecError::new(
+                ErrorKind::Chain,
+                format!(
+                    "the chain {} ends at the primitive `{}`, which kiwi has no runner for (kiwi runs `subprocess` and `http_client`, and a space's primitives of those names); nothing was run",
+                    chain.describe(),
+                    chain.primitive().id
+                ),
+            ))
+        }
+    };
     let mut config = check::merge_config(&chain.links);
     if let Some(o) = &req.overrides {
         if !o.is_object() && !o.is_null() {
