@@ -89,7 +89,9 @@ impl ChainError {
                     crate::tool::ToolKind::Library => "a library module (tools import it)",
                     _ => "a data file (tools read it)",
                 };
-                format!("`{at}` is {what}, not a tool: it declares no executor_id, so it does not run")
+                format!(
+                    "`{at}` is {what}, not a tool: it declares no executor_id, so it does not run"
+                )
             }
             ChainErrorKind::Missing {
                 reference,

@@ -341,7 +341,9 @@ fn check_chain(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>) {
         };
         out.push(Diagnostic::new(
             Code::T304,
-            tool.get(Field::ToolType).map(|e| e.value.range).unwrap_or_else(|| first_line(item)),
+            tool.get(Field::ToolType)
+                .map(|e| e.value.range)
+                .unwrap_or_else(|| first_line(item)),
             msg,
         ));
         return;

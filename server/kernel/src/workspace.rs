@@ -538,7 +538,11 @@ pub fn extra_spaces(
     }
     for e in &config.spaces {
         let p = crate::context::expand_tilde(&e.path.to_string_lossy(), host.home.as_deref());
-        wanted.push((e.base.join(p), e.name.clone(), e.source.display().to_string()));
+        wanted.push((
+            e.base.join(p),
+            e.name.clone(),
+            e.source.display().to_string(),
+        ));
     }
     let project_dir = project.map(canon);
     let user_root = canon(user);
@@ -551,6 +555,10 @@ pub fn extra_spaces(
                 dir.display()
             ));
             continue;
+        }
+        let real_dir = canon(&dir);
+        if Some(&real_dir) == project_dir.as_ref() || real_dir == user_root {
+            continue; // the project itself, or the user space: already a space of its own
         }
         let root = if dir.file_name().is_some_and(|n| n == ".ai") {
             dir.clone()

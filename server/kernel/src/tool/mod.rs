@@ -185,8 +185,7 @@ impl ToolFile {
     /// What this file is: a tool, a primitive, a library module or data (see [`ToolKind`]).
     pub fn kind(&self) -> ToolKind {
         let executor = self.get(Field::ExecutorId);
-        let declares_executor =
-            executor.is_some_and(|e| !matches!(e.value.kind, ValueKind::Null));
+        let declares_executor = executor.is_some_and(|e| !matches!(e.value.kind, ValueKind::Null));
         if declares_executor {
             return ToolKind::Tool;
         }
