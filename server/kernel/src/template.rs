@@ -10,6 +10,7 @@ pub const KERNEL_NAMES: &[&str] = &[
     "project_path",
     "user_space",
     "params_json",
+    "system_space",
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
