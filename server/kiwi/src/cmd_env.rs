@@ -33,11 +33,22 @@ pub fn project_for(project: Option<&Path>) -> Result<Option<std::path::PathBuf>>
     }
 }
 
+/// The problems with the configured spaces (a listed directory that does not exist, ...),
+/// on stderr: never a reason to stop.
+pub fn warn_spaces(ws: &Workspace) {
+    for p in &ws.space_problems {
+        eprintln!("warning: {p}");
+    }
+}
+
 pub fn find_tool(ws: &Workspace, reference: &str) -> Result<Arc<Item>> {
     match ws.lookup(ItemType::Tool, reference, None) {
         Lookup::Found(i) => Ok(i),
         Lookup::Missing { suggestions } if suggestions.is_empty() => {
-            bail!("no tool `{reference}` in the project, user or builtin space; `kiwi search {reference} --type tool` lists what exists")
+            bail!(
+                "no tool `{reference}` in any space ({}); `kiwi search {reference} --type tool` lists what exists",
+                ws.space_names()
+            )
         }
         Lookup::Missing { suggestions } => {
             bail!(
@@ -62,6 +73,7 @@ fn trail_json(r: &Resolution) -> serde_json::Value {
 pub fn run(reference: &str, project: Option<&Path>, as_json: bool) -> Result<ExitCode> {
     let project = project_for(project)?;
     let ws = Workspace::load(project, Host::from_process());
+    warn_spaces(&ws);
     let tool = find_tool(&ws, reference)?;
     let (links, broken) = match chain::resolve(&ws, &tool) {
         Ok(c) => (c.links, None),
