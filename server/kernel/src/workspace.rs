@@ -509,9 +509,9 @@ fn unreadable(found: &Found, space: Space, msg: String) -> Item {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExtraRoot {
     pub space: Space,
-    /// The directory as configured (it holds the `.ai/` folder).
+    /// The directory that holds the `.ai/` folder (symlinks resolved).
     pub dir: PathBuf,
-    /// The space root: `dir/.ai` (or `dir` itself when it is an `.ai` folder).
+    /// The space root: `dir/.ai` (symlinks resolved).
     pub root: PathBuf,
     /// Where it was named: `KIWI_SPACES` or a `config.yaml`.
     pub source: String,
@@ -597,8 +597,8 @@ pub fn extra_spaces(
         let rank = u16::try_from(out.len()).unwrap_or(u16::MAX);
         out.push(ExtraRoot {
             space: Space::Extra(crate::ids::ExtraSpace::new(rank, &name)),
-            dir,
-            root,
+            dir: real_dir,
+            root: real,
             source,
         });
     }
