@@ -124,6 +124,7 @@ pub fn own_resolution(ws: &Workspace, item: &Arc<Item>) -> Option<Resolution> {
         user: &ws.user,
         home: ws.host.home.as_deref(),
         vars: &ws.host.vars,
+        shell: Some(&ws.host.vars),
     };
     env::resolve(ec, &ctx)
 }

@@ -238,3 +238,83 @@ fn library_modules_and_data_files_are_not_tools() {
         .collect();
     assert_eq!(hits, ["uses_lib"]);
 }
+
+fn resolution(ws: &Workspace, id: &str) -> (kiwi_kernel::env::Resolution, String) {
+    let tool = lookup(ws, id);
+    let chain = kiwi_kernel::chain::resolve(ws, &tool).expect("the chain resolves");
+    let built = check::build_env(ws, &chain.links);
+    let (_, r) = built
+        .resolutions
+        .iter()
+        .find(|(l, _)| *l == chain.links.len() - 1)
+        .cloned()
+        .expect("the runtime's interpreter");
+    let value = built.vars.get(&r.var).cloned().unwrap_or_default();
+    (r, value)
+}
+
+/// Cause 6: resolution as rye does it: `venv_path` and `search_paths` are project search
+/// locations, `local_binary` is a resolver type, a version manager's root from the user's
+/// shell is read (and said so), an unknown resolver type still gives its fallback.
+#[test]
+fn resolution_as_rye_does_it() {
+    let rt = |name: &str, interp: &str| {
+        format!("//- project/.ai/tools/rt/{name}.yaml\nversion: \"1.0.0\"\ntool_type: runtime\nexecutor_id: subprocess\nenv_config:\n  interpreter:\n{interp}config:\n  command: \"${{X}}\"\n")
+    };
+    let f = Fixture::new(&format!(
+        "{}{}{}{}{}//- project/.nvmrc\n20.1.0\n",
+        rt("venv", "    type: venv_python\n    venv_path: .venv-rye\n    var: RYE_PYTHON\n    fallback: python3\n"),
+        rt("node", "    type: node_modules\n    search_paths: [tools/node/bin]\n    var: RYE_NODE\n    fallback: node\n"),
+        rt("local", "    type: local_binary\n    binary: mytool\n    search_paths: [scripts]\n    var: MYTOOL\n"),
+        rt("nvm", "    type: version_manager\n    manager: nvm\n    var: NODE_BIN\n"),
+        rt("conda", "    type: conda_python\n    var: CONDA_PY\n    fallback: python3\n"),
+    ));
+    let venv_python = f.executable("project/.venv-rye/bin/python");
+    let node = f.executable("project/tools/node/bin/node");
+    let mytool = f.executable("project/scripts/mytool");
+    let nvm_node = f.executable("nvm/versions/node/v20.1.0/bin/node");
+    let nvm_dir = f.root().join("nvm").display().to_string();
+    let ws = f.workspace(&[("NVM_DIR", &nvm_dir)]);
+
+    // No E406 on rye's keys, no E407/E408 where they find the interpreter.
+    let out = f.check(&[("NVM_DIR", &nvm_dir)]);
+    for code in ["E406", "E407"] {
+        assert!(!out.contains(code), "{out}");
+    }
+
+    let (r, v) = resolution(&ws, "rt/venv");
+    assert_eq!(v, venv_python.display().to_string(), "{r:?}");
+    assert_eq!(r.winner().unwrap().location, "venv_path");
+    let (r, v) = resolution(&ws, "rt/node");
+    assert_eq!(v, node.display().to_string(), "{r:?}");
+    assert_eq!(r.winner().unwrap().location, "search_paths");
+    let (r, v) = resolution(&ws, "rt/local");
+    assert_eq!(v, mytool.display().to_string(), "{r:?}");
+    assert_eq!(r.resolver, "local_binary");
+
+    // NVM_DIR is not passed to tools, but it is read to resolve, and the trail says so.
+    let (r, v) = resolution(&ws, "rt/nvm");
+    assert_eq!(v, nvm_node.display().to_string(), "{r:?}");
+    assert!(
+        r.trail.iter().any(|c| c
+            .note
+            .as_deref()
+            .is_some_and(|n| n.contains("$NVM_DIR from the user's shell"))),
+        "{r:?}"
+    );
+    let built = {
+        let tool = lookup(&ws, "rt/nvm");
+        let chain = kiwi_kernel::chain::resolve(&ws, &tool).unwrap();
+        check::build_env(&ws, &chain.links)
+    };
+    assert!(!built.vars.contains_key("NVM_DIR"));
+
+    // An unknown resolver type: the fallback, and why.
+    let (r, v) = resolution(&ws, "rt/conda");
+    assert_eq!(v, "python3");
+    let note = r.trail[0].note.clone().unwrap_or_default();
+    assert!(
+        note.contains("unknown resolver type `conda_python`") && note.contains("fallback"),
+        "{r:?}"
+    );
+}
