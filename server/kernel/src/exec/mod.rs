@@ -647,14 +647,14 @@ fn kernel_names(
         Ok(Json::String(ws.user.display().to_string())),
     );
     m.insert("params_json", Ok(Json::String(params.to_string())));
-    // rye's system space: the `.ai` folder of the first extra space.
+    // rye's system space: the `.ai` folder of the first extra space (else the project's
+    // own: rye's repository is its own system space).
     m.insert(
         "system_space",
-        ws.extra
-            .first()
-            .map(|x| Json::String(x.root.display().to_string()))
+        check::folder_of(ws, tool, "system_space")
+            .map(|p| Json::String(p.display().to_string()))
             .ok_or_else(|| {
-                "no extra space is configured (`{system_space}` is the `.ai` folder of the first one: set KIWI_SPACES or `spaces:` in config.yaml)".to_string()
+                "no extra space is configured and there is no project (`{system_space}` is the `.ai` folder of the first extra space: set KIWI_SPACES or `spaces:` in config.yaml)".to_string()
             }),
     );
     debug_assert!(m.keys().all(|k| template::KERNEL_NAMES.contains(k)));

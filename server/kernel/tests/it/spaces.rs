@@ -318,3 +318,36 @@ fn resolution_as_rye_does_it() {
         "{r:?}"
     );
 }
+
+/// True defects kiwi now reports: a runtime's script under `{system_space}` that does not
+/// exist (rye's `mcp_stdio_runtime`), and an interpreter path into one person's home.
+#[test]
+fn missing_runtime_scripts_and_home_paths_are_reported() {
+    let f = Fixture::new(
+        "//- sys/.ai/tools/rt/mcp.yaml\nversion: \"1.0.0\"\ntool_type: runtime\nexecutor_id: subprocess\nconfig:\n  command: python3\n  args:\n    - \"{system_space}/tools/rt/connect.py\"\n    - \"{system_space}/tools/rt/present.py\"\n    - \"{project_path}/{params_json}\"\n\
+//- sys/.ai/tools/rt/present.py\nprint('here')\n\
+//- project/.ai/tools/servers/one.yaml\ntool_type: mcp_server\nexecutor_id: null\nconfig:\n  command: /home/leo/projects/rye-os/.venv/bin/python\n  args: [\"/usr/bin/env\"]\n\
+//- project/.ai/tools/run_it.py\n__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"rt/mcp\"\nCONFIG = {\"cwd\": \"/Users/ann/work\"}\n",
+    );
+    let sys = f.root().join("sys").display().to_string();
+    let ws = f.workspace(&[("KIWI_SPACES", &sys)]);
+    let rt = lookup(&ws, "rt/mcp");
+    let d: Vec<String> = check::check_item(&ws, &rt)
+        .iter()
+        .map(|d| format!("{} {}", d.code, d.message))
+        .collect();
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert!(
+        d[0].starts_with("T309 `{system_space}/tools/rt/connect.py` does not exist"),
+        "{d:#?}"
+    );
+    let out = f.check(&[("KIWI_SPACES", &sys)]);
+    let e411: Vec<&str> = out.lines().filter(|l| l.contains(" E411 ")).collect();
+    assert_eq!(e411.len(), 2, "{out}");
+    assert!(e411[0].contains("/Users/ann/work"), "{out}");
+    assert!(
+        e411[1].contains("/home/leo/projects/rye-os/.venv/bin/python"),
+        "{out}"
+    );
+    assert!(e411.iter().all(|l| l.contains(" warning ")), "{out}");
+}
