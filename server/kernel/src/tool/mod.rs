@@ -115,6 +115,8 @@ pub const TOOL_TYPES: &[&str] = &[
     "shell",
     "http",
     "yaml",
+    // rye's tools that call a tool of an MCP server (through its MCP runtimes).
+    "mcp",
 ];
 
 /// What a file under `tools/` is, read as rye reads it: an item runs when it declares an
