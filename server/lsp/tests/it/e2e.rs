@@ -563,7 +563,7 @@ async fn hover_names_an_extra_space() {
     .unwrap();
     std::fs::write(
         root.join(".ai/config.yaml"),
-        "spaces:\n  - {path: ../sys, name: system}\n",
+        "spaces:\n  - {path: ../sys, name: system}\n  - ../not-there\n",
     )
     .unwrap();
     let tool = root.join(".ai/tools/text/uses_sys.py");
@@ -587,5 +587,15 @@ async fn hover_names_an_extra_space() {
         )),
         "{h}"
     );
+    // The directory that does not exist is a warning shown to the user.
+    let warning = c
+        .wait_for(|m| {
+            m["method"] == "window/showMessage"
+                && m["params"]["message"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("not-there"))
+        })
+        .await;
+    assert_eq!(warning["params"]["type"], 2, "{warning}");
     c.shutdown().await;
 }
