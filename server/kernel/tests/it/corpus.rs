@@ -117,8 +117,20 @@ fn corpus_workspaces() {
         // The user space lies in a fresh temp dir: its path is not part of the snapshot.
         (head + &out).replace(&home_s, "$HOME")
     });
+    // The error-level diagnostics on these working files, reviewed one by one (issue 13:
+    // 201 before, 71 after; what is left are true defects and the causes still open). More
+    // is a regression, or a change whose snapshot must be reviewed and this bound lowered
+    // or raised with it.
+    let errors = out.lines().filter(|l| l.contains(" error ")).count();
+    assert!(
+        errors <= MAX_CORPUS_ERRORS,
+        "{errors} error-level diagnostics on the corpus (at most {MAX_CORPUS_ERRORS} were reviewed)"
+    );
     insta::assert_snapshot!(out);
 }
+
+/// The reviewed number of error-level diagnostics of the corpus snapshot.
+const MAX_CORPUS_ERRORS: usize = 71;
 
 /// The path of a corpus file as MANIFEST.tsv spells it: `repo/path`.
 fn rel(path: &Path, corpus: &Path) -> String {
