@@ -4,7 +4,8 @@ Run twice: once with the classic handshake (`ClientSession.initialize()`, protoc
 and once with `mcp.Client`, which sends `server/discover` first (2026-07-28). Each run lists
 tools, prompts and resources; searches; loads; runs a directive; runs a tool with a progress
 token and once more with a cancel; reads a system item; and checks that no canary secret from
-the server's environment appears in any result.
+the server's environment appears in any result. An extra space (`KIWI_SPACES`, rye's system
+space layout) is searched, loaded and run like the project.
 
     KIWI_BIN=target/debug/kiwi target/mcp-venv/bin/python tests/mcp/e2e.py
 
@@ -55,6 +56,37 @@ config:
   command: env
   timeout: 20
 """
+
+
+SYSTEM_PRIMITIVE = """version: "1.0.0"
+tool_type: primitive
+executor_id: null
+config_schema:
+  type: object
+  properties:
+    command: {type: string}
+    args: {type: array}
+  required: [command]
+"""
+
+SYSTEM_TOOL = """version: "1.0.0"
+tool_type: bash
+executor_id: rye/core/primitives/subprocess
+description: Print a quokka from the system space
+config:
+  command: echo
+  args: ["quokka from", "{system_space}"]
+"""
+
+
+def make_system_space(tmp: Path) -> Path:
+    """A directory holding an `.ai/` laid out like rye's system space."""
+    space = tmp / "rye"
+    prims = space / ".ai" / "tools" / "rye" / "core" / "primitives"
+    prims.mkdir(parents=True)
+    (prims / "subprocess.yaml").write_text(SYSTEM_PRIMITIVE)
+    (space / ".ai" / "tools" / "rye" / "quokka.yaml").write_text(SYSTEM_TOOL)
+    return space
 
 
 def kiwi_bin():
@@ -235,7 +267,21 @@ async def scenario(mode, api, checks: Checks, proj: Path):
         for name, value in CANARIES.items():
             assert value not in blob, f"the value of {name} leaked"
 
+    async def extra_space():
+        r = checks.record(await api.call_tool("search", {"item_type": "tool", "query": "quokka"}))
+        v = structured(r)
+        assert v["results"][0]["id"] == "rye/quokka", v
+        assert v["results"][0]["source"] == "rye", v
+        r = checks.record(await api.call_tool("load", {"item_type": "tool", "item_id": "rye/quokka", "source": "rye"}))
+        v = structured(r)
+        assert v["source"] == "rye", v
+        r = checks.record(await api.call_tool("execute", {"item_type": "tool", "action": "run", "item_id": "rye/quokka"}))
+        v = structured(r)
+        assert not r.is_error, v
+        assert v["result"]["stdout"].startswith("quokka from ") and v["result"]["stdout"].strip().endswith("/rye/.ai"), v
+
     for name, fn in [
+        ("extra space: search, load, run", extra_space),
         ("tools/list", tools_listed),
         ("prompts", prompts_listed),
         ("resources", resources_listed),
@@ -258,6 +304,7 @@ async def main():
         env = dict(os.environ)
         env.update(CANARIES)
         env["KIWI_USERSPACE_DIR"] = str(tmp / "user")
+        env["KIWI_SPACES"] = str(make_system_space(tmp))
         for mode in ["session", "auto"]:
             proj = make_project(tmp / mode)
             params = StdioServerParameters(command=kiwi, args=["mcp", "--project", str(proj)], env=env)

@@ -36,6 +36,11 @@ impl Chain {
 pub enum ChainErrorKind {
     /// A link that is not a primitive declares no executor.
     NoExecutor,
+    /// The item is a library module or data, not a tool (it is the tool asked for, or an
+    /// executor named by a link).
+    NotATool {
+        kind: crate::tool::ToolKind,
+    },
     /// `executor_id` names nothing.
     Missing {
         reference: String,
@@ -77,7 +82,16 @@ impl ChainError {
         let so_far = path.join(" -> ");
         match &self.kind {
             ChainErrorKind::NoExecutor => {
-                format!("`{at}` declares no executor_id, so the chain {so_far} never reaches a primitive (subprocess or http_client)")
+                format!("`{at}` declares no executor_id, so the chain {so_far} never reaches a primitive (subprocess or http_client, or a space's `tool_type: primitive`)")
+            }
+            ChainErrorKind::NotATool { kind } => {
+                let what = match kind {
+                    crate::tool::ToolKind::Library => "a library module (tools import it)",
+                    _ => "a data file (tools read it)",
+                };
+                format!(
+                    "`{at}` is {what}, not a tool: it declares no executor_id, so it does not run"
+                )
             }
             ChainErrorKind::Missing {
                 reference,
@@ -120,11 +134,31 @@ pub fn quote_list(items: &[String]) -> String {
     }
 }
 
-/// Whether an item is a primitive: a builtin tool with a reserved id and type `primitive`.
+/// Whether an item is a primitive, the end of a chain: a builtin tool with a reserved id and
+/// type `primitive`, or a tool of any other space with `tool_type: primitive` and no
+/// executor (rye's `rye/core/primitives/subprocess`).
 pub fn is_primitive(item: &Item) -> bool {
-    item.item_type == ItemType::Tool
-        && PRIMITIVES.contains(&item.id.as_str())
-        && item.tool().and_then(|t| t.str(Field::ToolType)) == Some("primitive")
+    if item.item_type != ItemType::Tool {
+        return false;
+    }
+    let Some(tool) = item.tool() else {
+        return false;
+    };
+    if item.space == Space::Builtin {
+        PRIMITIVES.contains(&item.id.as_str()) && tool.str(Field::ToolType) == Some("primitive")
+    } else {
+        tool.kind() == crate::tool::ToolKind::Primitive
+    }
+}
+
+/// The kiwi runner that runs a primitive: `subprocess` (a process) or `http_client` (an
+/// HTTP request). A primitive declared by a space is mapped by its name (the last segment
+/// of its id): `subprocess` and `http_client` are the runners of the same names
+/// (`rye/core/primitives/subprocess` is a subprocess). Any other primitive has no runner:
+/// `None`, and running a chain that ends there is an error that says so.
+pub fn runner(primitive: &Item) -> Option<&'static str> {
+    let name = crate::ids::bare_name(&primitive.id);
+    PRIMITIVES.iter().copied().find(|p| *p == name)
 }
 
 /// Follow `executor_id` from a tool to a primitive. A builtin item's chain uses builtin
@@ -147,6 +181,10 @@ pub fn resolve(ws: &Workspace, tool: &Arc<Item>) -> Result<Chain, ChainError> {
                 None,
             );
         };
+        let kind = file.kind();
+        if !kind.is_runnable() {
+            return err(links, ChainErrorKind::NotATool { kind }, None);
+        }
         let Some(entry) = file.get(Field::ExecutorId) else {
             return err(links, ChainErrorKind::NoExecutor, None);
         };

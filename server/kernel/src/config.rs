@@ -10,10 +10,26 @@ pub struct Config {
     pub execution_default: Option<String>,
     /// `execution.image`: the default container image.
     pub execution_image: Option<String>,
+    /// `spaces:`: the extra spaces, the project's first, then the user's.
+    pub spaces: Vec<SpaceEntry>,
     /// The files that were read, in order (user, then project).
     pub sources: Vec<PathBuf>,
     /// Problems reading them: (file, message). They never stop a check.
     pub problems: Vec<(PathBuf, String)>,
+}
+
+/// One entry of `spaces:` in a `config.yaml`: a directory that holds an `.ai/` (a plain
+/// string, or a mapping `{path: DIR, name: NAME}`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpaceEntry {
+    /// As written (`~` expanded; relative paths are resolved against `base`).
+    pub path: PathBuf,
+    pub name: Option<String>,
+    /// The directory a relative `path` is relative to: the project root for the
+    /// project's config, the user space for the user's.
+    pub base: PathBuf,
+    /// The file that lists it.
+    pub source: PathBuf,
 }
 
 impl Config {
@@ -21,16 +37,27 @@ impl Config {
     /// lists are joined.
     pub fn load(user: &Path, project: Option<&Path>) -> Config {
         let mut cfg = Config::default();
-        let mut files = vec![user.join("config.yaml")];
+        let mut files = vec![(user.join("config.yaml"), user.to_path_buf())];
         if let Some(p) = project {
-            files.push(p.join(".ai").join("config.yaml"));
+            files.push((p.join(".ai").join("config.yaml"), p.to_path_buf()));
         }
-        for file in files {
+        let mut user_spaces = Vec::new();
+        for (i, (file, base)) in files.into_iter().enumerate() {
             let Ok(text) = std::fs::read_to_string(&file) else {
                 continue;
             };
             cfg.merge_text(&file, &text);
+            for s in cfg.spaces.iter_mut() {
+                if s.base.as_os_str().is_empty() {
+                    s.base = base.clone();
+                }
+            }
+            if i == 0 {
+                user_spaces = std::mem::take(&mut cfg.spaces);
+            }
         }
+        // The project's extra spaces come before the user's.
+        cfg.spaces.extend(user_spaces);
         cfg
     }
 
@@ -50,6 +77,40 @@ impl Config {
         }
         if let Some(i) = exec.and_then(|e| e.get("image")).and_then(|v| v.as_str()) {
             self.execution_image = Some(i.to_string());
+        }
+        match value.get("spaces") {
+            None => {}
+            Some(v) if matches!(v.kind, crate::value::ValueKind::Null) => {}
+            Some(v) => match v.as_list() {
+                Some(list) => {
+                    for entry in list {
+                        let (path, name) = match (entry.as_str(), entry.as_map()) {
+                            (Some(p), _) => (Some(p), None),
+                            (None, Some(_)) => (
+                                entry.get("path").and_then(|p| p.as_str()),
+                                entry.get("name").and_then(|n| n.as_str()),
+                            ),
+                            _ => (None, None),
+                        };
+                        match path.filter(|p| !p.trim().is_empty()) {
+                            Some(p) => self.spaces.push(SpaceEntry {
+                                path: PathBuf::from(p.trim()),
+                                name: name.map(str::to_string),
+                                base: PathBuf::new(),
+                                source: file.to_path_buf(),
+                            }),
+                            None => self.problems.push((
+                                file.to_path_buf(),
+                                "an entry of `spaces:` is a directory (a string) or `{path: DIR, name: NAME}`; this one is neither and is ignored".to_string(),
+                            )),
+                        }
+                    }
+                }
+                None => self.problems.push((
+                    file.to_path_buf(),
+                    "`spaces:` is a list of directories that each hold an `.ai/` folder; this value is ignored".to_string(),
+                )),
+            },
         }
     }
 }

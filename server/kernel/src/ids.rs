@@ -51,26 +51,73 @@ impl std::fmt::Display for ItemType {
     }
 }
 
-/// Where an item lives. The order is the precedence: `Project` wins over `User` over `Builtin`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
+/// Where an item lives. The order is the precedence: `Project` wins over `User` over the
+/// extra spaces (in their configured order) over `Builtin`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Space {
     Project,
     User,
+    /// A read-only space named in `spaces:` of a `config.yaml` or in `KIWI_SPACES`.
+    Extra(ExtraSpace),
     Builtin,
 }
 
+/// An extra space: its rank among the extra spaces (0 wins) and its name (unique in a
+/// workspace; shown wherever a space is named).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ExtraSpace {
+    pub rank: u16,
+    pub name: &'static str,
+}
+
+impl ExtraSpace {
+    /// An extra space of this rank and name (the name is interned: a process keeps one copy
+    /// of each name it ever saw).
+    pub fn new(rank: u16, name: &str) -> ExtraSpace {
+        ExtraSpace {
+            rank,
+            name: intern(name),
+        }
+    }
+}
+
+fn intern(name: &str) -> &'static str {
+    static NAMES: std::sync::Mutex<std::collections::BTreeSet<&'static str>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(n) = names.get(name) {
+        return n;
+    }
+    let leaked: &'static str = Box::leak(name.to_string().into_boxed_str());
+    names.insert(leaked);
+    leaked
+}
+
 impl Space {
+    /// The spaces every workspace has (extra spaces come from configuration).
     pub const ALL: [Space; 3] = [Space::Project, Space::User, Space::Builtin];
     pub fn as_str(self) -> &'static str {
         match self {
             Space::Project => "project",
             Space::User => "user",
+            Space::Extra(e) => e.name,
             Space::Builtin => "builtin",
         }
     }
+    /// One of the spaces every workspace has, by name (see `Workspace::parse_space` for the
+    /// extra spaces too).
     pub fn parse(s: &str) -> Option<Space> {
         Space::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+    /// Whether items may be written to this space (the project and the user space only).
+    pub fn is_writable(self) -> bool {
+        matches!(self, Space::Project | Space::User)
+    }
+}
+
+impl Serialize for Space {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
     }
 }
 

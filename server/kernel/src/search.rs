@@ -162,7 +162,10 @@ impl Index {
                     .flat_map(|(text, w)| tokenize(text).into_iter().map(move |t| (t, *w)))
                     .collect();
                 let winner = ws.winner_space(item.item_type, &item.id);
+                // Library modules and data files under tools/ are not tools: not searched.
+                let not_a_tool = item.tool().is_some_and(|t| !t.kind().is_runnable());
                 (
+                    not_a_tool,
                     item.item_type,
                     item.id.clone(),
                     item.space,
@@ -172,7 +175,10 @@ impl Index {
                     winner,
                 )
             },
-            |(item_type, id, space, path, m, tokens, winner)| {
+            |(not_a_tool, item_type, id, space, path, m, tokens, winner)| {
+                if not_a_tool {
+                    return;
+                }
                 if let Some(w) = winner {
                     idx.winners.insert((item_type, id.clone()), w);
                 }

@@ -162,21 +162,25 @@ fn parse_type(s: &str) -> Res<ItemType> {
     })
 }
 
-fn parse_source(s: Option<&str>) -> Res<Option<Space>> {
+/// A `source` argument: `all`, a space every workspace has, or one of `extra` (the extra
+/// spaces' names).
+fn parse_source(s: Option<&str>, extra: &[Space]) -> Res<Option<Space>> {
     match s {
         None | Some("all") | Some("") => Ok(None),
-        Some(x) => Space::parse(x).map(Some).ok_or_else(|| {
-            OpError::new(
-                "invalid_source",
-                format!("`{x}` is not a source; use project, user, builtin or all"),
-            )
-            .suggest(vec![
-                "project".into(),
-                "user".into(),
-                "builtin".into(),
-                "all".into(),
-            ])
-        }),
+        Some(x) => Space::parse(x)
+            .or_else(|| extra.iter().copied().find(|e| e.as_str() == x))
+            .map(Some)
+            .ok_or_else(|| {
+                let mut names: Vec<String> = vec!["project".into(), "user".into()];
+                names.extend(extra.iter().map(|e| e.as_str().to_string()));
+                names.push("builtin".into());
+                names.push("all".into());
+                OpError::new(
+                    "invalid_source",
+                    format!("`{x}` is not a source; use {}", names.join(", ")),
+                )
+                .suggest(names)
+            }),
     }
 }
 
@@ -332,10 +336,16 @@ fn collect_dirs(root: &Path, out: &mut HashMap<PathBuf, Option<SystemTime>>) {
 
 impl Spaces {
     fn roots(ws: &Workspace) -> Vec<PathBuf> {
-        [Space::User, Space::Project]
+        let mut v: Vec<PathBuf> = [Space::User, Space::Project]
             .into_iter()
             .filter_map(|s| ws.space_root(s))
-            .collect()
+            .collect();
+        v.extend(ws.extra.iter().map(|x| x.root.clone()));
+        v
+    }
+
+    fn extra_spaces(&self) -> Vec<Space> {
+        self.ws.extra.iter().map(|x| x.space).collect()
     }
 
     fn load(project: Option<PathBuf>, host: Host) -> Spaces {
@@ -864,7 +874,10 @@ impl Service {
     pub fn search(&self, session: &Session, a: &SearchArgs) -> Res<Json> {
         let at = |e: OpError| e.at(Some(&a.item_type), Some("search"), None);
         let t = parse_type(&a.item_type).map_err(at)?;
-        let source = parse_source(a.source.as_deref()).map_err(at)?;
+        let extra = self
+            .with(a.project_path.as_deref(), |sp| sp.extra_spaces())
+            .map_err(at)?;
+        let source = parse_source(a.source.as_deref(), &extra).map_err(at)?;
         session.check("search", t, None).map_err(at)?;
         if a.query.len() > MAX_QUERY_BYTES {
             return Err(at(OpError::new(
@@ -950,7 +963,10 @@ impl Service {
     pub fn load(&self, session: &Session, a: &LoadArgs) -> Res<Json> {
         let at = |e: OpError| e.at(Some(&a.item_type), Some("load"), Some(&a.item_id));
         let t = parse_type(&a.item_type).map_err(at)?;
-        let source = parse_source(a.source.as_deref()).map_err(at)?;
+        let extra = self
+            .with(a.project_path.as_deref(), |sp| sp.extra_spaces())
+            .map_err(at)?;
+        let source = parse_source(a.source.as_deref(), &extra).map_err(at)?;
         check_id(&a.item_id).map_err(at)?;
         session.check("load", t, Some(&a.item_id)).map_err(at)?;
         let project = self.project_for(a.project_path.as_deref()).map_err(at)?;
@@ -1236,6 +1252,12 @@ impl Service {
                 return Err(OpError::new(
                     "read_only",
                     "the builtin space is read-only; write to project or user",
+                ))
+            }
+            Some(s) if ws.parse_space(s).is_some_and(|sp| !sp.is_writable()) => {
+                return Err(OpError::new(
+                    "read_only",
+                    format!("`{s}` is an extra space, read-only; write to project or user"),
                 ))
             }
             Some(s) => Space::parse(s).ok_or_else(|| {

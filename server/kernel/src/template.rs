@@ -10,16 +10,13 @@ pub const KERNEL_NAMES: &[&str] = &[
     "project_path",
     "user_space",
     "params_json",
+    "system_space",
 ];
 
 /// The names rye's executor provides to `{NAME}` templating besides [`KERNEL_NAMES`], with
 /// what each holds (rye-os `primitive_executor.py`: the execution context and the anchor
 /// context). The checker (T307) accepts them; a run gives them values where it can.
 pub const HOST_NAMES: &[(&str, &str)] = &[
-    (
-        "system_space",
-        "the system space's root (rye's own `.ai/` tree)",
-    ),
     ("tool_parent", "the folder above the tool's folder"),
     (
         "anchor_path",

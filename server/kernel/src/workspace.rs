@@ -507,13 +507,118 @@ fn unreadable(found: &Found, space: Space, msg: String) -> Item {
     }
 }
 
-/// All items of the three spaces, indexed.
+/// An extra, read-only space of a workspace: where it is and where it was named.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExtraRoot {
+    pub space: Space,
+    /// The directory that holds the `.ai/` folder (symlinks resolved).
+    pub dir: PathBuf,
+    /// The space root: `dir/.ai` (symlinks resolved).
+    pub root: PathBuf,
+    /// Where it was named: `KIWI_SPACES` or a `config.yaml`.
+    pub source: String,
+}
+
+/// The extra spaces named by `KIWI_SPACES` (first), then by `spaces:` of the project's and
+/// the user's `config.yaml`, in order: a directory named twice, the project itself and the
+/// user space are left out; a directory that does not exist or holds no `.ai/` is a warning.
+/// Names are the `name:` given, else the directory's name (a name taken already gets `-2`).
+pub fn extra_spaces(
+    host: &Host,
+    project: Option<&Path>,
+    user: &Path,
+    config: &Config,
+) -> (Vec<ExtraRoot>, Vec<String>) {
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let mut wanted: Vec<(PathBuf, Option<String>, String)> = Vec::new();
+    if let Some(list) = host.get("KIWI_SPACES") {
+        let cwd = host.cwd.clone().unwrap_or_default();
+        for part in list.split(':').map(str::trim).filter(|p| !p.is_empty()) {
+            let p = crate::context::expand_tilde(part, host.home.as_deref());
+            wanted.push((cwd.join(p), None, "KIWI_SPACES".to_string()));
+        }
+    }
+    for e in &config.spaces {
+        let p = crate::context::expand_tilde(&e.path.to_string_lossy(), host.home.as_deref());
+        wanted.push((
+            e.base.join(p),
+            e.name.clone(),
+            e.source.display().to_string(),
+        ));
+    }
+    let project_dir = project.map(canon);
+    let user_root = canon(user);
+    let mut out: Vec<ExtraRoot> = Vec::new();
+    let mut problems = Vec::new();
+    for (dir, name, source) in wanted {
+        if !dir.is_dir() {
+            problems.push(format!(
+                "extra space `{}` (from {source}) is not a directory; it is left out",
+                dir.display()
+            ));
+            continue;
+        }
+        let real_dir = canon(&dir);
+        if Some(&real_dir) == project_dir.as_ref() || real_dir == user_root {
+            continue; // the project itself, or the user space: already a space of its own
+        }
+        let root = if dir.file_name().is_some_and(|n| n == ".ai") {
+            dir.clone()
+        } else {
+            dir.join(".ai")
+        };
+        if !root.is_dir() {
+            problems.push(format!(
+                "extra space `{}` (from {source}) holds no `.ai/` folder; it is left out",
+                dir.display()
+            ));
+            continue;
+        }
+        let real = canon(&root);
+        let real_dir = real.parent().map(Path::to_path_buf).unwrap_or_default();
+        if Some(&real_dir) == project_dir.as_ref() || real == user_root {
+            continue; // the project itself, or the user space: already a space of its own
+        }
+        if out.iter().any(|x| canon(&x.root) == real) {
+            continue;
+        }
+        let base = name.unwrap_or_else(|| {
+            real_dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "extra".to_string())
+        });
+        let mut name = base.clone();
+        let mut n = 2;
+        while out.iter().any(|x| x.space.as_str() == name)
+            || matches!(name.as_str(), "project" | "user" | "builtin" | "all")
+        {
+            name = format!("{base}-{n}");
+            n += 1;
+        }
+        let rank = u16::try_from(out.len()).unwrap_or(u16::MAX);
+        out.push(ExtraRoot {
+            space: Space::Extra(crate::ids::ExtraSpace::new(rank, &name)),
+            dir: real_dir,
+            root: real,
+            source,
+        });
+    }
+    (out, problems)
+}
+
+/// All items of the spaces (project, user, extra, builtin), indexed.
 #[derive(Debug, Clone)]
 pub struct Workspace {
     pub project: Option<PathBuf>,
     pub user: PathBuf,
     pub host: Host,
     pub config: Config,
+    /// The extra spaces, in precedence order.
+    pub extra: Vec<ExtraRoot>,
+    /// Warnings about the configured spaces (a directory that is missing, ...) and the
+    /// config files (never an error: a check goes on without them).
+    pub space_problems: Vec<String>,
     // Persistent maps: cloning a workspace (the language server does it whenever a request
     // still holds the previous snapshot while a document changes) shares all but the
     // changed paths, instead of copying 10,000 entries.
@@ -546,11 +651,17 @@ impl Workspace {
     pub fn new(project: Option<PathBuf>, host: Host) -> Self {
         let user = host.user_space();
         let config = Config::load(&user, project.as_deref());
+        let (extra, mut space_problems) = extra_spaces(&host, project.as_deref(), &user, &config);
+        for (file, msg) in &config.problems {
+            space_problems.insert(0, format!("{}: {msg}", file.display()));
+        }
         let mut ws = Workspace {
             project,
             user,
             host,
             config,
+            extra,
+            space_problems,
             items: imbl::HashMap::new(),
             by_id: imbl::HashMap::new(),
             by_bare: imbl::HashMap::new(),
@@ -569,6 +680,7 @@ impl Workspace {
         if let Some(p) = &ws.project {
             roots.push((Space::Project, p.join(".ai")));
         }
+        roots.extend(ws.extra.iter().map(|x| (x.space, x.root.clone())));
         for (space, root) in roots {
             for found in discover(&root) {
                 ws.add(Arc::new(Entry {
@@ -613,13 +725,51 @@ impl Workspace {
         match space {
             Space::Project => self.project.as_ref().map(|p| p.join(".ai")),
             Space::User => Some(self.user.clone()),
+            Space::Extra(_) => self
+                .extra
+                .iter()
+                .find(|x| x.space == space)
+                .map(|x| x.root.clone()),
             Space::Builtin => None,
         }
     }
 
+    /// The spaces of this workspace, in precedence order.
+    pub fn spaces(&self) -> Vec<Space> {
+        let mut v = Vec::new();
+        if self.project.is_some() {
+            v.push(Space::Project);
+        }
+        v.push(Space::User);
+        v.extend(self.extra.iter().map(|x| x.space));
+        v.push(Space::Builtin);
+        v
+    }
+
+    /// The spaces' names in precedence order, for messages: `project, user, rye, builtin`.
+    pub fn space_names(&self) -> String {
+        self.spaces()
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// A space of this workspace by name (`project`, `user`, `builtin` or an extra space's).
+    pub fn parse_space(&self, name: &str) -> Option<Space> {
+        Space::parse(name).or_else(|| {
+            self.extra
+                .iter()
+                .map(|x| x.space)
+                .find(|s| s.as_str() == name)
+        })
+    }
+
     /// Which space, type and id a path would have, if it lies in a type folder of a space.
     pub fn classify(&self, path: &Path) -> Option<(Space, ItemType, String)> {
-        for space in [Space::Project, Space::User] {
+        let mut spaces = vec![Space::Project, Space::User];
+        spaces.extend(self.extra.iter().map(|x| x.space));
+        for space in spaces {
             let Some(root) = self.space_root(space) else {
                 continue;
             };

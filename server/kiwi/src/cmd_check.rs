@@ -101,6 +101,7 @@ pub fn run(paths: &[PathBuf], format: Format) -> Result<ExitCode> {
                 Space::Project,
             )
         };
+        crate::cmd_env::warn_spaces(&ws);
         let items: Vec<Arc<Item>> = ws
             .items_in(space)
             .into_iter()

@@ -32,6 +32,14 @@ pub fn project_for(project: Option<&Path>) -> Result<Option<std::path::PathBuf>>
     }
 }
 
+/// The problems with the configured spaces (a listed directory that does not exist, ...),
+/// on stderr: never a reason to stop.
+pub fn warn_spaces(ws: &Workspace) {
+    for p in &ws.space_problems {
+        eprintln!("warning: {p}");
+    }
+}
+
 pub fn find_tool(ws: &Workspace, reference: &str) -> Result<Arc<Item>> {
     kiwi_kernel::exec::find_tool(ws, reference).map_err(|e| anyhow::anyhow!(e.message))
 }
@@ -43,6 +51,7 @@ fn trail_json(r: &Resolution) -> serde_json::Value {
 pub fn run(reference: &str, project: Option<&Path>, as_json: bool) -> Result<ExitCode> {
     let project = project_for(project)?;
     let ws = Workspace::load(project, Host::from_process());
+    warn_spaces(&ws);
     let tool = find_tool(&ws, reference)?;
     let (links, broken) = match chain::resolve(&ws, &tool) {
         Ok(c) => (c.links, None),

@@ -160,6 +160,7 @@ pub fn run(o: &Options) -> Result<ExitCode> {
         };
     let project = project_for(o.project)?;
     let ws = Workspace::load(project, Host::from_process());
+    crate::cmd_env::warn_spaces(&ws);
     let req = Request {
         params,
         overrides,

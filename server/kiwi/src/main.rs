@@ -150,13 +150,13 @@ values only for variables the chain itself defines) and runs nothing.")]
         #[arg(long)]
         project: Option<PathBuf>,
     },
-    /// Search items by relevance (BM25, typo tolerant) across the project, user and builtin spaces.
+    /// Search items by relevance (BM25, typo tolerant) across the project, user, extra (KIWI_SPACES, `spaces:`) and builtin spaces.
     Search {
         query: String,
         /// directive, tool, knowledge or system (default: every type).
         #[arg(long = "type")]
         item_type: Option<String>,
-        /// project, user, builtin or all.
+        /// project, user, builtin, an extra space's name, or all.
         #[arg(long)]
         source: Option<String>,
         #[arg(long, default_value_t = 10)]

@@ -285,6 +285,9 @@ impl Backend {
             return;
         };
         let loaded_in = started.elapsed();
+        // A configured extra space that is missing (or a config.yaml that cannot be read):
+        // shown once per load, never a reason to stop.
+        let problems = ws.space_problems.clone();
         let paths = {
             let mut st = self.lock();
             st.spaces.insert(key.clone(), Arc::new(ws));
@@ -319,6 +322,11 @@ impl Backend {
                 ),
             )
             .await;
+        for p in problems {
+            self.client
+                .show_message(MessageType::WARNING, format!("kiwi: {p}"))
+                .await;
+        }
     }
 
     /// Compute and publish the diagnostics of these items of workspace `key`. When

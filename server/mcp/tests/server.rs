@@ -1507,3 +1507,81 @@ async fn items_with_errors_are_refused_with_their_diagnostics() {
     assert_eq!(e["diagnostics"][0]["line"], 5, "{e:#}");
     assert!(!ai.join("tools/t/broken.py").exists());
 }
+
+/// Issue 13: an extra space named by `KIWI_SPACES` (rye's system space): its items are
+/// searched with their space as `source`, loaded, and run; writes never go there.
+#[tokio::test]
+async fn extra_space_items_are_searched_loaded_and_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().canonicalize().unwrap();
+    let p = project(&tmp);
+    let sys = tmp.join("rye");
+    write(
+        &sys,
+        ".ai/tools/rye/core/primitives/subprocess.yaml",
+        "version: \"1.0.0\"\ntool_type: primitive\nexecutor_id: null\nconfig_schema:\n  type: object\n  properties:\n    command: {type: string}\n    args: {type: array}\n  required: [command]\n",
+    );
+    write(
+        &sys,
+        ".ai/tools/rye/sys/zebra_echo.yaml",
+        "version: \"1.0.0\"\ntool_type: bash\nexecutor_id: rye/core/primitives/subprocess\ndescription: Echo a zebra from the system space\nconfig:\n  command: echo\n  args: [\"zebra from\", \"{system_space}\"]\n",
+    );
+    let mut h = host(&tmp);
+    h.vars
+        .insert("KIWI_SPACES".into(), sys.display().to_string());
+    let mut c = Client::start(Some(p), h, &tmp).await;
+
+    let v = c
+        .ok("search", json!({"item_type": "tool", "query": "zebra"}))
+        .await;
+    assert_eq!(v["results"][0]["id"], "rye/sys/zebra_echo", "{v:#}");
+    assert_eq!(v["results"][0]["source"], "rye", "{v:#}");
+    let only = c
+        .ok(
+            "search",
+            json!({"item_type": "tool", "query": "zebra", "source": "rye"}),
+        )
+        .await;
+    assert_eq!(only["results"][0]["id"], "rye/sys/zebra_echo");
+    let e = c
+        .err(
+            "search",
+            json!({"item_type": "tool", "query": "x", "source": "nowhere"}),
+        )
+        .await;
+    assert!(
+        e["suggestions"].as_array().unwrap().contains(&json!("rye")),
+        "{e:#}"
+    );
+
+    let l = c
+        .ok(
+            "load",
+            json!({"item_type": "tool", "item_id": "rye/sys/zebra_echo"}),
+        )
+        .await;
+    assert_eq!(l["source"], "rye", "{l:#}");
+
+    let r = c
+        .ok(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "rye/sys/zebra_echo"}),
+        )
+        .await;
+    assert_eq!(
+        r["result"]["stdout"],
+        format!("zebra from {}\n", sys.join(".ai").display()),
+        "{r:#}"
+    );
+
+    // The extra space is read-only.
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "tool", "action": "create", "item_id": "x/new",
+                   "parameters": {"space": "rye", "content": "version: \"1.0.0\"\n"}}),
+        )
+        .await;
+    assert_eq!(e["error"], "read_only", "{e:#}");
+    c.assert_no_canary();
+}

@@ -199,6 +199,7 @@ impl Builder<'_> {
 
     fn interpreter(&mut self, link: usize, env_config: &Value) {
         let Some(interp) = Interpreter::from_env_config(env_config) else {
+            self.unknown_resolver(link, env_config);
             return;
         };
         let ctx = ResolveContext {
@@ -206,6 +207,7 @@ impl Builder<'_> {
             user: self.user,
             home: self.home,
             vars: &self.out.vars,
+            shell: Some(self.host),
         };
         let res = resolve_interpreter(&interp, &ctx);
         if let Some(value) = &res.value {
@@ -214,6 +216,69 @@ impl Builder<'_> {
         if let Some(d) = resolution_diagnostic(&interp, &res) {
             self.out.diagnostics.push((link, d));
         }
+        self.out.resolutions.push((link, res));
+    }
+
+    /// An interpreter of a resolver type kiwi does not know (the check reports it): its
+    /// `fallback` is still used, and the trail says why.
+    fn unknown_resolver(&mut self, link: usize, env_config: &Value) {
+        let Some(interp) = env_config.get("interpreter") else {
+            return;
+        };
+        let Some(rtype) = interp.get("type").and_then(Value::as_str) else {
+            return;
+        };
+        if super::registry::resolver_type(rtype).is_some() {
+            return; // a known type with other defects: E401-E405 say which
+        }
+        let Some(var) = interp
+            .get("var")
+            .and_then(Value::as_str)
+            .filter(|v| super::expand::is_valid_var_name(v))
+        else {
+            return;
+        };
+        let known: Vec<&str> = super::registry::RESOLVER_TYPES
+            .iter()
+            .map(|t| t.name)
+            .collect();
+        let fallback = interp
+            .get("fallback")
+            .and_then(Value::as_str)
+            .filter(|f| !f.is_empty());
+        let why = format!(
+            "unknown resolver type `{rtype}` (kiwi knows {}): nothing is searched",
+            known.join(", ")
+        );
+        let res = match fallback {
+            Some(fb) => {
+                self.set(var, fb.to_string(), Origin::Interpreter { link });
+                super::Resolution {
+                    resolver: rtype.to_string(),
+                    var: var.to_string(),
+                    value: Some(fb.to_string()),
+                    outcome: super::Outcome::Fallback,
+                    trail: vec![super::Candidate {
+                        location: "fallback".into(),
+                        path: PathBuf::from(fb),
+                        found: false,
+                        note: Some(format!("{why}; the fallback is used")),
+                    }],
+                }
+            }
+            None => super::Resolution {
+                resolver: rtype.to_string(),
+                var: var.to_string(),
+                value: None,
+                outcome: super::Outcome::Unresolved,
+                trail: vec![super::Candidate {
+                    location: rtype.to_string(),
+                    path: PathBuf::new(),
+                    found: false,
+                    note: Some(format!("{why}, and there is no fallback")),
+                }],
+            },
+        };
         self.out.resolutions.push((link, res));
     }
 

@@ -22,6 +22,14 @@ pub const KEY_DOCS: &[(&str, &str)] = &[
     ("search", "the locations to search, in order"),
     ("fallback", "the value used when nothing is found"),
     ("binary", "the program to look up on PATH"),
+    (
+        "venv_path",
+        "the project's virtual environment, relative to the project (searched first)",
+    ),
+    (
+        "search_paths",
+        "directories of the project to search first (one, or a list)",
+    ),
     ("manager", "pyenv, rbenv, nvm or asdf"),
     (
         "plugin",
@@ -474,6 +482,21 @@ fn check_interpreter(ie: &Entry, source: Option<&str>, out: &mut Vec<Diagnostic>
             continue;
         }
         if let Some(e) = v.entry(key) {
+            // `search_paths` (rye): one directory or a list of them.
+            if *key == "search_paths" {
+                if let Some(items) = e.value.as_list() {
+                    for item in items {
+                        if !matches!(item.kind, ValueKind::Str(_) | ValueKind::NonLiteral(_)) {
+                            out.push(wrong_type(
+                                Code::E401,
+                                item,
+                                "each entry of `search_paths` is a directory (a string)",
+                            ));
+                        }
+                    }
+                    continue;
+                }
+            }
             check_str(e, Code::E401, out);
         }
     }

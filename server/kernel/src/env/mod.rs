@@ -42,6 +42,10 @@ pub struct ResolveContext<'a> {
     pub home: Option<&'a Path>,
     /// The environment built so far (PATH lookups use its PATH, `$PYENV_ROOT` etc. come from it).
     pub vars: &'a BTreeMap<String, String>,
+    /// The user's shell (unfiltered), when known: a version manager's root that lives there
+    /// (`NVM_DIR`, `PYENV_ROOT`, ...) is read for resolution even when the filter keeps it
+    /// from the tool, and the trail says so.
+    pub shell: Option<&'a BTreeMap<String, String>>,
 }
 
 /// One candidate a resolver considered, in order.

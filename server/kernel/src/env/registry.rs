@@ -56,6 +56,26 @@ pub enum Probe {
     OnPath(&'static [&'static str]),
     /// The name held by this key of the interpreter, on PATH.
     OnPathKey(&'static str),
+    /// In each directory this key of the interpreter names (a string or a list of strings,
+    /// relative to the project; `default` when the key is absent), the file `file`: rye's
+    /// `venv_path` and `search_paths`, project search locations.
+    KeyDirs {
+        key: &'static str,
+        default: &'static [&'static str],
+        file: FileName,
+    },
+}
+
+/// The file a [`Probe::KeyDirs`] looks for in each directory.
+#[derive(Debug)]
+pub enum FileName {
+    /// Paths relative to the directory, written with `/`.
+    Fixed {
+        unix: &'static str,
+        windows: &'static str,
+    },
+    /// The name held by this key of the interpreter (`binary`).
+    Key(&'static str),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,9 +101,20 @@ pub static RESOLVER_TYPES: &[ResolverType] = &[
         summary:
             "Python from a virtual environment (project, kiwi, user), else python3/python on PATH",
         required: &[],
-        optional: &["search"],
+        optional: &["search", "venv_path"],
         strategy: Strategy::Search {
             locations: &[
+                Location {
+                    name: "venv_path",
+                    probe: Probe::KeyDirs {
+                        key: "venv_path",
+                        default: &[],
+                        file: FileName::Fixed {
+                            unix: "bin/python",
+                            windows: "Scripts/python.exe",
+                        },
+                    },
+                },
                 Location {
                     name: "project",
                     probe: Probe::File {
@@ -121,9 +152,20 @@ pub static RESOLVER_TYPES: &[ResolverType] = &[
         name: "node_modules",
         summary: "Node from node_modules/.bin (project, kiwi, user), else node on PATH",
         required: &[],
-        optional: &["search"],
+        optional: &["search", "search_paths"],
         strategy: Strategy::Search {
             locations: &[
+                Location {
+                    name: "search_paths",
+                    probe: Probe::KeyDirs {
+                        key: "search_paths",
+                        default: &[],
+                        file: FileName::Fixed {
+                            unix: "node",
+                            windows: "node.exe",
+                        },
+                    },
+                },
                 Location {
                     name: "project",
                     probe: Probe::File {
@@ -168,6 +210,30 @@ pub static RESOLVER_TYPES: &[ResolverType] = &[
                 probe: Probe::OnPathKey("binary"),
             }],
             default_search: &["system"],
+        },
+        var_stem: VarStem::Key("binary"),
+    },
+    ResolverType {
+        name: "local_binary",
+        summary: "the program named by `binary` in the project's `search_paths` (default bin, node_modules/.bin, .venv/bin), else on PATH",
+        required: &["binary"],
+        optional: &["search", "search_paths"],
+        strategy: Strategy::Search {
+            locations: &[
+                Location {
+                    name: "search_paths",
+                    probe: Probe::KeyDirs {
+                        key: "search_paths",
+                        default: &["bin", "node_modules/.bin", ".venv/bin"],
+                        file: FileName::Key("binary"),
+                    },
+                },
+                Location {
+                    name: "system",
+                    probe: Probe::OnPathKey("binary"),
+                },
+            ],
+            default_search: &["search_paths", "system"],
         },
         var_stem: VarStem::Key("binary"),
     },

@@ -2,7 +2,7 @@
 //! file system and the given variables, never the process environment, never writes.
 
 use super::registry::{
-    Base, GlobalBase, Location, Manager, Probe, Strategy, VersionFile, VersionFormat,
+    Base, FileName, GlobalBase, Location, Manager, Probe, Strategy, VersionFile, VersionFormat,
 };
 use super::spec::Interpreter;
 use super::{Candidate, Outcome, Resolution, ResolveContext};
@@ -141,6 +141,54 @@ fn probe_location(
             let found = c.found;
             trail.push(c);
             found
+        }
+        Probe::KeyDirs { key, default, file } => {
+            let dirs: Vec<String> = match interp.value.get(key) {
+                Some(v) => match (v.as_str(), v.as_list()) {
+                    (Some(s), _) => vec![s.to_string()],
+                    (_, Some(list)) => list
+                        .iter()
+                        .filter_map(|x| x.as_str())
+                        .map(str::to_string)
+                        .collect(),
+                    _ => Vec::new(),
+                },
+                None => default.iter().map(|d| d.to_string()).collect(),
+            };
+            let name = match file {
+                FileName::Fixed { unix, windows } => {
+                    Some((if cfg!(windows) { *windows } else { *unix }).to_string())
+                }
+                FileName::Key(k) => interp.str(k).map(str::to_string),
+            };
+            let Some(name) = name else {
+                return false;
+            };
+            let Some(project) = ctx.project else {
+                if !dirs.is_empty() {
+                    trail.push(Candidate {
+                        location: loc.name.to_string(),
+                        path: join_rel(Path::new(&dirs[0]), &name),
+                        found: false,
+                        note: Some("no project: skipped".into()),
+                    });
+                }
+                return false;
+            };
+            for dir in dirs.iter().filter(|d| !d.trim().is_empty()) {
+                let base = if Path::new(dir).is_absolute() {
+                    PathBuf::from(dir)
+                } else {
+                    join_rel(project, dir)
+                };
+                let c = file_candidate(loc.name, join_rel(&base, &name));
+                let found = c.found;
+                trail.push(c);
+                if found {
+                    return true;
+                }
+            }
+            false
         }
         Probe::OnPath(names) => probe_path(loc.name, names.iter().copied(), ctx, trail),
         Probe::OnPathKey(key) => match interp.str(key) {
@@ -359,7 +407,24 @@ fn probe_manager_dir(
     let Some(binary) = binary else {
         return false;
     };
-    let root = match (var(ctx.vars, m.root_var), ctx.home) {
+    // The root from the tool's environment, else from the user's shell (where nvm, pyenv,
+    // rbenv and asdf set it), said so in the trail: the filter keeps it from the tool.
+    let from_shell = var(ctx.vars, m.root_var)
+        .is_none()
+        .then(|| ctx.shell.and_then(|sh| var(sh, m.root_var)))
+        .flatten();
+    if let Some(r) = from_shell {
+        trail.push(Candidate {
+            location: m.name.to_string(),
+            path: crate::context::expand_tilde(r, ctx.home),
+            found: crate::context::expand_tilde(r, ctx.home).is_dir(),
+            note: Some(format!(
+                "${} from the user's shell: read to resolve, not passed to the tool",
+                m.root_var
+            )),
+        });
+    }
+    let root = match (var(ctx.vars, m.root_var).or(from_shell), ctx.home) {
         (Some(r), home) => crate::context::expand_tilde(r, home),
         (None, Some(home)) => home.join(m.default_root),
         (None, None) => {

@@ -97,7 +97,23 @@ impl<'v> Interpreter<'v> {
                 }
                 out
             }
-            None => default_search.to_vec(),
+            None => {
+                // A key that names project search locations (`venv_path`, `search_paths`)
+                // is searched first when given.
+                let mut out: Vec<&'static str> = locations
+                    .iter()
+                    .filter(|l| {
+                        matches!(&l.probe, registry::Probe::KeyDirs { key, .. } if self.value.get(key).is_some())
+                    })
+                    .map(|l| l.name)
+                    .collect();
+                for name in default_search.iter() {
+                    if !out.contains(name) {
+                        out.push(name);
+                    }
+                }
+                out
+            }
         }
     }
 }

@@ -333,7 +333,21 @@ fn plan_inner(
             format!("{}; nothing was run", e.message()),
         )
     })?;
-    let primitive = chain.primitive().id.clone();
+    // The runner of the primitive at the end (a space's own primitive runs on the kiwi
+    // runner of its name: see chain::runner).
+    let primitive = match chain::runner(chain.primitive()) {
+        Some(r) => r.to_string(),
+        None => {
+            return Err(ExecError::new(
+                ErrorKind::Chain,
+                format!(
+                    "the chain {} ends at the primitive `{}`, which kiwi has no runner for (kiwi runs `subprocess` and `http_client`, and a space's primitives of those names); nothing was run",
+                    chain.describe(),
+                    chain.primitive().id
+                ),
+            ))
+        }
+    };
     let mut config = check::merge_config(&chain.links);
     if let Some(o) = &req.overrides {
         if !o.is_object() && !o.is_null() {
@@ -380,6 +394,7 @@ fn plan_inner(
                 vars: &vars,
                 params: &params,
                 kernel: &kernel,
+                config: &config,
                 shown: &shown_names,
                 unresolved: &unresolved,
                 secrets: Vec::new(),
@@ -401,6 +416,7 @@ fn plan_inner(
         vars: &vars,
         params: &params,
         kernel: &kernel,
+        config: &config,
         shown: &shown_names,
         unresolved: &unresolved,
         secrets: Vec::new(),
@@ -710,6 +726,16 @@ fn kernel_names(
         Ok(Json::String(ws.user.display().to_string())),
     );
     m.insert("params_json", Ok(Json::String(params.to_string())));
+    // rye's system space: the `.ai` folder of the first extra space (else the project's
+    // own: rye's repository is its own system space).
+    m.insert(
+        "system_space",
+        check::folder_of(ws, tool, "system_space")
+            .map(|p| Json::String(p.display().to_string()))
+            .ok_or_else(|| {
+                "no extra space is configured and there is no project (`{system_space}` is the `.ai` folder of the first extra space: set KIWI_SPACES or `spaces:` in config.yaml)".to_string()
+            }),
+    );
     debug_assert!(m.keys().all(|k| template::KERNEL_NAMES.contains(k)));
     m
 }
@@ -749,6 +775,9 @@ struct Templater<'a> {
     vars: &'a BTreeMap<String, String>,
     params: &'a Json,
     kernel: &'a BTreeMap<&'static str, Result<Json, String>>,
+    /// The merged configuration of the chain: a name that is one of its top-level keys
+    /// (rye's `{server_config_path}`, set by the tool for its runtime) is that key's value.
+    config: &'a Json,
     /// Variables whose value may be shown.
     shown: &'a BTreeSet<String>,
     unresolved: &'a BTreeMap<String, String>,
@@ -789,6 +818,11 @@ impl Templater<'_> {
         if let Some(v) = self.params.get(name) {
             return Ok(v.clone());
         }
+        if !self.kernel.contains_key(name) && name != "env" {
+            if let Some(v) = self.config.get(name) {
+                return self.config_value(name, v);
+            }
+        }
         match self.kernel.get(name) {
             Some(Ok(v)) => Ok(v.clone()),
             Some(Err(why)) => Err(ExecError::new(
@@ -803,6 +837,42 @@ impl Templater<'_> {
                 ),
             )),
         }
+    }
+
+    /// A value of the merged configuration used as a name: a string's own `{names}` are
+    /// filled from the parameters and the kernel's names (one level: never another
+    /// configuration key, so a key that names itself cannot loop).
+    fn config_value(&self, name: &str, v: &Json) -> Result<Json, ExecError> {
+        let Json::String(s) = v else {
+            return Ok(v.clone());
+        };
+        let mut out = String::new();
+        for piece in template::scan(s) {
+            match piece {
+                Piece::Text(t) => out.push_str(&t),
+                Piece::Param { name: inner, .. } => {
+                    let x = match self.params.get(&inner) {
+                        Some(x) => x.clone(),
+                        None => match self.kernel.get(inner.as_str()) {
+                            Some(Ok(x)) => x.clone(),
+                            _ => {
+                                return Err(ExecError::new(
+                                    ErrorKind::Template,
+                                    format!("`{{{inner}}}` in the configuration value `{name}` is neither a parameter nor a name kiwi provides"),
+                                ))
+                            }
+                        },
+                    };
+                    match x {
+                        Json::String(x) => out.push_str(&x),
+                        other => out.push_str(&other.to_string()),
+                    }
+                }
+                // `${VAR}` in such a value is left for the environment it runs in.
+                _ => return Ok(v.clone()),
+            }
+        }
+        Ok(Json::String(out))
     }
 
     fn string(&mut self, s: &str) -> Result<(Json, Json), ExecError> {

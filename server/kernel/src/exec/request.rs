@@ -75,7 +75,7 @@ impl std::fmt::Display for ItemDiagnostic {
     }
 }
 
-/// The tool a reference names, searched in the project, user and builtin spaces.
+/// The tool a reference names, searched in every space (project, user, the extra spaces, builtin).
 /// Missing: the closest ids are suggested; ambiguous: the candidates are listed.
 pub fn find_tool(ws: &Workspace, reference: &str) -> Result<Arc<Item>, ExecError> {
     let not_found = |message: String, suggestions: Vec<String>| {
@@ -86,7 +86,7 @@ pub fn find_tool(ws: &Workspace, reference: &str) -> Result<Arc<Item>, ExecError
     match ws.lookup(ItemType::Tool, reference, None) {
         Lookup::Found(i) => Ok(i),
         Lookup::Missing { suggestions } if suggestions.is_empty() => Err(not_found(
-            format!("no tool `{reference}` in the project, user or builtin space; `kiwi search {reference} --type tool` lists what exists"),
+            format!("no tool `{reference}` in any space ({}); `kiwi search {reference} --type tool` lists what exists", ws.space_names()),
             suggestions,
         )),
         Lookup::Missing { suggestions } => Err(not_found(

@@ -93,8 +93,11 @@ pub const CMD_INIT: &str = "kiwi.init";
 // ---------------------------------------------------------------------------------------
 // shared helpers
 
-fn space_name(s: Space) -> &'static str {
-    s.as_str()
+fn space_name(s: Space) -> String {
+    match s {
+        Space::Extra(e) => format!("{} space (extra, read-only)", e.name),
+        _ => s.as_str().to_string(),
+    }
 }
 
 fn shown_path(item: &Item) -> String {
@@ -121,6 +124,7 @@ pub fn own_resolution(ws: &Workspace, item: &Arc<Item>) -> Option<Resolution> {
         user: &ws.user,
         home: ws.host.home.as_deref(),
         vars: &ws.host.vars,
+        shell: Some(&ws.host.vars),
     };
     env::resolve(ec, &ctx)
 }
@@ -231,6 +235,13 @@ fn item_markdown(ws: &Workspace, item: &Arc<Item>) -> String {
     );
     if let Some(d) = item.description() {
         md.push_str(&format!("\n{d}\n"));
+    }
+    if let Some(kind) = item.tool().map(|t| t.kind()).filter(|k| !k.is_runnable()) {
+        md.push_str(&format!(
+            "\nA {} file, not a tool: it declares no `executor_id`, so it does not run (tools {} it).\n",
+            kind.as_str(),
+            if kind == crate::tool::ToolKind::Library { "import" } else { "read" }
+        ));
     }
     let shadowed: Vec<_> = ws
         .all_with_id(item.item_type, &item.id)
@@ -860,7 +871,8 @@ fn config_schema_json(item: &Item) -> Option<serde_json::Value> {
 pub fn code_lenses(ws: &Workspace, item: &Arc<Item>) -> Vec<Lens> {
     let path = item.path.display().to_string();
     if let Some(t) = item.tool() {
-        if chain::is_primitive(item) {
+        // A primitive, a library module or a data file: nothing to run.
+        if chain::is_primitive(item) || !t.kind().is_runnable() {
             return Vec::new();
         }
         let range = t

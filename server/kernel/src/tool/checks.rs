@@ -102,7 +102,10 @@ pub(crate) fn check(tool: &mut ToolFile, text: &str, unreadable: &[TextRange]) {
         non_literals(format, entry, unreadable, &mut out);
     }
     let declares = tool.declares_anything();
-    let may_be_missing = declares && unreadable.is_empty();
+    // A library module or a data file is not a tool: its version and tool type are its own
+    // business (rye's `tool_type: config`, `parser`), never missing or unknown.
+    let runnable = tool.kind().is_runnable();
+    let may_be_missing = declares && unreadable.is_empty() && runnable;
     for spec in FIELDS {
         let name = match format {
             ToolFormat::Python => spec.python,
@@ -123,7 +126,8 @@ pub(crate) fn check(tool: &mut ToolFile, text: &str, unreadable: &[TextRange]) {
         }
         match spec.field {
             Field::Version => version(format, name, v, &mut out),
-            Field::ToolType => tool_type(format, name, v, &mut out),
+            Field::ToolType if runnable => tool_type(format, name, v, &mut out),
+            Field::ToolType => {}
             Field::EnvConfig => {} // E401 belongs to the environment checks
             _ => {
                 // Optional fields may be None: not declared.

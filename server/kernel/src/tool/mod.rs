@@ -115,7 +115,41 @@ pub const TOOL_TYPES: &[&str] = &[
     "shell",
     "http",
     "yaml",
+    // rye's tools that call a tool of an MCP server (through its MCP runtimes).
+    "mcp",
 ];
+
+/// What a file under `tools/` is, read as rye reads it: an item runs when it declares an
+/// executor (`executor_id`), or when it is a primitive (`tool_type: primitive` and no
+/// executor: the end of a chain). Everything else is not a tool: a Python module that tools
+/// import (`__init__.py`, helpers, even with metadata dunders) is a library, a YAML file
+/// without an executor (capability lists, `tool_type: config` with `executor_id: null`,
+/// thread configs) is data. One exception keeps a forgotten executor visible: a YAML file
+/// that declares a `tool_type` and has no `executor_id` key at all is a tool (whose chain
+/// T304 reports broken, and whose misspelt type T303 reports).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolKind {
+    Tool,
+    Primitive,
+    Library,
+    Data,
+}
+
+impl ToolKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolKind::Tool => "tool",
+            ToolKind::Primitive => "primitive",
+            ToolKind::Library => "library",
+            ToolKind::Data => "data",
+        }
+    }
+    /// Whether items of this kind run (a tool or a primitive).
+    pub fn is_runnable(self) -> bool {
+        matches!(self, ToolKind::Tool | ToolKind::Primitive)
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToolFormat {
@@ -150,6 +184,27 @@ impl ToolFile {
     pub fn str(&self, field: Field) -> Option<&str> {
         self.value(field).and_then(Value::as_str)
     }
+    /// What this file is: a tool, a primitive, a library module or data (see [`ToolKind`]).
+    pub fn kind(&self) -> ToolKind {
+        let executor = self.get(Field::ExecutorId);
+        let declares_executor = executor.is_some_and(|e| !matches!(e.value.kind, ValueKind::Null));
+        if declares_executor {
+            return ToolKind::Tool;
+        }
+        let tool_type = self.str(Field::ToolType);
+        if tool_type == Some("primitive") {
+            return ToolKind::Primitive;
+        }
+        match self.format {
+            ToolFormat::Python => ToolKind::Library,
+            // `executor_id: null` says "no executor"; a file with neither key is data too.
+            ToolFormat::Yaml if executor.is_none() && self.get(Field::ToolType).is_some() => {
+                ToolKind::Tool
+            }
+            ToolFormat::Yaml => ToolKind::Data,
+        }
+    }
+
     /// Whether the file declares any metadata at all (a Python file that declares none is a
     /// helper module, not a tool).
     pub fn declares_anything(&self) -> bool {

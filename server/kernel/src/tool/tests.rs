@@ -169,7 +169,10 @@ fn t301_wrong_kinds() {
 
 #[test]
 fn t302_version() {
-    assert_snapshot!("t302_missing", diags_py("__tool_type__ = 'python'\n"));
+    assert_snapshot!(
+        "t302_missing",
+        diags_py("__tool_type__ = 'python'\n__executor_id__ = 'subprocess'\n")
+    );
     assert_snapshot!(
         "t302_not_semver",
         diags_py("__version__ = \"1.0\"\n__tool_type__ = 'python'\n")
@@ -187,18 +190,27 @@ fn t302_version() {
 
 #[test]
 fn t303_tool_type() {
-    assert_snapshot!("t303_missing", diags_py("\r\n__version__ = '1.0.0'\r\n"));
+    assert_snapshot!(
+        "t303_missing",
+        diags_py("\r\n__version__ = '1.0.0'\r\n__executor_id__ = 'subprocess'\n")
+    );
     assert_snapshot!(
         "t303_typo",
-        diags_py("__version__ = '1.0.0'\n__tool_type__ = 'pyhton'\n")
+        diags_py(
+            "__version__ = '1.0.0'\n__tool_type__ = 'pyhton'\n__executor_id__ = 'subprocess'\n"
+        )
     );
     assert_snapshot!(
         "t303_unknown",
-        diags_py("__version__ = '1.0.0'\n__tool_type__ = 'xyzzy'\n")
+        diags_py(
+            "__version__ = '1.0.0'\n__tool_type__ = 'xyzzy'\n__executor_id__ = 'subprocess'\n"
+        )
     );
     assert_snapshot!(
         "t303_not_a_string",
-        diags_py("__version__ = '1.0.0'\n__tool_type__ = ['python']\n")
+        diags_py(
+            "__version__ = '1.0.0'\n__tool_type__ = ['python']\n__executor_id__ = 'subprocess'\n"
+        )
     );
     assert_snapshot!(
         "t303_yaml_typo",

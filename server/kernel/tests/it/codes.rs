@@ -102,7 +102,7 @@ fn k006_refused_ids_and_symlinks() {
 #[test]
 fn t304_broken_chains() {
     let f = Fixture::new(&format!(
-        "//- project/.ai/tools/missing.py\n{}//- project/.ai/tools/cycle_a.py\n{}//- project/.ai/tools/cycle_b.py\n{}//- project/.ai/tools/no_executor.py\n{TOOL_HEAD}//- project/.ai/tools/uses_broken.py\n{}//- project/.ai/tools/deep/d1.py\n{}//- project/.ai/tools/deep/d2.py\n{}//- project/.ai/tools/deep/d3.py\n{}//- project/.ai/tools/deep/d4.py\n{}//- project/.ai/tools/deep/d5.py\n{}//- project/.ai/tools/deep/d6.py\n{}//- project/.ai/tools/deep/d7.py\n{}//- project/.ai/tools/deep/d8.py\n{}//- project/.ai/tools/deep/d9.py\n{}//- project/.ai/tools/deep/d10.py\n{}//- project/.ai/tools/deep/d11.py\n{}",
+        "//- project/.ai/tools/missing.py\n{}//- project/.ai/tools/cycle_a.py\n{}//- project/.ai/tools/cycle_b.py\n{}//- project/.ai/tools/no_executor.py\n{TOOL_HEAD}//- project/.ai/tools/no_executor_yaml.yaml\nversion: \"1.0.0\"\ntool_type: runtime\n//- project/.ai/tools/uses_broken.py\n{}//- project/.ai/tools/deep/d1.py\n{}//- project/.ai/tools/deep/d2.py\n{}//- project/.ai/tools/deep/d3.py\n{}//- project/.ai/tools/deep/d4.py\n{}//- project/.ai/tools/deep/d5.py\n{}//- project/.ai/tools/deep/d6.py\n{}//- project/.ai/tools/deep/d7.py\n{}//- project/.ai/tools/deep/d8.py\n{}//- project/.ai/tools/deep/d9.py\n{}//- project/.ai/tools/deep/d10.py\n{}//- project/.ai/tools/deep/d11.py\n{}",
         tool("runtimes/pyhton_runtime", ""),
         tool("cycle_b", ""),
         tool("cycle_a", ""),

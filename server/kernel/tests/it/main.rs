@@ -14,3 +14,4 @@ mod exec_run;
 mod fuzz_regressions;
 mod grammars;
 mod ryeread;
+mod spaces;

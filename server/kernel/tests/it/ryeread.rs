@@ -245,6 +245,7 @@ fn c9_missing_diagnostics_skip_the_signature_line() {
         r#"//- project/.ai/tools/signed_no_type.py
 # rye:signed:2026-02-14T00:28:39Z:6db2952faf9d251e11c10b52a976bc4c4932d68c05520a8a28bb59760b23de93:3WQSTEPQFIDA2A_KZPzYa8LLeAR6026VCKHHx8TdlfvruRo48SVTIjxQVr7GCZ70CsbzGBzXcqgbXEoT6g9JDQ==:440443d0858f0199
 __version__ = "1.0.0"
+__executor_id__ = "nowhere/rt"
 __category__ = "x"
 //- project/.ai/tools/signed_no_version.yaml
 # rye:signed:2026-02-14T00:28:39Z:6db2952faf9d251e11c10b52a976bc4c4932d68c05520a8a28bb59760b23de93:3WQSTEPQFIDA2A_KZPzYa8LLeAR6026VCKHHx8TdlfvruRo48SVTIjxQVr7GCZ70CsbzGBzXcqgbXEoT6g9JDQ==:440443d0858f0199

@@ -7,4 +7,5 @@ mod hostile_mcp;
 mod mcp_cli;
 mod mcp_load;
 mod run;
+mod rye;
 mod secrets;

@@ -594,5 +594,56 @@ async fn a_tool_with_errors_is_diagnosed_and_not_run() {
         )
         .await;
     assert_eq!(r["exit_code"], json!(0), "{r}");
+}
+
+/// Issue 13: an item of an extra space (`spaces:` in the project's config.yaml) is found
+/// and hovered like any other; the hover names its space; the project's use of it is not
+/// a broken chain.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hover_names_an_extra_space() {
+    let (_d, root) = common::project();
+    let sys = root.parent().unwrap().join("sys");
+    std::fs::create_dir_all(sys.join(".ai/tools/sys")).unwrap();
+    std::fs::write(
+        sys.join(".ai/tools/sys/py_runtime.yaml"),
+        "version: \"1.0.0\"\ntool_type: runtime\nexecutor_id: subprocess\ndescription: The system space's Python runtime\nconfig:\n  command: python3\n  args: [\"{tool_path}\"]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join(".ai/config.yaml"),
+        "spaces:\n  - {path: ../sys, name: system}\n  - ../not-there\n",
+    )
+    .unwrap();
+    let tool = root.join(".ai/tools/text/uses_sys.py");
+    std::fs::write(
+        &tool,
+        "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"sys/py_runtime\"\n__tool_description__ = \"uses the system space\"\n",
+    )
+    .unwrap();
+    let mut c = Client::start(&root, false).await;
+    c.open(&tool).await;
+    let diags = c.diagnostics(&tool).await;
+    assert!(!codes(&diags).contains(&"T304".to_string()), "{diags}");
+    let text = std::fs::read_to_string(&tool).unwrap();
+    let h = hover(&mut c, &tool, pos(&text, "sys/py_runtime", 1, false)).await;
+    let md = h["contents"]["value"].as_str().unwrap_or_default();
+    let sys = sys.canonicalize().unwrap();
+    assert!(
+        md.contains(&format!(
+            "2. `sys/py_runtime` — system space (extra, read-only) — `{}`",
+            sys.join(".ai/tools/sys/py_runtime.yaml").display()
+        )),
+        "{h}"
+    );
+    // The directory that does not exist is a warning shown to the user.
+    let warning = c
+        .wait_for(|m| {
+            m["method"] == "window/showMessage"
+                && m["params"]["message"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("not-there"))
+        })
+        .await;
+    assert_eq!(warning["params"]["type"], 2, "{warning}");
     c.shutdown().await;
 }

@@ -370,6 +370,7 @@ fn e408_is_information_when_the_fallback_is_on_path() {
         user: &w.user,
         home: Some(&w.home),
         vars: &host,
+        shell: None,
     };
     let (res, diag) = crate::env::resolve_with_diagnostic(&v, &ctx).unwrap();
     assert_eq!(res.outcome, Outcome::Fallback);

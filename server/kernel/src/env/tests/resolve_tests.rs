@@ -56,6 +56,7 @@ impl World {
             user: &self.user,
             home: Some(&self.home),
             vars,
+            shell: None,
         };
         resolve(&v, &ctx).expect("a readable interpreter")
     }
@@ -381,6 +382,7 @@ fn unreadable_specs_do_not_resolve() {
         user: &w.user,
         home: Some(&w.home),
         vars: &ctx_vars,
+        shell: None,
     };
     for bad in [
         r#"{"env": {}}"#,
