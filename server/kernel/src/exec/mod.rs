@@ -15,6 +15,8 @@ pub mod environments;
 pub mod http;
 pub mod preference;
 pub mod process;
+#[cfg(target_os = "linux")]
+pub mod supervisor;
 
 use crate::chain::{self, Chain};
 use crate::check;
@@ -352,6 +354,10 @@ pub fn plan(ws: &Workspace, tool: &Arc<Item>, req: &Request) -> Result<Plan, Exe
         "subprocess" => {
             let mut spec = subprocess_spec(&real, &default_cwd)?;
             spec.env = vars.clone();
+            // `$PWD` is the tool's working directory, not the caller's (a shell would say
+            // the same after `cd`).
+            spec.env
+                .insert("PWD".into(), spec.cwd.to_string_lossy().into_owned());
             let shown_spec = subprocess_spec(&shown, &default_cwd)?;
             let mut command = vec![shown_spec.program.clone()];
             command.extend(shown_spec.args.iter().cloned());
