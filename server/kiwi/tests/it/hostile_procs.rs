@@ -563,3 +563,28 @@ fn mcp_shutdown_ends_running_tools() {
         s.assert_no_panic();
     }
 }
+
+/// `kiwi lsp` told to `exit` (and its stdin closed) while `kiwi.runTool` runs: the tool and
+/// everything it started are gone when the server has exited (point 11).
+#[test]
+fn lsp_exit_ends_running_tools() {
+    let _serial = one_at_a_time();
+    let p = Project::new(Env::Local);
+    let m = marker();
+    let _r = Reaper(vec![m.clone()]);
+    let mut s = common::lsp(&p.project(), &p.dir.path().join("user"));
+    let id = json!(s.fresh_id());
+    s.send(&json!({"jsonrpc": "2.0", "id": id, "method": "workspace/executeCommand", "params": {"command": "kiwi.runTool", "arguments": [{"id": "t/spawner", "parameters": {"m": m}}]}}));
+    wait_for(&m, 3);
+    s.notify("exit", json!(null));
+    s.close_stdin();
+    let status = wait_exit(&mut s.child, Duration::from_secs(20));
+    let left = pids_with_arg(&m, false);
+    assert!(status.is_some(), "the server did not exit");
+    assert!(
+        left.is_empty(),
+        "the server exited leaving: {}",
+        describe(&left)
+    );
+    s.assert_no_panic();
+}
