@@ -368,7 +368,7 @@ const SET: usize = 8192;
 unsafe fn signal_tree(me: i32, sig: i32) -> usize {
     let mut pids = [0i32; TABLE];
     let mut ppids = [0i32; TABLE];
-    let n = scan_proc(&mut pids, &mut ppids);
+    let n = scan_proc(&mut pids, &mut ppids, me, sig);
     let mut set = [0i32; SET];
     let mut inside = [false; TABLE];
     let count = descendants(me, &pids[..n], &ppids[..n], &mut set, &mut inside[..n]);
@@ -453,8 +453,10 @@ fn set_has(set: &[i32; SET], pid: i32) -> bool {
     false
 }
 
-/// (pid, ppid) of the processes in `/proc` (at most TABLE of them).
-unsafe fn scan_proc(pids: &mut [i32; TABLE], ppids: &mut [i32; TABLE]) -> usize {
+/// (pid, ppid) of the processes in `/proc` (the first TABLE of them). Past that, the scan
+/// goes on and sends `sig` to the children of `me` it finds (their own children come back
+/// to `me` when they die, so repeated scans still reach the whole tree); `sig` 0 sends none.
+unsafe fn scan_proc(pids: &mut [i32; TABLE], ppids: &mut [i32; TABLE], me: i32, sig: i32) -> usize {
     let dir = libc::open(
         c"/proc".as_ptr(),
         libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
@@ -464,7 +466,7 @@ unsafe fn scan_proc(pids: &mut [i32; TABLE], ppids: &mut [i32; TABLE]) -> usize 
     }
     let mut n = 0;
     let mut buf = [0u8; 8192];
-    'outer: loop {
+    loop {
         let got = libc::syscall(libc::SYS_getdents64, dir, buf.as_mut_ptr(), buf.len());
         if got <= 0 {
             break;
@@ -495,11 +497,12 @@ unsafe fn scan_proc(pids: &mut [i32; TABLE], ppids: &mut [i32; TABLE]) -> usize 
                 continue;
             }
             if let Some(pp) = read_ppid(pid as i32) {
-                pids[n] = pid as i32;
-                ppids[n] = pp;
-                n += 1;
-                if n == TABLE {
-                    break 'outer;
+                if n < TABLE {
+                    pids[n] = pid as i32;
+                    ppids[n] = pp;
+                    n += 1;
+                } else if pp == me && me > 1 && sig != 0 && pid as i32 != me {
+                    libc::kill(pid as i32, sig);
                 }
             }
         }
@@ -690,7 +693,7 @@ mod tests {
         let mut pids = [0i32; TABLE];
         let mut ppids = [0i32; TABLE];
         // SAFETY: reads /proc.
-        let n = unsafe { scan_proc(&mut pids, &mut ppids) };
+        let n = unsafe { scan_proc(&mut pids, &mut ppids, 0, 0) };
         let me = std::process::id() as i32;
         let i = pids[..n]
             .iter()
