@@ -16,6 +16,9 @@ fn out(text: &str) {
     let _ = o.flush();
 }
 
+/// How long `kiwi mcp` waits at exit for the processes of cancelled runs to be gone.
+const SHUTDOWN_BOUND: std::time::Duration = std::time::Duration::from_secs(15);
+
 pub fn mcp(project: Option<PathBuf>) -> Result<ExitCode> {
     let level = match std::env::var("KIWI_LOG").ok().as_deref() {
         Some("debug") => tracing_subscriber::filter::LevelFilter::DEBUG,
@@ -41,8 +44,21 @@ pub fn mcp(project: Option<PathBuf>) -> Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    rt.block_on(kiwi_mcp::serve_stdio(service))
-        .map_err(|e| anyhow::anyhow!("the MCP server stopped: {e}"))?;
+    let served = rt.block_on(async {
+        // SIGTERM, SIGINT or SIGHUP (the client stopping the server) end the session the
+        // way a closed stdin does.
+        let served = tokio::select! {
+            r = kiwi_mcp::serve_stdio(service) => r.map_err(|e| e.to_string()),
+            _ = crate::cmd_run::interrupted() => Ok(()),
+        };
+        // Every tool still running is cancelled, and its processes are gone before kiwi
+        // exits (bounded: SIGTERM, SIGKILL after the grace period, a container's removal).
+        kiwi_kernel::exec::process::stop_all(SHUTDOWN_BOUND).await;
+        served
+    });
+    // A read of stdin may still be under way on the blocking pool: do not wait for it.
+    rt.shutdown_timeout(std::time::Duration::from_millis(100));
+    served.map_err(|e| anyhow::anyhow!("the MCP server stopped: {e}"))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -9,7 +9,12 @@ use serde_json::{json, Map, Value as Json};
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
+
+/// Exit code when stdout was a closed pipe: 128 + SIGPIPE, what a shell reports for a
+/// writer that SIGPIPE ended.
+pub const BROKEN_PIPE: u8 = 128 + 13;
 
 /// Exit code when nothing ran (bad usage, broken chain, bad parameters, unavailable
 /// environment) or the run failed before the tool could answer.
@@ -51,14 +56,19 @@ pub fn parse_params(params_json: Option<&str>, params: &[String]) -> Result<Json
     Ok(Json::Object(obj))
 }
 
-/// Prints the tool's output: stdout lines to stdout, stderr lines to stderr.
+/// Prints the tool's output: stdout lines to stdout, stderr lines to stderr. When stdout is
+/// a closed pipe (`kiwi run x | head -2`), the run is stopped at once, as a shell's SIGPIPE
+/// would stop a writer.
 struct Terminal {
     out: Mutex<std::io::BufWriter<std::io::Stdout>>,
     err: Mutex<std::io::BufWriter<std::io::Stderr>>,
+    /// Cancelled when stdout turns out to be a closed pipe.
+    stop: CancellationToken,
+    broken_pipe: AtomicBool,
 }
 
 impl Terminal {
-    fn new() -> Self {
+    fn new(stop: CancellationToken) -> Self {
         Terminal {
             out: Mutex::new(std::io::BufWriter::with_capacity(
                 64 * 1024,
@@ -68,21 +78,36 @@ impl Terminal {
                 16 * 1024,
                 std::io::stderr(),
             )),
+            stop,
+            broken_pipe: AtomicBool::new(false),
         }
+    }
+    fn check(&self, r: std::io::Result<()>) {
+        if matches!(&r, Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe) {
+            self.broken_pipe.store(true, Ordering::SeqCst);
+            self.stop.cancel();
+        }
+    }
+    fn broken_pipe(&self) -> bool {
+        self.broken_pipe.load(Ordering::SeqCst)
     }
 }
 
 impl OutputSink for Terminal {
     fn output(&self, stream: Stream, bytes: &[u8], newline: bool) {
-        let m = match stream {
-            Stream::Stdout => &self.out as &dyn WriteLock,
-            Stream::Stderr => &self.err as &dyn WriteLock,
-        };
-        m.write_line(bytes, newline);
+        match stream {
+            Stream::Stdout => self.check(self.out.write_line(bytes, newline)),
+            // A closed stderr does not stop the tool (kiwi's own summary goes there too).
+            Stream::Stderr => {
+                let _ = self.err.write_line(bytes, newline);
+            }
+        }
     }
     fn flush(&self) {
         if let Ok(mut w) = self.out.lock() {
-            let _ = w.flush();
+            let r = w.flush();
+            drop(w);
+            self.check(r);
         }
         if let Ok(mut w) = self.err.lock() {
             let _ = w.flush();
@@ -91,19 +116,19 @@ impl OutputSink for Terminal {
 }
 
 trait WriteLock {
-    fn write_line(&self, bytes: &[u8], newline: bool);
+    fn write_line(&self, bytes: &[u8], newline: bool) -> std::io::Result<()>;
 }
 
 impl<W: Write> WriteLock for Mutex<W> {
-    fn write_line(&self, bytes: &[u8], newline: bool) {
-        if let Ok(mut w) = self.lock() {
-            // A closed stdout (`kiwi run x | head`) must not stop the tool's output from
-            // being drained: errors are ignored. The bytes are the tool's, unchanged.
-            let _ = w.write_all(bytes);
-            if newline {
-                let _ = w.write_all(b"\n");
-            }
+    fn write_line(&self, bytes: &[u8], newline: bool) -> std::io::Result<()> {
+        let Ok(mut w) = self.lock() else {
+            return Ok(());
+        };
+        w.write_all(bytes)?;
+        if newline {
+            w.write_all(b"\n")?;
         }
+        Ok(())
     }
 }
 
@@ -122,7 +147,7 @@ fn err(text: &str) {
 }
 
 /// Ctrl-C, and on Unix SIGTERM and SIGHUP: the run is cancelled, its process group stopped.
-async fn interrupted() {
+pub(crate) async fn interrupted() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
@@ -180,7 +205,7 @@ pub fn run(o: &Options) -> Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     let cancel = CancellationToken::new();
-    let terminal = Terminal::new();
+    let terminal = Terminal::new(cancel.clone());
     let quiet = exec::NullSink;
     let sink: &dyn OutputSink = if o.json { &quiet } else { &terminal };
     let result = rt.block_on(async {
@@ -193,6 +218,15 @@ pub fn run(o: &Options) -> Result<ExitCode> {
         exec::run(&plan, sink, &cancel).await
     });
     terminal.flush();
+    if terminal.broken_pipe() {
+        if let Ok(r) = &result {
+            err(&format!(
+                "kiwi: {} was stopped: its output pipe was closed",
+                r.tool
+            ));
+        }
+        return Ok(ExitCode::from(BROKEN_PIPE));
+    }
     let result = match result {
         Ok(r) => r,
         Err(e) => return Ok(fail(&e, o.json)),

@@ -107,7 +107,8 @@ enum Command {
     /// Run a tool: its output as it comes (stdout to stdout, stderr to stderr), then a one-line
     /// summary on stderr.
     #[command(after_help = "\
-Exit status: the tool's own; 124 when it timed out, 130 when cancelled (Ctrl-C), 128+N when \
+Exit status: the tool's own; 124 when it timed out, 130 when cancelled (Ctrl-C, SIGTERM, SIGHUP), \
+141 when its stdout was closed (`kiwi run x | head -2`: the tool is stopped at once), 128+N when \
 ended by signal N; for an HTTP tool 0 below status 400, 1 at 400 and above or when the request \
 fails; 2 when nothing ran (broken chain, bad parameters, an environment that is not available \
 here, a command that cannot be started).

@@ -488,6 +488,9 @@ pub async fn serve_stdio(service: Service) -> Result<(), Box<dyn std::error::Err
     let (to_rmcp, from_guard) = tokio::io::duplex(1 << 20);
     tokio::spawn(async move {
         let _ = guard::run(tokio::io::stdin(), to_rmcp).await;
+        // stdin closed: the client is gone (the MCP stdio shutdown). Running tools are
+        // cancelled now; the caller waits for their clean-up before exiting.
+        kiwi_kernel::exec::process::stop_all(std::time::Duration::ZERO).await;
     });
     let running = match server.serve((from_guard, tokio::io::stdout())).await {
         Ok(r) => r,

@@ -783,6 +783,16 @@ impl Container {
                 self.env_args(spec, &mut args);
                 args.extend(["--env".into(), format!("KIWI_RUN_ID={id}")]);
                 args.push(target.clone());
+                // The command runs as the first process of a new PID namespace (under
+                // `unshare --kill-child`, whose argv carries the run id): when it ends, or
+                // when the marked `unshare` is killed, every process it started ends too,
+                // whatever it did (`setsid`, a double fork, `env -i`). Without `unshare`
+                // or the right to use it, the command runs as it is.
+                args.extend(
+                    ["sh", "-c", SPECIFIC_WRAPPER, &id]
+                        .iter()
+                        .map(|s| s.to_string()),
+                );
             }
             None => {
                 args.extend(["run".into(), "--rm".into(), "--name".into(), id.clone()]);
@@ -843,9 +853,10 @@ impl Container {
         }
     }
 
-    /// Remove what a timed-out or cancelled run left: the new container, or the processes
-    /// `exec` started (found by their `KIWI_RUN_ID`).
-    async fn clean_up(&self, id: &str) {
+    /// The command that removes what a stopped run left: the new container, or the
+    /// processes `exec` started (the marked `unshare`, whose death ends its PID namespace,
+    /// and anything still carrying the run's `KIWI_RUN_ID`).
+    pub fn cleanup(&self, id: &str) -> process::Cleanup {
         let mut args = self.runtime.global_args();
         match &self.setup.target {
             None => {
@@ -856,23 +867,41 @@ impl Container {
                 args.push(id.to_string());
             }
             Some(target) => {
-                let script = "for d in /proc/[0-9]*; do if tr '\\0' '\\n' < \"$d/environ\" 2>/dev/null | grep -qxF \"KIWI_RUN_ID=$1\"; then kill -9 \"${d#/proc/}\" 2>/dev/null; fi; done; true";
                 args.extend(
-                    ["exec", target, "sh", "-c", script, "sh", id]
+                    ["exec", target, "sh", "-c", SPECIFIC_CLEANUP, "sh", id]
                         .iter()
                         .map(|s| s.to_string()),
                 );
             }
         }
-        let cli = self.runtime.cli.clone();
-        let env = cli_env(&self.setup);
+        process::Cleanup {
+            program: self.runtime.cli.clone(),
+            args,
+            env: cli_env(&self.setup),
+        }
+    }
+
+    /// Remove what a timed-out or cancelled run left (where no supervisor did it).
+    #[cfg_attr(target_os = "linux", allow(dead_code))]
+    async fn clean_up(&self, id: &str) {
+        let c = self.cleanup(id);
         let _ = tokio::task::spawn_blocking(move || {
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            run_short(&cli, &args, &env, Duration::from_secs(30))
+            let args: Vec<&str> = c.args.iter().map(String::as_str).collect();
+            run_short(&c.program, &args, &c.env, Duration::from_secs(30))
         })
         .await;
     }
 }
+
+/// `sh -c SPECIFIC_WRAPPER RUN_ID PROGRAM ARGS...` inside a running container: the command
+/// as the first process of a new PID namespace (`unshare --kill-child`, as root in the
+/// container, else in a new user namespace), the run id in `unshare`'s argv.
+const SPECIFIC_WRAPPER: &str = r#"for u in "" "-U -r"; do if unshare $u -p -f --kill-child true 2>/dev/null; then exec unshare $u -p -f --kill-child -- sh -c 'exec "$@"' "$0" "$@"; fi; done; exec "$@""#;
+
+/// `sh -c SPECIFIC_CLEANUP sh RUN_ID` inside the container: SIGKILL to every process whose
+/// argv holds the run id as one argument, or whose environment holds `KIWI_RUN_ID`. The
+/// patterns are regular expressions so that `grep`'s own argv does not match.
+const SPECIFIC_CLEANUP: &str = r#"for d in /proc/[0-9]*; do p="${d#/proc/}"; [ "$p" = "$$" ] && continue; if tr '\0' '\n' < "$d/cmdline" 2>/dev/null | grep -q "^$1\$" || tr '\0' '\n' < "$d/environ" 2>/dev/null | grep -q "^KIWI_RUN_ID=$1\$"; then kill -9 "$p" 2>/dev/null; fi; done; true"#;
 
 impl ExecutionEnvironment for Container {
     fn name(&self) -> &'static str {
@@ -900,7 +929,11 @@ impl ExecutionEnvironment for Container {
     ) -> BoxFuture<'a, Result<ProcessResult, ExecError>> {
         Box::pin(async move {
             let (host, id) = self.wrap(spec);
-            let r = process::run(&host, sink, cancel).await?;
+            // The run's supervisor removes the container (or the processes `exec` started)
+            // when the run is stopped, even when kiwi itself is killed.
+            let cleanup = self.cleanup(&id);
+            let r = process::run_with_cleanup(&host, Some(&cleanup), sink, cancel).await?;
+            #[cfg(not(target_os = "linux"))]
             if r.timed_out || r.cancelled {
                 self.clean_up(&id).await;
             }

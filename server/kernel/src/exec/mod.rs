@@ -16,6 +16,8 @@ pub mod http;
 pub mod preference;
 pub mod process;
 pub mod request;
+#[cfg(target_os = "linux")]
+pub mod supervisor;
 
 use crate::chain::{self, Chain};
 use crate::check;
@@ -446,6 +448,10 @@ fn plan_inner(
             let mut spec = subprocess_spec(&real, &default_cwd)?;
             spec.env = vars.clone();
             spec.secrets = secrets.clone();
+            // `$PWD` is the tool's working directory, not the caller's (a shell would say
+            // the same after `cd`).
+            spec.env
+                .insert("PWD".into(), spec.cwd.to_string_lossy().into_owned());
             let shown_spec = subprocess_spec(&shown, &default_cwd)?;
             let mut command = vec![shown_spec.program.clone()];
             command.extend(shown_spec.args.iter().cloned());

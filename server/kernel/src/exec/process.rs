@@ -12,12 +12,13 @@
 //! - output is bytes: the sink gets them unchanged; the result carries text when the kept
 //!   output is UTF-8, else `stdout_utf8: false` and the exact bytes in `stdout_base64`
 //!   (`stdout` then holds a lossy rendering, for reading only);
-//! - on timeout or cancellation the whole group gets SIGTERM, then SIGKILL after
-//!   [`GRACE`]; after the leader exits, whatever is left of its group is killed too, and if
-//!   the future is dropped before the end, the group is killed as well.
+//! - on timeout or cancellation the whole run gets SIGTERM, then SIGKILL after [`GRACE`];
+//!   when the command ends, whatever it left running is killed; if the future is dropped
+//!   before the end, or kiwi itself dies (even by SIGKILL), everything is killed as well.
 //!
-//! A process that leaves its group on purpose (`setsid`) escapes the last two: the
-//! `sandbox` environment (a PID namespace that dies with its first process) covers that.
+//! On Linux "the whole run" is every descendant of the command, wherever it went (`setsid`,
+//! a double fork, `env -i`): a per-run supervisor process, a child subreaper, holds the tree
+//! (see [`super::supervisor`]). Elsewhere it is the process group.
 
 use super::{ErrorKind, ExecError, OutputSink, Stream};
 use crate::redact::Secrets;
@@ -88,6 +89,27 @@ impl std::fmt::Debug for ProcessSpec {
     }
 }
 
+/// A command run when a run was stopped (timeout, cancellation, the run dropped, kiwi's
+/// death), after its process tree is gone: e.g. `podman rm --force NAME` (Linux).
+#[derive(Clone)]
+pub struct Cleanup {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// Its complete environment.
+    pub env: BTreeMap<String, String>,
+}
+
+/// Environment values are never printed.
+impl std::fmt::Debug for Cleanup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cleanup")
+            .field("program", &self.program)
+            .field("args", &self.args)
+            .field("env", &self.env.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct ProcessResult {
     /// The exit status; `None` when the process was ended by a signal.
@@ -118,7 +140,8 @@ pub struct ProcessResult {
     /// Bytes the process wrote to stdout and stderr (kept or not).
     pub stdout_bytes: u64,
     pub stderr_bytes: u64,
-    /// The process id of the leader (also the process group id).
+    /// The process id of the leader (also the process group id); on Linux, the run's
+    /// supervisor (the command is its child, in its group).
     pub pid: u32,
 }
 
@@ -160,6 +183,59 @@ impl ProcessResult {
         } else {
             128 + self.signal.unwrap_or(0)
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Shutdown: every run of this process cancelled, and waited for
+
+/// Cancelled by [`stop_all`]: every run under way is cancelled, every new one is too.
+static SHUTDOWN: std::sync::LazyLock<CancellationToken> =
+    std::sync::LazyLock::new(CancellationToken::new);
+/// The pid of every run started and not seen to end (a dropped run stays listed until its
+/// process, which then cleans up, has exited).
+static LIVE: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+
+fn live() -> std::sync::MutexGuard<'static, Vec<u32>> {
+    match LIVE.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
+
+/// Whether a process has ended (it is gone, or a zombie).
+fn ended(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(s) => s
+            .rsplit(')')
+            .next()
+            .is_some_and(|r| r.trim_start().starts_with(['Z', 'X'])),
+    }
+}
+
+/// How many runs are under way (started and not yet cleaned up).
+pub fn runs_under_way() -> usize {
+    let mut l = live();
+    l.retain(|p| !ended(*p));
+    l.len()
+}
+
+/// Shut down: cancel every run of this process (each gets SIGTERM, then SIGKILL after
+/// [`GRACE`], and its clean-up), refuse new ones, and wait until every run's processes are
+/// gone, for at most `bound`. Returns whether they all were. The servers call this when
+/// their client goes away (stdin closed, SIGTERM, `exit`).
+pub async fn stop_all(bound: Duration) -> bool {
+    SHUTDOWN.cancel();
+    let start = Instant::now();
+    loop {
+        if runs_under_way() == 0 {
+            return true;
+        }
+        if start.elapsed() >= bound {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 
@@ -326,6 +402,17 @@ pub async fn run(
     sink: &dyn OutputSink,
     cancel: &CancellationToken,
 ) -> Result<ProcessResult, ExecError> {
+    run_with_cleanup(spec, None, sink, cancel).await
+}
+
+/// [`run`], and when the run is stopped (timeout, cancellation, the future dropped, kiwi's
+/// death) `cleanup` runs once the process tree is gone (Linux; e.g. a container's removal).
+pub async fn run_with_cleanup(
+    spec: &ProcessSpec,
+    cleanup: Option<&Cleanup>,
+    sink: &dyn OutputSink,
+    cancel: &CancellationToken,
+) -> Result<ProcessResult, ExecError> {
     let program = resolve_program(spec)?;
     if !spec.cwd.is_dir() {
         return Err(ExecError::new(
@@ -352,15 +439,38 @@ pub async fn run(
     cmd.process_group(0);
     #[cfg(not(unix))]
     cmd.kill_on_drop(true);
+    #[cfg(target_os = "linux")]
+    let pending = super::supervisor::install(&mut cmd, cleanup).map_err(|e| {
+        ExecError::new(
+            ErrorKind::Spawn,
+            format!("cannot prepare the run's supervisor: {e}"),
+        )
+    })?;
+    #[cfg(not(target_os = "linux"))]
+    let _ = cleanup;
+    if SHUTDOWN.is_cancelled() {
+        return Err(ExecError::new(
+            ErrorKind::Cancelled,
+            "kiwi is shutting down: nothing new is started".to_string(),
+        ));
+    }
     let started = Instant::now();
-    let mut child = cmd.spawn().map_err(|e| {
+    let spawned = cmd.spawn();
+    #[cfg(target_os = "linux")]
+    let control = pending.spawned();
+    #[cfg(not(target_os = "linux"))]
+    let control = ();
+    let mut child = spawned.map_err(|e| {
         ExecError::new(
             ErrorKind::Spawn,
             format!("cannot start `{}`: {e}", program.display()),
         )
     })?;
     let pid = child.id().unwrap_or(0);
-    let guard = GroupGuard::new(pid);
+    if pid != 0 {
+        live().push(pid);
+    }
+    let mut guard = GroupGuard::new(pid, control);
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
     let stdin = child.stdin.take();
@@ -415,6 +525,7 @@ pub async fn run(
             _ = &mut done => {}
             _ = tokio::time::sleep(spec.timeout) => timed_out = true,
             _ = cancel.cancelled() => cancelled = true,
+            _ = SHUTDOWN.cancelled() => cancelled = true,
         }
         if timed_out || cancelled {
             guard.signal_group(Signal::Term);
@@ -423,11 +534,13 @@ pub async fn run(
                 (&mut done).await;
             }
         }
-        // Whatever is left of the group does not outlive the call. The leader is not
-        // reaped yet, so its pid (the group id) cannot have been reused.
-        guard.signal_group(Signal::Kill);
+        // Whatever is left of the group does not outlive the call (on Linux the supervisor
+        // has killed it before it exited). The leader is not reaped yet, so its pid (the
+        // group id) cannot have been reused.
+        guard.leftovers();
         let status = child.wait().await;
         guard.disarm();
+        live().retain(|p| *p != pid);
         exited.cancel();
         (status, timed_out, cancelled)
     };
@@ -512,25 +625,49 @@ enum Signal {
     Kill,
 }
 
-/// Kills the process group when dropped while armed (the run's future was dropped).
+/// On Linux, the run's supervisor (dropping its control kills the tree); elsewhere the
+/// process group, killed when dropped while armed (the run's future was dropped).
+#[cfg(target_os = "linux")]
+type Control = super::supervisor::Control;
+#[cfg(not(target_os = "linux"))]
+type Control = ();
+
 #[cfg_attr(not(unix), allow(dead_code))]
 struct GroupGuard {
+    #[cfg_attr(target_os = "linux", allow(dead_code))]
     pid: u32,
     armed: std::sync::atomic::AtomicBool,
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    control: Control,
 }
 
 impl GroupGuard {
-    fn new(pid: u32) -> Self {
+    fn new(pid: u32, control: Control) -> Self {
         GroupGuard {
             pid,
             armed: std::sync::atomic::AtomicBool::new(pid != 0),
+            control,
         }
     }
     fn disarm(&self) {
         self.armed.store(false, std::sync::atomic::Ordering::SeqCst);
     }
-    #[cfg(unix)]
-    fn signal_group(&self, sig: Signal) {
+    #[cfg(target_os = "linux")]
+    fn signal_group(&mut self, sig: Signal) {
+        match sig {
+            Signal::Term => self.control.terminate(),
+            Signal::Kill => self.control.kill(),
+        }
+    }
+    /// After the leader's end: the supervisor has already killed the rest.
+    #[cfg(target_os = "linux")]
+    fn leftovers(&mut self) {}
+    #[cfg(all(unix, not(target_os = "linux")))]
+    fn leftovers(&mut self) {
+        self.signal_group(Signal::Kill);
+    }
+    #[cfg(all(unix, not(target_os = "linux")))]
+    fn signal_group(&mut self, sig: Signal) {
         if self.pid == 0 || self.pid > i32::MAX as u32 {
             return;
         }
@@ -544,7 +681,7 @@ impl GroupGuard {
         }
     }
     #[cfg(not(unix))]
-    fn signal_group(&self, _sig: Signal) {
+    fn signal_group(&mut self, _sig: Signal) {
         // Best effort on other systems: the leader is killed through its handle
         // (`kill_on_drop`); there are no process groups to signal.
     }
@@ -552,6 +689,8 @@ impl GroupGuard {
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
+        // On Linux, dropping the control closes the supervisor's pipe: it kills the tree.
+        #[cfg(not(target_os = "linux"))]
         if self.armed.load(std::sync::atomic::Ordering::SeqCst) {
             self.signal_group(Signal::Kill);
         }

@@ -326,3 +326,104 @@ fn a_long_line_comes_in_bounded_pieces() {
     assert!(got.last().unwrap().2, "the last piece ends the line");
     assert!(got[..got.len() - 1].iter().all(|(_, _, nl, _)| !nl));
 }
+
+/// What the supervisor costs: `process::run` of `/bin/true` against spawning it directly
+/// in its own process group (what `run` did before), interleaved. Prints the medians.
+#[test]
+#[ignore = "a measurement: cargo test -p kiwi-kernel --release --test it supervisor_overhead -- --ignored --nocapture"]
+fn supervisor_overhead() {
+    let rt = rt();
+    let spec = spec("/bin/true", &[]);
+    let (mut sup, mut plain) = (Vec::new(), Vec::new());
+    for _ in 0..300 {
+        let t = Instant::now();
+        let r = rt
+            .block_on(process::run(&spec, &NullSink, &CancellationToken::new()))
+            .unwrap();
+        assert_eq!(r.exit_code, Some(0));
+        sup.push(t.elapsed());
+        let t = Instant::now();
+        let st = rt.block_on(async {
+            tokio::process::Command::new("/bin/true")
+                .process_group(0)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .status()
+                .await
+        });
+        assert!(st.unwrap().success());
+        plain.push(t.elapsed());
+    }
+    sup.sort();
+    plain.sort();
+    println!(
+        "process::run(/bin/true): median {:?}, p90 {:?}; direct spawn: median {:?}, p90 {:?}",
+        sup[150], sup[270], plain[150], plain[270]
+    );
+}
+
+/// A tool whose children leave its process group: a `setsid` child, a double-forked daemon,
+/// an `env -i` child (their pids printed, one per line), then `tail` (sleep).
+fn escaper(tail: &str) -> ProcessSpec {
+    spec(
+        "bash",
+        &[
+            "-c",
+            &format!(
+                "setsid sleep 300 & echo $!; (sleep 300 & echo $!) ; env -i /bin/sleep 300 & echo $!; {tail}"
+            ),
+        ],
+    )
+}
+
+fn pids(out: &str) -> Vec<i32> {
+    out.lines().filter_map(|l| l.trim().parse().ok()).collect()
+}
+
+/// Kills the listed pids when dropped (a failed assertion leaves nothing running).
+struct KillAll(Vec<i32>);
+
+impl Drop for KillAll {
+    fn drop(&mut self) {
+        for p in &self.0 {
+            if !gone(*p) {
+                // SAFETY: signals a process this test started (checked alive just before).
+                unsafe {
+                    libc::kill(*p, libc::SIGKILL);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn processes_that_left_the_group_end_with_the_run() {
+    // The tool ends by itself, times out, is cancelled: nothing it started is left.
+    for (tail, timeout, cancel_after) in [
+        ("true", 30_000, None),
+        ("sleep 300", 500, None),
+        ("sleep 300", 30_000, Some(500)),
+    ] {
+        let mut s = escaper(tail);
+        s.timeout = Duration::from_millis(timeout);
+        let cancel = CancellationToken::new();
+        if let Some(ms) = cancel_after {
+            let c = cancel.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(ms));
+                c.cancel();
+            });
+        }
+        let r = rt().block_on(process::run(&s, &NullSink, &cancel)).unwrap();
+        let left = KillAll(pids(&r.stdout));
+        assert_eq!(left.0.len(), 3, "{tail}: {}", r.stdout);
+        for p in &left.0 {
+            assert!(
+                wait_gone(*p),
+                "{tail}: {p} outlived the run: {:?} {:?}",
+                std::fs::read_to_string(format!("/proc/{p}/stat")),
+                std::fs::read_to_string(format!("/proc/{p}/cmdline"))
+            );
+        }
+    }
+}

@@ -4,6 +4,7 @@ mod cli;
 mod common;
 mod hostile_lsp;
 mod hostile_mcp;
+mod hostile_procs;
 mod mcp_cli;
 mod mcp_load;
 mod run;

@@ -261,6 +261,11 @@ impl Proc {
     }
 
     /// Close stdin and wait (bounded) for the process to end.
+    /// Close the server's stdin (the client went away) without waiting.
+    pub fn close_stdin(&mut self) {
+        drop(self.stdin.take());
+    }
+
     pub fn close(mut self) -> std::process::ExitStatus {
         drop(self.stdin.take());
         let deadline = Instant::now() + Duration::from_secs(20);

@@ -1,0 +1,704 @@
+//! The per-run supervisor (Linux): the guarantee that no process of a run outlives it.
+//!
+//! [`process::run`](super::process::run) does not start the tool itself. The child it forks
+//! becomes a tiny supervisor (no `exec`, no allocation: only system calls on stack buffers,
+//! which is what is allowed after `fork` in a multi-threaded program):
+//!
+//! 1. it marks itself a child subreaper (`PR_SET_CHILD_SUBREAPER`), so that every process of
+//!    the run that loses its parent — a double-forked daemon, a child of a `setsid` — is
+//!    re-parented to it instead of to init, and stays findable;
+//! 2. it forks the tool, which sets `PR_SET_PDEATHSIG(SIGKILL)` (it dies with the
+//!    supervisor) and returns to the standard library, which `exec`s the command;
+//! 3. it gives up the tool's pipes (its stdio becomes `/dev/null`), closes every other file
+//!    descriptor but the read end of its control pipe, blocks every signal (a terminal's
+//!    Ctrl-C or a `kill` of its process group cannot end it before it has cleaned up) and
+//!    waits for the tool to end, or for kiwi to write on the control pipe (`T`: SIGTERM to
+//!    the tree; `K`: kill the tree now), or for the control pipe to close — which is what
+//!    happens when kiwi dies, even by SIGKILL (the write end is kiwi's alone, close-on-exec);
+//! 4. then it kills every descendant (found through the `ppid` links of `/proc/*/stat`,
+//!    SIGKILL, again until it has no child left), runs the environment's clean-up command
+//!    when the run was stopped (a container's `rm --force`; `kill` of the marker process
+//!    inside a running container), kills what that left, and exits with the tool's status
+//!    (re-raising the tool's signal when a signal ended it).
+//!
+//! What it does not cover: a process that kills the supervisor itself (`kill -9 $PPID` from
+//! the tool: the tool dies with it, but an orphan of the tool is re-parented to init), and
+//! processes inside a container's PID namespace (the container environment handles those).
+
+use super::process::Cleanup;
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long the clean-up command may take.
+const CLEANUP_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long the supervisor keeps killing a tree that does not go (a process stuck in the
+/// kernel cannot be killed; the supervisor then exits anyway).
+const KILL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The clean-up command as the forked supervisor needs it: C strings and pointer arrays
+/// built before `fork` (addresses kept as `usize` so that the closure is `Send + Sync`).
+struct CCommand {
+    _strings: Vec<CString>,
+    argv: Vec<usize>,
+    envp: Vec<usize>,
+}
+
+impl CCommand {
+    fn new(c: &Cleanup) -> io::Result<CCommand> {
+        let cs = |s: &str| {
+            CString::new(s).map_err(|_| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "a NUL byte in a clean-up command",
+                )
+            })
+        };
+        let mut strings = Vec::new();
+        strings.push(cs(&c.program.to_string_lossy())?);
+        for a in &c.args {
+            strings.push(cs(a)?);
+        }
+        let argc = strings.len();
+        for (k, v) in &c.env {
+            strings.push(cs(&format!("{k}={v}"))?);
+        }
+        let mut argv: Vec<usize> = strings[..argc]
+            .iter()
+            .map(|s| s.as_ptr() as usize)
+            .collect();
+        argv.push(0);
+        let mut envp: Vec<usize> = strings[argc..]
+            .iter()
+            .map(|s| s.as_ptr() as usize)
+            .collect();
+        envp.push(0);
+        Ok(CCommand {
+            _strings: strings,
+            argv,
+            envp,
+        })
+    }
+}
+
+/// The kiwi side of one supervised run: the control pipe's write end. Dropping it (or
+/// kiwi's death) makes the supervisor kill the tree.
+pub struct Control {
+    write: Option<std::fs::File>,
+}
+
+impl Control {
+    /// SIGTERM to every process of the run (the run counts as stopped: the clean-up runs).
+    pub fn terminate(&mut self) {
+        self.send(b'T');
+    }
+    /// Kill every process of the run now.
+    pub fn kill(&mut self) {
+        self.send(b'K');
+        self.write = None;
+    }
+    fn send(&mut self, b: u8) {
+        use std::io::Write;
+        if let Some(w) = self.write.as_mut() {
+            if w.write_all(&[b]).is_err() {
+                self.write = None;
+            }
+        }
+    }
+}
+
+/// Set up supervision of `cmd`: its child becomes the supervisor of the command. Call
+/// [`Pending::spawned`] after the spawn (whether it worked or not).
+pub fn install(
+    cmd: &mut tokio::process::Command,
+    cleanup: Option<&Cleanup>,
+) -> io::Result<Pending> {
+    let mut fds = [0 as RawFd; 2];
+    // SAFETY: pipe2 fills two descriptors, owned below.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both were just created and are owned by nobody else.
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let ctl = read.as_raw_fd();
+    let cleanup = match cleanup {
+        Some(c) => Some(Arc::new(CCommand::new(c)?)),
+        None => None,
+    };
+    // SAFETY: the closure runs in the forked child before `exec`; it (and everything it
+    // calls) uses only async-signal-safe system calls on stack memory and memory allocated
+    // before the fork; it never returns in the supervisor.
+    unsafe {
+        cmd.pre_exec(move || become_supervisor(ctl, cleanup.as_deref()));
+    }
+    Ok(Pending {
+        read: Some(read),
+        write: Some(std::fs::File::from(write)),
+    })
+}
+
+/// Between `install` and the spawn.
+pub struct Pending {
+    read: Option<OwnedFd>,
+    write: Option<std::fs::File>,
+}
+
+impl Pending {
+    /// The spawn is done: kiwi's copy of the read end is closed, the control is kiwi's.
+    pub fn spawned(mut self) -> Control {
+        self.read = None;
+        Control {
+            write: self.write.take(),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// In the forked child: async-signal-safe code only (no allocation, no locks, no std I/O).
+
+fn errno_error() -> io::Error {
+    // `from_raw_os_error` does not allocate.
+    io::Error::from_raw_os_error(unsafe { *libc::__errno_location() })
+}
+
+/// Runs in the child after `fork`: returns `Ok` in the tool's process (which then `exec`s);
+/// the supervisor never returns.
+fn become_supervisor(ctl: RawFd, cleanup: Option<&CCommand>) -> io::Result<()> {
+    // SAFETY: plain system calls.
+    unsafe {
+        if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 {
+            return Err(errno_error());
+        }
+        let me = libc::getpid();
+        let tool = libc::fork();
+        if tool < 0 {
+            return Err(errno_error());
+        }
+        if tool == 0 {
+            // The tool: it dies with its supervisor.
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+            if libc::getppid() != me {
+                libc::_exit(137);
+            }
+            return Ok(());
+        }
+        supervise(me, tool, ctl, cleanup)
+    }
+}
+
+unsafe fn supervise(me: i32, tool: i32, ctl: RawFd, cleanup: Option<&CCommand>) -> ! {
+    // The tool's pipes are the tool's: the supervisor keeps none of them open.
+    let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+    if null >= 0 {
+        for fd in 0..3 {
+            libc::dup2(null, fd);
+        }
+        if null > 2 {
+            libc::close(null);
+        }
+    }
+    close_other_fds(ctl);
+    let mut all: libc::sigset_t = std::mem::zeroed();
+    libc::sigfillset(&mut all);
+    libc::sigprocmask(libc::SIG_SETMASK, &all, std::ptr::null_mut());
+    let mut chld: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&mut chld);
+    libc::sigaddset(&mut chld, libc::SIGCHLD);
+    let sfd = libc::signalfd(-1, &chld, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
+
+    let mut status: Option<i32> = None;
+    let mut stopped = false;
+    loop {
+        reap(tool, &mut status);
+        if status.is_some() {
+            break;
+        }
+        let mut fds = [
+            libc::pollfd {
+                fd: ctl,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: sfd,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // Without a signalfd, poll in steps (a child's end is then seen within 50 ms).
+        let timeout = if sfd >= 0 { -1 } else { 50 };
+        let n = libc::poll(fds.as_mut_ptr(), if sfd >= 0 { 2 } else { 1 }, timeout);
+        if n < 0 {
+            continue;
+        }
+        if fds[1].revents != 0 {
+            let mut b = [0u8; 256];
+            while libc::read(sfd, b.as_mut_ptr().cast(), b.len()) > 0 {}
+        }
+        if fds[0].revents != 0 {
+            let mut b = [0u8; 16];
+            let r = libc::read(ctl, b.as_mut_ptr().cast(), b.len());
+            if r < 0 && *libc::__errno_location() == libc::EINTR {
+                continue;
+            }
+            if r <= 0 {
+                // kiwi is gone (or dropped the run).
+                stopped = true;
+                break;
+            }
+            let mut kill_now = false;
+            for &c in &b[..r as usize] {
+                stopped = true;
+                match c {
+                    b'T' => {
+                        signal_tree(me, libc::SIGTERM);
+                    }
+                    _ => kill_now = true,
+                }
+            }
+            if kill_now {
+                break;
+            }
+        }
+    }
+    kill_tree(me, tool, &mut status);
+    if stopped {
+        if let Some(c) = cleanup {
+            run_cleanup(c, tool, &mut status);
+            kill_tree(me, tool, &mut status);
+        }
+    }
+    exit_like(status)
+}
+
+/// Close every descriptor except 0-2 and `keep`.
+unsafe fn close_other_fds(keep: RawFd) {
+    let ranges = [
+        (3u32, (keep as u32).saturating_sub(1)),
+        (keep as u32 + 1, u32::MAX),
+    ];
+    for (lo, hi) in ranges {
+        if lo > hi {
+            continue;
+        }
+        if libc::syscall(libc::SYS_close_range, lo, hi, 0) != 0 {
+            // Before Linux 5.9: one by one, up to the limit.
+            let mut lim: libc::rlimit = std::mem::zeroed();
+            let max = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
+                lim.rlim_cur.min(1 << 20) as u32
+            } else {
+                1024
+            };
+            let mut fd = lo;
+            while fd <= hi && fd < max {
+                libc::close(fd as i32);
+                fd += 1;
+            }
+        }
+    }
+}
+
+/// Reap every child that has ended; remember the tool's status.
+unsafe fn reap(tool: i32, status: &mut Option<i32>) -> bool {
+    loop {
+        let mut st = 0;
+        let r = libc::waitpid(-1, &mut st, libc::WNOHANG);
+        if r > 0 {
+            if r == tool {
+                *status = Some(st);
+            }
+            continue;
+        }
+        // true: no child at all is left.
+        return r < 0 && *libc::__errno_location() == libc::ECHILD;
+    }
+}
+
+fn now_ms() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: fills `t`.
+    unsafe {
+        libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t);
+    }
+    t.tv_sec as u64 * 1000 + t.tv_nsec as u64 / 1_000_000
+}
+
+fn sleep_ms(ms: u64) {
+    let t = libc::timespec {
+        tv_sec: (ms / 1000) as libc::time_t,
+        tv_nsec: ((ms % 1000) * 1_000_000) as libc::c_long,
+    };
+    // SAFETY: sleeps.
+    unsafe {
+        libc::nanosleep(&t, std::ptr::null_mut());
+    }
+}
+
+/// SIGKILL every descendant until no child is left (bounded by [`KILL_TIMEOUT`]).
+unsafe fn kill_tree(me: i32, tool: i32, status: &mut Option<i32>) {
+    // Every descendant is a child or below one (orphans come back to this subreaper): with
+    // no child left there is nothing to look for, and the usual end costs no scan.
+    if reap(tool, status) {
+        return;
+    }
+    let start = now_ms();
+    loop {
+        signal_tree(me, libc::SIGKILL);
+        if reap(tool, status) {
+            return;
+        }
+        if now_ms().saturating_sub(start) > KILL_TIMEOUT.as_millis() as u64 {
+            return;
+        }
+        sleep_ms(1);
+    }
+}
+
+/// How many processes one scan of `/proc` looks at (more are seen by the next scan).
+const TABLE: usize = 4096;
+/// Slots of the open-addressing set of the tree's pids (a power of two, twice TABLE).
+const SET: usize = 8192;
+
+/// Send `sig` to every descendant of `me`; how many there were.
+unsafe fn signal_tree(me: i32, sig: i32) -> usize {
+    let mut pids = [0i32; TABLE];
+    let mut ppids = [0i32; TABLE];
+    let n = scan_proc(&mut pids, &mut ppids, me, sig);
+    let mut set = [0i32; SET];
+    let mut inside = [false; TABLE];
+    let count = descendants(me, &pids[..n], &ppids[..n], &mut set, &mut inside[..n]);
+    for i in 0..n {
+        if inside[i] {
+            libc::kill(pids[i], sig);
+        }
+    }
+    count
+}
+
+/// Mark in `inside` the entries of the table that descend from `me` (their `ppid` chain
+/// reaches it); how many. Never `me` itself, never pid 0 or 1, whatever the table says.
+fn descendants(
+    me: i32,
+    pids: &[i32],
+    ppids: &[i32],
+    set: &mut [i32; SET],
+    inside: &mut [bool],
+) -> usize {
+    if me <= 1 {
+        return 0;
+    }
+    set_insert(set, me);
+    let mut count = 0;
+    loop {
+        let mut changed = false;
+        for i in 0..pids.len() {
+            let (pid, ppid) = (pids[i], ppids[i]);
+            if inside[i] || pid <= 1 || pid == me || ppid <= 0 {
+                continue;
+            }
+            if set_has(set, ppid) {
+                inside[i] = true;
+                changed = true;
+                set_insert(set, pid);
+                count += 1;
+            }
+        }
+        if !changed {
+            return count;
+        }
+    }
+}
+
+fn slot(pid: i32) -> usize {
+    (pid as u32).wrapping_mul(2_654_435_761) as usize & (SET - 1)
+}
+
+/// The set's empty slot is 0: pids inserted are always positive.
+fn set_insert(set: &mut [i32; SET], pid: i32) {
+    if pid <= 0 {
+        return;
+    }
+    let mut i = slot(pid);
+    for _ in 0..SET {
+        if set[i] == pid {
+            return;
+        }
+        if set[i] == 0 {
+            set[i] = pid;
+            return;
+        }
+        i = (i + 1) & (SET - 1);
+    }
+}
+
+fn set_has(set: &[i32; SET], pid: i32) -> bool {
+    if pid <= 0 {
+        return false;
+    }
+    let mut i = slot(pid);
+    for _ in 0..SET {
+        if set[i] == pid {
+            return true;
+        }
+        if set[i] == 0 {
+            return false;
+        }
+        i = (i + 1) & (SET - 1);
+    }
+    false
+}
+
+/// (pid, ppid) of the processes in `/proc` (the first TABLE of them). Past that, the scan
+/// goes on and sends `sig` to the children of `me` it finds (their own children come back
+/// to `me` when they die, so repeated scans still reach the whole tree); `sig` 0 sends none.
+unsafe fn scan_proc(pids: &mut [i32; TABLE], ppids: &mut [i32; TABLE], me: i32, sig: i32) -> usize {
+    let dir = libc::open(
+        c"/proc".as_ptr(),
+        libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+    );
+    if dir < 0 {
+        return 0;
+    }
+    let mut n = 0;
+    let mut buf = [0u8; 8192];
+    loop {
+        let got = libc::syscall(libc::SYS_getdents64, dir, buf.as_mut_ptr(), buf.len());
+        if got <= 0 {
+            break;
+        }
+        let got = got as usize;
+        let mut off = 0;
+        while off + 19 < got {
+            let reclen = u16::from_ne_bytes([buf[off + 16], buf[off + 17]]) as usize;
+            if reclen == 0 {
+                break;
+            }
+            let name = &buf[off + 19..(off + reclen).min(got)];
+            off += reclen;
+            let mut pid: i64 = 0;
+            let mut digits = 0;
+            for &c in name {
+                if c == 0 {
+                    break;
+                }
+                if !c.is_ascii_digit() || digits > 9 {
+                    digits = 0;
+                    break;
+                }
+                pid = pid * 10 + (c - b'0') as i64;
+                digits += 1;
+            }
+            if digits == 0 || pid <= 0 || pid > i32::MAX as i64 {
+                continue;
+            }
+            if let Some(pp) = read_ppid(pid as i32) {
+                if n < TABLE {
+                    pids[n] = pid as i32;
+                    ppids[n] = pp;
+                    n += 1;
+                } else if pp == me && me > 1 && sig != 0 && pid as i32 != me {
+                    libc::kill(pid as i32, sig);
+                }
+            }
+        }
+    }
+    libc::close(dir);
+    n
+}
+
+/// The parent of `pid`, from `/proc/PID/stat` (`pid (comm) state ppid ...`).
+unsafe fn read_ppid(pid: i32) -> Option<i32> {
+    let mut path = [0u8; 32];
+    let prefix = b"/proc/";
+    path[..prefix.len()].copy_from_slice(prefix);
+    let mut k = prefix.len();
+    let mut digits = [0u8; 10];
+    let mut d = 0;
+    let mut p = pid;
+    while p > 0 {
+        digits[d] = b'0' + (p % 10) as u8;
+        p /= 10;
+        d += 1;
+    }
+    while d > 0 {
+        d -= 1;
+        path[k] = digits[d];
+        k += 1;
+    }
+    for &c in b"/stat" {
+        path[k] = c;
+        k += 1;
+    }
+    path[k] = 0;
+    let fd = libc::open(path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC);
+    if fd < 0 {
+        return None;
+    }
+    let mut buf = [0u8; 512];
+    let r = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
+    libc::close(fd);
+    if r <= 0 {
+        return None;
+    }
+    let s = &buf[..r as usize];
+    let close = s.iter().rposition(|&c| c == b')')?;
+    // ") S 123 ..."
+    let rest = s.get(close + 2..)?;
+    let mut it = rest.split(|&c| c == b' ');
+    it.next()?;
+    let mut ppid: i32 = 0;
+    for &c in it.next()? {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        ppid = ppid.checked_mul(10)?.checked_add((c - b'0') as i32)?;
+    }
+    Some(ppid)
+}
+
+/// Run the clean-up command to its end (bounded), reaping whatever else ends meanwhile.
+unsafe fn run_cleanup(c: &CCommand, tool: i32, status: &mut Option<i32>) {
+    let pid = libc::fork();
+    if pid < 0 {
+        return;
+    }
+    if pid == 0 {
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut none);
+        libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+        libc::chdir(c"/".as_ptr());
+        libc::execve(
+            c.argv[0] as *const libc::c_char,
+            c.argv.as_ptr() as *const *const libc::c_char,
+            c.envp.as_ptr() as *const *const libc::c_char,
+        );
+        libc::_exit(127);
+    }
+    let start = now_ms();
+    loop {
+        let mut st = 0;
+        let r = libc::waitpid(-1, &mut st, libc::WNOHANG);
+        if r == pid {
+            return;
+        }
+        if r > 0 {
+            if r == tool {
+                *status = Some(st);
+            }
+            continue;
+        }
+        if r < 0 && *libc::__errno_location() == libc::ECHILD {
+            return;
+        }
+        if now_ms().saturating_sub(start) > CLEANUP_TIMEOUT.as_millis() as u64 {
+            libc::kill(pid, libc::SIGKILL);
+        }
+        sleep_ms(5);
+    }
+}
+
+/// Exit as the tool did: its exit code, or its signal re-raised.
+unsafe fn exit_like(status: Option<i32>) -> ! {
+    let Some(st) = status else {
+        libc::_exit(128 + libc::SIGKILL);
+    };
+    if libc::WIFEXITED(st) {
+        libc::_exit(libc::WEXITSTATUS(st));
+    }
+    if libc::WIFSIGNALED(st) {
+        let sig = libc::WTERMSIG(st);
+        let no_core = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        libc::setrlimit(libc::RLIMIT_CORE, &no_core);
+        libc::signal(sig, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, sig);
+        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::kill(libc::getpid(), sig);
+        libc::_exit(128 + sig);
+    }
+    libc::_exit(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree(me: i32, table: &[(i32, i32)]) -> Vec<i32> {
+        let pids: Vec<i32> = table.iter().map(|t| t.0).collect();
+        let ppids: Vec<i32> = table.iter().map(|t| t.1).collect();
+        let mut set = [0i32; SET];
+        let mut inside = vec![false; table.len()];
+        let n = descendants(me, &pids, &ppids, &mut set, &mut inside);
+        let v: Vec<i32> = pids
+            .iter()
+            .zip(&inside)
+            .filter(|(_, i)| **i)
+            .map(|(p, _)| *p)
+            .collect();
+        assert_eq!(n, v.len());
+        v
+    }
+
+    #[test]
+    fn only_descendants_are_in_the_tree() {
+        // init (ppid 0), kthreadd (ppid 0), a shell, the supervisor 100, its tree, a
+        // grandchild listed before its parent, and strangers.
+        let table = [
+            (1, 0),
+            (2, 0),
+            (50, 1),
+            (100, 50),
+            (300, 200),
+            (101, 100),
+            (200, 101),
+            (400, 1),
+            (401, 400),
+            (102, 100),
+        ];
+        let mut got = tree(100, &table);
+        got.sort();
+        assert_eq!(got, vec![101, 102, 200, 300]);
+        // A table that claims pid 1 or 0 descends from the supervisor changes nothing.
+        assert_eq!(tree(100, &[(1, 100), (0, 100), (5, 0)]), Vec::<i32>::new());
+        // Nothing for a nonsense supervisor pid.
+        assert!(tree(1, &table).is_empty());
+        assert!(tree(0, &table).is_empty());
+    }
+
+    #[test]
+    fn the_pid_set_never_holds_zero() {
+        let mut set = [0i32; SET];
+        assert!(!set_has(&set, 0));
+        set_insert(&mut set, 0);
+        assert!(!set_has(&set, 0));
+        for p in 1..5000 {
+            set_insert(&mut set, p);
+        }
+        assert!((1..5000).all(|p| set_has(&set, p)));
+        assert!(!set_has(&set, 5001));
+        assert!(!set_has(&set, 0));
+    }
+
+    #[test]
+    fn the_proc_table_reads_real_parents() {
+        let mut pids = [0i32; TABLE];
+        let mut ppids = [0i32; TABLE];
+        // SAFETY: reads /proc.
+        let n = unsafe { scan_proc(&mut pids, &mut ppids, 0, 0) };
+        let me = std::process::id() as i32;
+        let i = pids[..n]
+            .iter()
+            .position(|p| *p == me)
+            .expect("this process is listed");
+        assert_eq!(ppids[i], std::os::unix::process::parent_id() as i32);
+    }
+}
