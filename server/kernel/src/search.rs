@@ -215,6 +215,10 @@ pub struct Index {
     exact: HashMap<String, Vec<u32>>,
     /// While building: each word seen -> its term (a word is stemmed once).
     words: HashMap<String, u32>,
+    /// The words as written whose term differs (`greeting` -> `greet`), for typos.
+    forms: Vec<(String, u32)>,
+    /// Forms by their length in characters.
+    forms_by_len: Vec<Vec<u32>>,
 }
 
 impl Index {
@@ -285,7 +289,12 @@ impl Index {
             ];
             idx.add(ItemType::System, s.id.to_string(), None, None, m, &fields);
         }
-        idx.words = HashMap::new();
+        let mut forms: Vec<(String, u32)> = std::mem::take(&mut idx.words)
+            .into_iter()
+            .filter(|(w, t)| idx.terms[*t as usize] != *w)
+            .collect();
+        forms.sort_unstable();
+        idx.forms = forms;
         idx.finish_lookups();
         idx.docs.shrink_to_fit();
         idx.terms.shrink_to_fit();
@@ -389,6 +398,16 @@ impl Index {
             b.shrink_to_fit();
         }
         self.by_len = by_len;
+        let mut forms_by_len: Vec<Vec<u32>> = Vec::new();
+        for (i, (f, _)) in self.forms.iter().enumerate() {
+            let n = f.chars().count();
+            if forms_by_len.len() <= n {
+                forms_by_len.resize_with(n + 1, Vec::new);
+            }
+            forms_by_len[n].push(i as u32);
+        }
+        self.forms_by_len = forms_by_len;
+        self.forms.shrink_to_fit();
         let mut exact: HashMap<String, Vec<u32>> = HashMap::new();
         for (i, d) in self.docs.iter().enumerate() {
             let mut keys = vec![
@@ -457,12 +476,21 @@ impl Index {
                     }
                 }
             }
+            // And the words as they were written ("greetign" is a typo of "greeting", not of
+            // its stem "greet").
+            let lens = qn.saturating_sub(max_dist)..=qn + max_dist;
+            for bucket in lens.filter_map(|n| self.forms_by_len.get(n)) {
+                for &f in bucket {
+                    let (form, t) = &self.forms[f as usize];
+                    if bag_distance_exceeds(q, form, max_dist).is_none_or(|far| !far)
+                        && strsim::damerau_levenshtein(q, form) <= max_dist
+                    {
+                        more.push((*t, 0.7));
+                    }
+                }
+            }
         }
-        // In term order after the word itself, as a scan of the vocabulary gave them (scores
-        // are sums: the same order gives the same floating-point result).
-        more.sort_unstable_by_key(|(t, _)| *t);
-        out.extend(more);
-        out
+        finish_expansion(out, more)
     }
 
     /// A word the vocabulary lacks as a concatenation of two or three indexed words (each of
@@ -717,6 +745,17 @@ impl Index {
     }
 }
 
+/// The expansion of a query term: the term itself first, then the others in term order, each
+/// once with its best weight, as a scan of the vocabulary gives them (scores are sums: the
+/// same order gives the same floating-point result).
+fn finish_expansion(mut out: Vec<(u32, f32)>, mut more: Vec<(u32, f32)>) -> Vec<(u32, f32)> {
+    more.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
+    more.dedup_by_key(|(t, _)| *t);
+    let exact = out.first().map(|(t, _)| *t);
+    out.extend(more.into_iter().filter(|(t, _)| Some(*t) != exact));
+    out
+}
+
 /// Whether the bag distance of two ASCII words exceeds `max` (`None` when either is not
 /// ASCII). The bag distance never exceeds the Damerau-Levenshtein distance: an insertion,
 /// deletion, substitution or transposition changes each side's surplus by at most one.
@@ -799,6 +838,8 @@ mod tests {
         if qn < 3 {
             return out;
         }
+        let exact = !out.is_empty();
+        let mut more = Vec::new();
         let max_dist = if qn >= 8 { 2 } else { 1 };
         for (i, term) in idx.terms.iter().enumerate() {
             if term == q {
@@ -806,17 +847,26 @@ mod tests {
             }
             let tn = term.chars().count();
             if tn >= qn && term.starts_with(q) {
-                out.push((i as u32, 0.6));
+                more.push((i as u32, 0.6));
                 continue;
             }
-            if out.first().is_some_and(|(_, w)| *w == 1.0) || tn.abs_diff(qn) > max_dist {
+            if exact || tn.abs_diff(qn) > max_dist {
                 continue;
             }
             if qn >= 4 && strsim::damerau_levenshtein(q, term) <= max_dist {
-                out.push((i as u32, 0.7));
+                more.push((i as u32, 0.7));
             }
         }
-        out
+        if !exact && qn >= 4 {
+            for (form, t) in &idx.forms {
+                if form.chars().count().abs_diff(qn) <= max_dist
+                    && strsim::damerau_levenshtein(q, form) <= max_dist
+                {
+                    more.push((*t, 0.7));
+                }
+            }
+        }
+        finish_expansion(out, more)
     }
 
     /// Expansion through the lookups equals the scan, and so does the exact-match boost, on

@@ -116,8 +116,42 @@ pub struct SearchArgs {
     pub item_type: String,
     pub query: String,
     pub source: Option<String>,
+    /// 1 to [`MAX_SEARCH_LIMIT`] (default 10); 0 is an error.
     pub limit: Option<usize>,
+    /// Where the previous answer's list stopped (its `cursor`).
+    pub cursor: Option<String>,
     pub project_path: Option<String>,
+}
+
+/// The most results one search answer holds (more come with its `cursor`).
+pub const MAX_SEARCH_LIMIT: usize = 1000;
+
+/// The cursor that continues a search's list after `offset` results: the offset and a
+/// fingerprint of the search, so that a cursor is not taken for another search's.
+fn search_cursor(t: ItemType, query: &str, source: Option<Space>, offset: usize) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (t.as_str(), query.trim(), source.map(Space::as_str)).hash(&mut h);
+    format!("{offset:x}.{:016x}", h.finish())
+}
+
+/// The offset a search cursor continues from, or the error that says why it is not one.
+fn cursor_offset(t: ItemType, query: &str, source: Option<Space>, cursor: &str) -> Res<usize> {
+    let bad = || {
+        OpError::new(
+            "invalid_arguments",
+            format!(
+                "`cursor` `{}` is not a cursor of this search; pass the `cursor` of the previous answer with the same item_type, query and source",
+                cursor.chars().take(80).collect::<String>()
+            ),
+        )
+    };
+    let (off, _) = cursor.split_once('.').ok_or_else(bad)?;
+    let offset = usize::from_str_radix(off, 16).map_err(|_| bad())?;
+    if offset > 1 << 40 || search_cursor(t, query, source, offset) != cursor {
+        return Err(bad());
+    }
+    Ok(offset)
 }
 
 #[derive(Debug, Clone, Default)]
@@ -862,23 +896,41 @@ impl Service {
                 ),
             )));
         }
-        let limit = a.limit.unwrap_or(10).clamp(1, 1000);
+        let limit = match a.limit {
+            None => 10,
+            Some(n @ 1..=MAX_SEARCH_LIMIT) => n,
+            Some(n) => {
+                return Err(at(OpError::new(
+                    "invalid_arguments",
+                    format!("`limit` is {n}; it must be an integer from 1 to {MAX_SEARCH_LIMIT}"),
+                )))
+            }
+        };
+        let offset = match a.cursor.as_deref() {
+            None | Some("") => 0,
+            Some(c) => cursor_offset(t, &a.query, source, c).map_err(at)?,
+        };
         let idx = self
             .with(a.project_path.as_deref(), |sp| sp.index())
             .map_err(at)?;
-        let mut hits = if a.query.trim().is_empty() || a.query.trim() == "*" {
-            idx.list(t, source, limit * 4 + 50)
+        let keep = |id: &str| session.visible("search", t, id);
+        let want = offset.saturating_add(limit);
+        let (hits, total) = if a.query.trim().is_empty() || a.query.trim() == "*" {
+            idx.list_filtered(t, source, want, &keep)
         } else {
-            idx.search(t, &a.query, source, limit * 4 + 50)
+            idx.search_filtered(t, &a.query, source, want, &keep)
         };
-        hits.retain(|h| session.visible("search", t, &h.id));
-        hits.truncate(limit);
-        Ok(json!({
+        let hits: Vec<_> = hits.into_iter().skip(offset).collect();
+        let mut out = json!({
             "item_type": t.as_str(),
             "query": a.query,
-            "total": hits.len(),
+            "total": total,
             "results": hits,
-        }))
+        });
+        if want < total {
+            out["cursor"] = json!(search_cursor(t, &a.query, source, want));
+        }
+        Ok(out)
     }
 
     // ------------------------------------------------------------------ lookup

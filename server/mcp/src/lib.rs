@@ -41,6 +41,7 @@ pub fn tools() -> Vec<Tool> {
             "query": {"type": "string", "description": "Words to look for (typos tolerated); empty lists everything"},
             "source": {"type": "string", "enum": ["project", "user", "builtin", "all"], "default": "all"},
             "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 10},
+            "cursor": {"type": "string", "description": "The `cursor` of the previous answer: the results after it"},
             "project_path": project_path_prop(),
         },
         "required": ["item_type", "query"],
@@ -60,7 +61,9 @@ pub fn tools() -> Vec<Tool> {
         "type": "object",
         "properties": {
             "item_type": {"type": "string"}, "query": {"type": "string"},
-            "total": {"type": "integer"}, "results": {"type": "array", "items": hit}
+            "total": {"type": "integer", "description": "How many items match (results holds at most limit of them)"},
+            "results": {"type": "array", "items": hit},
+            "cursor": {"type": "string", "description": "Pass it back as `cursor` for the next results; absent on the last page"}
         },
         "required": ["item_type", "results"]
     });
@@ -151,6 +154,36 @@ fn b(args: &JsonObject, k: &str) -> bool {
     matches!(args.get(k), Some(Json::Bool(true)))
 }
 
+/// The search `limit`: absent, or a whole number (`"3"`, `2.5` and `-1` are errors; the range
+/// is checked by the service).
+fn limit_arg(args: &JsonObject) -> Result<Option<usize>, OpError> {
+    match args.get("limit") {
+        None | Some(Json::Null) => Ok(None),
+        Some(v) => match v.as_u64() {
+            Some(n) => Ok(Some(usize::try_from(n).unwrap_or(usize::MAX))),
+            None => Err(OpError::new(
+                "invalid_arguments",
+                format!(
+                    "`limit` must be an integer from 1 to {}, not {v}",
+                    service::MAX_SEARCH_LIMIT
+                ),
+            )),
+        },
+    }
+}
+
+/// An optional string argument: absent, or a string (anything else is an error).
+fn opt_str(args: &JsonObject, k: &str) -> Result<Option<String>, OpError> {
+    match args.get(k) {
+        None | Some(Json::Null) => Ok(None),
+        Some(Json::String(v)) => Ok(Some(v.clone())),
+        Some(other) => Err(OpError::new(
+            "invalid_arguments",
+            format!("`{k}` must be a string, not {other}"),
+        )),
+    }
+}
+
 /// A required string argument, or the error body that names it.
 fn req(args: &JsonObject, k: &str, tool: &str) -> Result<String, OpError> {
     match args.get(k) {
@@ -232,10 +265,8 @@ impl KiwiServer {
                     item_type: req(&args, "item_type", "search")?,
                     query: s(&args, "query").unwrap_or_default(),
                     source: s(&args, "source"),
-                    limit: args
-                        .get("limit")
-                        .and_then(Json::as_u64)
-                        .map(|n| n.min(1000) as usize),
+                    limit: limit_arg(&args)?,
+                    cursor: opt_str(&args, "cursor")?,
                     project_path: s(&args, "project_path"),
                 };
                 svc.search(&self.session(), &a)

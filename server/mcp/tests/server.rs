@@ -365,6 +365,96 @@ async fn search_ranks_tolerates_typos_and_shows_shadowing() {
     assert_eq!(e["error"], "invalid_arguments");
 }
 
+/// `total` is the number that match, a cursor pages through them, and a limit that is not a
+/// whole number from 1 to 1000 is an error (issue 16, point 2).
+#[tokio::test]
+async fn search_total_counts_every_match_and_a_cursor_pages() {
+    let (_d, mut c) = setup().await;
+    let all = c
+        .ok(
+            "search",
+            json!({"item_type": "tool", "query": "", "limit": 1000}),
+        )
+        .await;
+    let every: Vec<Value> = all["results"].as_array().unwrap().clone();
+    assert!(every.len() >= 3, "the fixture has several tools: {all:#}");
+    assert_eq!(all["total"], json!(every.len()));
+    assert!(all.get("cursor").is_none(), "one page holds them all");
+    // Page by one: `total` is every match, and the cursors walk the same list.
+    let mut seen = Vec::new();
+    let mut cursor: Option<Value> = None;
+    for _ in 0..every.len() + 1 {
+        let mut args = json!({"item_type": "tool", "query": "", "limit": 1});
+        if let Some(cur) = &cursor {
+            args["cursor"] = cur.clone();
+        }
+        let page = c.ok("search", args).await;
+        assert_eq!(page["total"], json!(every.len()), "{page:#}");
+        seen.extend(page["results"].as_array().unwrap().iter().cloned());
+        cursor = page.get("cursor").cloned();
+        if cursor.is_none() {
+            break;
+        }
+        assert!(cursor.as_ref().unwrap().is_string());
+    }
+    assert_eq!(seen, every);
+    // The same with a query: the pages together are the ranked list.
+    let ranked = c
+        .ok(
+            "search",
+            json!({"item_type": "knowledge", "query": "greeting", "limit": 100}),
+        )
+        .await;
+    let n = ranked["results"].as_array().unwrap().len();
+    assert!(n >= 2, "{ranked:#}");
+    assert_eq!(ranked["total"], json!(n));
+    let first = c
+        .ok(
+            "search",
+            json!({"item_type": "knowledge", "query": "greeting", "limit": 1}),
+        )
+        .await;
+    assert_eq!(first["total"], json!(n));
+    assert_eq!(first["results"][0], ranked["results"][0]);
+    let second = c
+        .ok(
+            "search",
+            json!({"item_type": "knowledge", "query": "greeting", "limit": 1, "cursor": first["cursor"]}),
+        )
+        .await;
+    assert_eq!(second["results"][0], ranked["results"][1]);
+    // A cursor of another search, or garbage, is refused.
+    let e = c
+        .err(
+            "search",
+            json!({"item_type": "knowledge", "query": "other", "cursor": first["cursor"]}),
+        )
+        .await;
+    assert_eq!(e["error"], "invalid_arguments");
+    assert!(e["message"].as_str().unwrap().contains("cursor"), "{e:#}");
+    let e = c
+        .err(
+            "search",
+            json!({"item_type": "tool", "query": "", "cursor": "zz"}),
+        )
+        .await;
+    assert_eq!(e["error"], "invalid_arguments");
+    // Limits: 0, a string, a fraction, a negative number and too many are errors.
+    for bad in [json!(0), json!("3"), json!(2.5), json!(-1), json!(1001)] {
+        let e = c
+            .err(
+                "search",
+                json!({"item_type": "tool", "query": "", "limit": bad}),
+            )
+            .await;
+        assert_eq!(e["error"], "invalid_arguments", "limit {bad}: {e:#}");
+        assert!(
+            e["message"].as_str().unwrap().contains("`limit`"),
+            "limit {bad}: {e:#}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn load_returns_content_and_errors_suggest() {
     let (_d, mut c) = setup().await;
