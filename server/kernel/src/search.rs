@@ -11,6 +11,8 @@
 //! (a typo counts for less), and one whose id, name or bare id equals the whole query, letters
 //! and digits only ("format-json" is `data/format_json`), comes first.
 
+pub mod cache;
+
 use crate::ids::{ItemType, Space};
 use crate::system;
 use crate::workspace::{Item, Parsed, Workspace};
@@ -438,7 +440,7 @@ impl Index {
     /// close spellings (typos) and longer words it begins.
     fn expand(&self, q: &str) -> Vec<(u32, f32)> {
         let exact = self.vocab.get(q).copied();
-        let mut out: Vec<(u32, f32)> = exact.map(|t| (t, 1.0)).into_iter().collect();
+        let out: Vec<(u32, f32)> = exact.map(|t| (t, 1.0)).into_iter().collect();
         let qn = q.chars().count();
         if qn < 3 {
             return out;

@@ -321,6 +321,8 @@ struct Spaces {
     watch: Option<watch::Watch>,
     generation: u64,
     index: Option<(u64, Arc<Index>)>,
+    /// Whether the index kept on disk was tried (once, for the first index).
+    index_checked: bool,
 }
 
 type Stamp = (Option<SystemTime>, u64, Option<SystemTime>);
@@ -381,6 +383,7 @@ impl Spaces {
             watch: None,
             generation: 0,
             index: None,
+            index_checked: false,
         };
         sp.scan(false);
         sp
@@ -499,7 +502,28 @@ impl Spaces {
         match &self.index {
             Some((g, idx)) if *g == self.generation => idx.clone(),
             _ => {
-                let idx = Arc::new(Index::build(&self.ws));
+                let (user, project) = (self.ws.user.clone(), self.ws.project.clone());
+                // The first index: the one an earlier server kept on disk, if it describes
+                // these very files; else built, and kept on disk for the next server.
+                let cached = (!self.index_checked)
+                    .then(|| search::cache::read(&user, project.as_deref()))
+                    .flatten()
+                    .filter(|c| c.files == self.files && c.dirs == self.dirs);
+                self.index_checked = true;
+                let idx = match cached {
+                    Some(c) => c.index.clone(),
+                    None => {
+                        let idx = Arc::new(Index::build(&self.ws));
+                        search::cache::write_in_background(
+                            user,
+                            project,
+                            self.files.clone(),
+                            self.dirs.clone(),
+                            idx.clone(),
+                        );
+                        idx
+                    }
+                };
                 self.index = Some((self.generation, idx.clone()));
                 idx
             }
@@ -667,6 +691,11 @@ pub struct Service {
     project: Option<PathBuf>,
     host: Host,
     spaces: Mutex<HashMap<Option<PathBuf>, Spaces>>,
+    /// The projects whose workspace is being loaded (under the `spaces` lock).
+    loading: Mutex<std::collections::HashSet<Option<PathBuf>>>,
+    /// The search index kept on disk of a project not loaded yet (`None`: none valid), read
+    /// by a search that comes before the workspace is loaded; dropped once it is.
+    cached: Mutex<HashMap<Option<PathBuf>, Option<Arc<search::cache::Cached>>>>,
 }
 
 /// The builtin tool whose primitive is the kernel's `init` (run in process by the server).
@@ -685,6 +714,8 @@ impl Service {
             project,
             host,
             spaces: Mutex::new(HashMap::new()),
+            loading: Mutex::new(Default::default()),
+            cached: Mutex::new(HashMap::new()),
         }
     }
 
@@ -727,11 +758,64 @@ impl Service {
             .spaces
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let sp = all
-            .entry(project.clone())
-            .or_insert_with(|| Spaces::load(project, self.host.clone()));
+        if !all.contains_key(&project) {
+            let loading = || self.loading.lock().unwrap_or_else(|p| p.into_inner());
+            loading().insert(project.clone());
+            let mut sp = Spaces::load(project.clone(), self.host.clone());
+            loading().remove(&project);
+            // A search that came while it loaded read the index kept on disk: keep it when it
+            // describes these very files (no second read, no build).
+            let cached = self
+                .cached
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&project)
+                .flatten();
+            if let Some(c) = cached {
+                if c.files == sp.files && c.dirs == sp.dirs {
+                    sp.index = Some((sp.generation, c.index.clone()));
+                    sp.index_checked = true;
+                }
+            }
+            all.insert(project.clone(), sp);
+        }
+        let sp = all.get_mut(&project).expect("inserted above");
         sp.refresh();
         Ok(f(sp))
+    }
+
+    /// The search index of a project: the loaded workspace's; while it is not loaded yet
+    /// (a server answering its first call), the one kept on disk in the user space's
+    /// `cache/` when the files are still those it was built from (checked at every call).
+    fn search_index(&self, project_path: Option<&str>) -> Res<Arc<Index>> {
+        let project = self.project_for(project_path)?;
+        let loaded = match self.spaces.try_lock() {
+            Ok(all) => all.contains_key(&project),
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner().contains_key(&project),
+            // Held: by a load of this project, or by a call on a loaded one.
+            Err(std::sync::TryLockError::WouldBlock) => !self
+                .loading
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains(&project),
+        };
+        if !loaded {
+            let cached = {
+                let mut slot = self.cached.lock().unwrap_or_else(|p| p.into_inner());
+                slot.entry(project.clone())
+                    .or_insert_with(|| {
+                        search::cache::read(&self.host.user_space(), project.as_deref())
+                            .map(Arc::new)
+                    })
+                    .clone()
+            };
+            if let Some(c) = cached {
+                if search::cache::listing_is_current(&c.files, &c.dirs) {
+                    return Ok(c.index.clone());
+                }
+            }
+        }
+        self.with(project_path, |sp| sp.index())
     }
 
     /// Load the fixed project's workspace and build its search index now (at start-up, in
@@ -910,9 +994,7 @@ impl Service {
             None | Some("") => 0,
             Some(c) => cursor_offset(t, &a.query, source, c).map_err(at)?,
         };
-        let idx = self
-            .with(a.project_path.as_deref(), |sp| sp.index())
-            .map_err(at)?;
+        let idx = self.search_index(a.project_path.as_deref()).map_err(at)?;
         let keep = |id: &str| session.visible("search", t, id);
         let want = offset.saturating_add(limit);
         let (hits, total) = if a.query.trim().is_empty() || a.query.trim() == "*" {

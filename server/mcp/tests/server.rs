@@ -455,6 +455,97 @@ async fn search_total_counts_every_match_and_a_cursor_pages() {
     }
 }
 
+/// The search index is kept on disk in the user space's `cache/` (issue 16, point 15); a new
+/// server never answers from a stale or corrupt one: an item changed, added or removed since
+/// is seen at its first search.
+#[tokio::test]
+async fn search_index_kept_on_disk_is_never_trusted_stale() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().canonicalize().unwrap();
+    let p = project(&tmp);
+    let cache_files = || -> Vec<PathBuf> {
+        std::fs::read_dir(tmp.join("user/cache"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "idx"))
+            .collect()
+    };
+    let ids = |v: &Value| -> Vec<String> {
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let first = {
+        let mut c = Client::start(Some(p.clone()), host(&tmp), &tmp).await;
+        let v = c
+            .ok(
+                "search",
+                json!({"item_type": "knowledge", "query": "greeting"}),
+            )
+            .await;
+        // Written in the background: wait for it.
+        for _ in 0..100 {
+            if !cache_files().is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(cache_files().len(), 1, "one cache file for the project");
+        ids(&v)
+    };
+    assert_eq!(first, ["k/notes", "other/secret"]);
+    // A second server, nothing changed: the same answer.
+    let mut c = Client::start(Some(p.clone()), host(&tmp), &tmp).await;
+    let v = c
+        .ok(
+            "search",
+            json!({"item_type": "knowledge", "query": "greeting"}),
+        )
+        .await;
+    assert_eq!(ids(&v), first);
+    drop(c);
+    // Changed, added and removed since the cache was written.
+    std::thread::sleep(Duration::from_millis(20));
+    let ai = p.join(".ai");
+    write(
+        &ai,
+        "knowledge/k/notes.md",
+        "---\nid: notes\nentry_type: reference\ntitle: Farewell notes\n---\n\nGoodbye.\n",
+    );
+    write(
+        &ai,
+        "knowledge/k/added.md",
+        "---\nid: added\nentry_type: reference\ntitle: Greeting words\n---\n\nHello.\n",
+    );
+    std::fs::remove_file(ai.join("knowledge/other/secret.md")).unwrap();
+    let mut c = Client::start(Some(p.clone()), host(&tmp), &tmp).await;
+    let v = c
+        .ok(
+            "search",
+            json!({"item_type": "knowledge", "query": "greeting"}),
+        )
+        .await;
+    assert_eq!(ids(&v), ["k/added"], "{v:#}");
+    drop(c);
+    // A corrupt cache is ignored (and rebuilt).
+    for f in cache_files() {
+        std::fs::write(&f, b"KIWI-SEARCH-INDEX\ngarbage").unwrap();
+    }
+    let mut c = Client::start(Some(p.clone()), host(&tmp), &tmp).await;
+    let v = c
+        .ok(
+            "search",
+            json!({"item_type": "knowledge", "query": "greeting"}),
+        )
+        .await;
+    assert_eq!(ids(&v), ["k/added"], "{v:#}");
+}
+
 #[tokio::test]
 async fn load_returns_content_and_errors_suggest() {
     let (_d, mut c) = setup().await;
