@@ -693,9 +693,16 @@ pub struct Service {
     spaces: Mutex<HashMap<Option<PathBuf>, Spaces>>,
     /// The projects whose workspace is being loaded (under the `spaces` lock).
     loading: Mutex<std::collections::HashSet<Option<PathBuf>>>,
-    /// The search index kept on disk of a project not loaded yet (`None`: none valid), read
-    /// by a search that comes before the workspace is loaded; dropped once it is.
-    cached: Mutex<HashMap<Option<PathBuf>, Option<Arc<search::cache::Cached>>>>,
+    /// The search index kept on disk of a project not loaded yet, read by a search that comes
+    /// before the workspace is loaded (or by `warm`); dropped once it is.
+    cached: Mutex<HashMap<Option<PathBuf>, CachedIndex>>,
+}
+
+/// An index read from the user space's cache (`None`: none, or not valid), and when the last
+/// check that found the disk unchanged began.
+struct CachedIndex {
+    cached: Option<Arc<search::cache::Cached>>,
+    checked_from: Option<std::time::Instant>,
 }
 
 /// The builtin tool whose primitive is the kernel's `init` (run in process by the server).
@@ -770,7 +777,7 @@ impl Service {
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .remove(&project)
-                .flatten();
+                .and_then(|c| c.cached);
             if let Some(c) = cached {
                 if c.files == sp.files && c.dirs == sp.dirs {
                     sp.index = Some((sp.generation, c.index.clone()));
@@ -788,6 +795,7 @@ impl Service {
     /// (a server answering its first call), the one kept on disk in the user space's
     /// `cache/` when the files are still those it was built from (checked at every call).
     fn search_index(&self, project_path: Option<&str>) -> Res<Arc<Index>> {
+        let arrived = std::time::Instant::now();
         let project = self.project_for(project_path)?;
         let loaded = match self.spaces.try_lock() {
             Ok(all) => all.contains_key(&project),
@@ -800,27 +808,66 @@ impl Service {
                 .contains(&project),
         };
         if !loaded {
-            let cached = {
-                let mut slot = self.cached.lock().unwrap_or_else(|p| p.into_inner());
-                slot.entry(project.clone())
-                    .or_insert_with(|| {
-                        search::cache::read(&self.host.user_space(), project.as_deref())
-                            .map(Arc::new)
-                    })
-                    .clone()
-            };
-            if let Some(c) = cached {
-                if search::cache::listing_is_current(&c.files, &c.dirs) {
-                    return Ok(c.index.clone());
-                }
+            if let Some(idx) = self.cached_index(&project, arrived) {
+                return Ok(idx);
             }
         }
         self.with(project_path, |sp| sp.index())
     }
 
+    /// The index kept on disk of a project not loaded yet (read once), if the disk still holds
+    /// the files it was built from: checked by a check that began after `since` (the call's
+    /// arrival: every change made before the call is seen). Calls wait for a check under way
+    /// rather than repeat it.
+    fn cached_index(
+        &self,
+        project: &Option<PathBuf>,
+        since: std::time::Instant,
+    ) -> Option<Arc<Index>> {
+        let mut slots = self.cached.lock().unwrap_or_else(|p| p.into_inner());
+        let slot =
+            slots.entry(project.clone()).or_insert_with(|| {
+                match search::cache::read_current(&self.host.user_space(), project.as_deref()) {
+                    Some((c, checked)) => CachedIndex {
+                        cached: Some(Arc::new(c)),
+                        checked_from: Some(checked),
+                    },
+                    None => CachedIndex {
+                        cached: None,
+                        checked_from: None,
+                    },
+                }
+            });
+        let c = slot.cached.clone()?;
+        if slot.checked_from.is_some_and(|t| t >= since) {
+            return Some(c.index.clone());
+        }
+        let start = std::time::Instant::now();
+        if search::cache::listing_is_current(&c.files, &c.dirs) {
+            slot.checked_from = Some(start);
+            Some(c.index.clone())
+        } else {
+            slot.cached = None; // stale: the workspace is loaded and the index built
+            None
+        }
+    }
+
     /// Load the fixed project's workspace and build its search index now (at start-up, in
     /// the background), so that the first call does not wait for it.
     pub fn warm(&self) {
+        // First the index kept on disk, read and checked against the disk while both cores are
+        // free: a search that came meanwhile answers from it without checking again, and one
+        // that comes while the workspace loads answers from it once the disk is checked.
+        if let Ok(project) = self.project_for(None) {
+            let loaded = self
+                .spaces
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains_key(&project);
+            if !loaded {
+                let _ = self.cached_index(&project, std::time::Instant::now());
+            }
+        }
         let _ = self.with(None, |sp| sp.index());
     }
 
@@ -2054,7 +2101,7 @@ pub fn help(topic: Option<&str>) -> Res<Json> {
     let (text, call) = match topic {
         "overview" => ("Kiwi workspaces hold directives (workflows an agent follows), tools (things that run) and knowledge (reference entries), in three spaces: project (.ai/), user (~/.ai) and builtin; a project item shadows a user one, which shadows a builtin one. system items are read-only facts about the machine. Four tools: search, load, execute, help.",
             json!({"tool": "search", "arguments": {"item_type": "directive", "query": "init"}})),
-        "search" => ("search ranks items by relevance (BM25 over name, description, category, tags and body; typos tolerated). source narrows to one space; shadowed results say which space wins.",
+        "search" => ("search ranks items by relevance (BM25 over name, description, category, tags and body; word forms, joined words such as wordcount and typos tolerated). source narrows to one space; shadowed results say which space wins. total is how many items match; when more match than limit (1 to 1000, default 10), pass the answer's cursor to get the next ones.",
             json!({"tool": "search", "arguments": {"item_type": "knowledge", "query": "permissions", "limit": 5}})),
         "load" => ("load returns an item's content, metadata, path, space and diagnostics. With destination (project|user) it copies the item there, never overwriting without force.",
             json!({"tool": "load", "arguments": {"item_type": "knowledge", "item_id": "core/kiwi-overview"}})),

@@ -100,7 +100,7 @@ pub fn tools() -> Vec<Tool> {
     vec![
         Tool::new(
             "search",
-            "Find directives, tools, knowledge or system items by relevance (BM25 over name, description, category, tags and body; typo tolerant). Results show the space of each item and what shadows it.",
+            "Find directives, tools, knowledge or system items by relevance (BM25 over name, description, category, tags and body; word forms, joined words such as wordcount and typos tolerated). Results show the space of each item and what shadows it; total is how many match, and cursor (when present) gives the next results.",
             obj(search_in),
         )
         .with_title("Search kiwi items")
@@ -152,6 +152,37 @@ fn s(args: &JsonObject, k: &str) -> Option<String> {
 
 fn b(args: &JsonObject, k: &str) -> bool {
     matches!(args.get(k), Some(Json::Bool(true)))
+}
+
+/// Items per page of `prompts/list` and `resources/list` (the rest come with `nextCursor`).
+pub const LIST_PAGE: usize = 100;
+
+/// The page of a list that a request's cursor asks for, and the cursor of the next page
+/// (`None` on the last). A cursor this server did not give is invalid params.
+fn page<T>(
+    mut items: Vec<T>,
+    r: &Option<PaginatedRequestParams>,
+) -> Result<(Vec<T>, Option<String>), McpError> {
+    let start = match r.as_ref().and_then(|p| p.cursor.as_deref()) {
+        None => 0,
+        Some(c) => c
+            .strip_prefix("page:")
+            .and_then(|n| n.parse::<usize>().ok())
+            .filter(|n| *n <= items.len())
+            .ok_or_else(|| {
+                McpError::invalid_params(
+                    format!(
+                        "cursor `{}` is not one this server gave; pass the previous answer's nextCursor",
+                        c.chars().take(80).collect::<String>()
+                    ),
+                    None,
+                )
+            })?,
+    };
+    let end = start.saturating_add(LIST_PAGE).min(items.len());
+    let next = (end < items.len()).then(|| format!("page:{end}"));
+    let page: Vec<T> = items.drain(start..end).collect();
+    Ok((page, next))
 }
 
 /// The search `limit`: absent, or a whole number (`"3"`, `2.5` and `-1` are errors; the range
@@ -439,7 +470,10 @@ impl ServerHandler for KiwiServer {
                 Prompt::new(id, desc, Some(args))
             })
             .collect();
-        Ok(ListPromptsResult::with_all_items(prompts))
+        let (prompts, next) = page(prompts, &_r)?;
+        let mut res = ListPromptsResult::with_all_items(prompts);
+        res.next_cursor = next;
+        Ok(res)
     }
 
     async fn get_prompt(
@@ -476,7 +510,10 @@ impl ServerHandler for KiwiServer {
                 }
             })
             .collect();
-        Ok(ListResourcesResult::with_all_items(list))
+        let (list, next) = page(list, &_r)?;
+        let mut res = ListResourcesResult::with_all_items(list);
+        res.next_cursor = next;
+        Ok(res)
     }
 
     async fn list_resource_templates(

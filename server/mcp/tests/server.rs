@@ -546,6 +546,64 @@ async fn search_index_kept_on_disk_is_never_trusted_stale() {
     assert_eq!(ids(&v), ["k/added"], "{v:#}");
 }
 
+/// `resources/list` and `prompts/list` page with `nextCursor` (issue 16, point 2).
+#[tokio::test]
+async fn resources_and_prompts_page_with_next_cursor() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().canonicalize().unwrap();
+    let p = project(&tmp);
+    for i in 0..130 {
+        write(
+            &p.join(".ai"),
+            &format!("knowledge/many/k{i:03}.md"),
+            &format!("---\nid: k{i:03}\nentry_type: reference\ntitle: Entry {i}\n---\n\nText.\n"),
+        );
+        write(
+            &p.join(".ai"),
+            &format!("directives/many/d{i:03}.md"),
+            &DIRECTIVE.replace("name=\"greet\"", &format!("name=\"d{i:03}\"")),
+        );
+    }
+    let mut c = Client::start(Some(p), host(&tmp), &tmp).await;
+    for (method, key) in [("resources/list", "resources"), ("prompts/list", "prompts")] {
+        let mut all: Vec<Value> = Vec::new();
+        let mut cursor: Option<Value> = None;
+        let mut pages = 0;
+        loop {
+            let params = match &cursor {
+                Some(cur) => json!({"cursor": cur}),
+                None => json!({}),
+            };
+            let r = c.request(method, params).await;
+            let items = r["result"][key].as_array().unwrap_or_else(|| panic!("{r}"));
+            assert!(items.len() <= 100, "{method}: a page holds at most 100");
+            all.extend(items.iter().cloned());
+            pages += 1;
+            cursor = r["result"].get("nextCursor").cloned();
+            if cursor.is_none() {
+                break;
+            }
+            assert!(pages < 10, "{method} pages forever");
+        }
+        assert!(
+            pages >= 2,
+            "{method}: {} items in {pages} page(s)",
+            all.len()
+        );
+        let mut names: Vec<String> = all
+            .iter()
+            .map(|i| i.get("uri").or(i.get("name")).unwrap().to_string())
+            .collect();
+        let n = names.len();
+        assert!(n >= 130, "{method}: {n}");
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), n, "{method}: no item twice");
+        let r = c.request(method, json!({"cursor": "nonsense"})).await;
+        assert_eq!(r["error"]["code"], -32602, "{method}: {r}");
+    }
+}
+
 #[tokio::test]
 async fn load_returns_content_and_errors_suggest() {
     let (_d, mut c) = setup().await;

@@ -94,6 +94,31 @@ pub fn read(user: &Path, project: Option<&Path>) -> Option<Cached> {
     decode(&bytes, user, project)
 }
 
+/// Read the cache of a project and compare its listing with the disk, the two at once (the
+/// index is decoded while the files are stated); `Some` only when it is valid and current,
+/// with the moment the comparison began.
+pub fn read_current(user: &Path, project: Option<&Path>) -> Option<(Cached, std::time::Instant)> {
+    let bytes = std::fs::read(path_for(user, project)).ok()?;
+    let mut r = R(&bytes);
+    let (files, dirs) = decode_listing(&mut r, user, project)?;
+    let start = std::time::Instant::now();
+    let (current, index) = rayon::join(
+        || listing_is_current(&files, &dirs),
+        || decode_index(&mut r, &files),
+    );
+    if !current {
+        return None;
+    }
+    Some((
+        Cached {
+            index: std::sync::Arc::new(index?),
+            files,
+            dirs,
+        },
+        start,
+    ))
+}
+
 /// [`write`] on a thread of its own (one write of a cache file at a time: a write asked for
 /// while one is under way is skipped; the next index built writes it).
 pub fn write_in_background(
@@ -398,6 +423,17 @@ fn encode(
 
 fn decode(bytes: &[u8], user: &Path, project: Option<&Path>) -> Option<Cached> {
     let mut r = R(bytes);
+    let (files, dirs) = decode_listing(&mut r, user, project)?;
+    let index = decode_index(&mut r, &files)?;
+    Some(Cached {
+        files,
+        dirs,
+        index: std::sync::Arc::new(index),
+    })
+}
+
+/// The header and the listing.
+fn decode_listing(r: &mut R, user: &Path, project: Option<&Path>) -> Option<(Files, Dirs)> {
     if r.take(MAGIC.len())? != MAGIC || r.u32()? != FORMAT || r.u64()? != fingerprint() {
         return None;
     }
@@ -430,6 +466,11 @@ fn decode(bytes: &[u8], user: &Path, project: Option<&Path>) -> Option<Cached> {
         let d = r.path()?;
         dirs.insert(d, r.time()?);
     }
+    Some((files, dirs))
+}
+
+/// The index, after the listing (every item file it names is listed).
+fn decode_index(r: &mut R, files: &Files) -> Option<Index> {
     let mut idx = Index {
         avg_len: r.f32()?,
         ..Index::default()
@@ -533,11 +574,7 @@ fn decode(bytes: &[u8], user: &Path, project: Option<&Path>) -> Option<Cached> {
         return None;
     }
     idx.finish_lookups();
-    Some(Cached {
-        files,
-        dirs,
-        index: std::sync::Arc::new(idx),
-    })
+    Some(idx)
 }
 
 #[cfg(test)]
@@ -602,6 +639,8 @@ mod tests {
         assert_eq!(c.dirs, dirs);
         assert!(listing_is_current(&c.files, &c.dirs));
         assert_eq!(answers(&c.index), answers(&idx));
+        let (now, _) = read_current(&user, Some(&proj)).expect("current");
+        assert_eq!(answers(&now.index), answers(&idx));
         assert_eq!(c.index.terms, idx.terms);
         assert_eq!(c.index.postings, idx.postings);
         assert_eq!(c.index.forms, idx.forms);
@@ -654,6 +693,7 @@ mod tests {
         let f = proj.join(".ai/tools/text/word_count.py");
         std::fs::write(&f, "__version__ = \"2.0.0\"\n").unwrap();
         assert!(!listing_is_current(&c.files, &c.dirs), "a changed file");
+        assert!(read_current(&user, Some(&proj)).is_none(), "a changed file");
         let (_d2, user2, proj2, idx2, files2, dirs2) = sample();
         assert!(listing_is_current(&files2, &dirs2));
         std::thread::sleep(Duration::from_millis(20));
