@@ -174,6 +174,39 @@ async def scenario(mode, api, checks: Checks, proj: Path):
         v = structured(r)
         assert not r.is_error
         assert v["results"][0]["id"] == "ops/site_health", v
+        # Joined words, word forms, a typo and an id with punctuation (issue 16, point 14).
+        for q, want in [
+            ("wordcount", "text/word_count"),
+            ("csvsummary", "data/csv_summary"),
+            ("linecount", "shell/line_count"),
+            ("summarise", "data/csv_summary"),
+            ("summaries", "data/csv_summary"),
+            ("summarizing", "data/csv_summary"),
+            ("pyhton", "runtimes/python_runtime"),
+            ("format-json", "data/format_json"),
+        ]:
+            v = structured(checks.record(await api.call_tool("search", {"item_type": "tool", "query": q})))
+            assert v["results"] and v["results"][0]["id"] == want, (q, v["results"][:3])
+        # total counts every match and a cursor pages through them (point 2).
+        every = structured(checks.record(await api.call_tool("search", {"item_type": "tool", "query": "", "limit": 1000})))
+        keys = [(h["id"], h["source"]) for h in every["results"]]
+        assert every["total"] == len(keys) > 3 and "cursor" not in every, every
+        seen, cursor = [], None
+        while True:
+            args = {"item_type": "tool", "query": "", "limit": 2}
+            if cursor:
+                args["cursor"] = cursor
+            v = structured(checks.record(await api.call_tool("search", args)))
+            assert v["total"] == len(keys), v
+            seen += [(h["id"], h["source"]) for h in v["results"]]
+            cursor = v.get("cursor")
+            if not cursor:
+                break
+        assert seen == keys, (seen, keys)
+        for bad in [0, "3", 2.5]:
+            r = checks.record(await api.call_tool("search", {"item_type": "tool", "query": "x", "limit": bad}))
+            v = structured(r)
+            assert r.is_error and v["error"] == "invalid_arguments" and "limit" in v["message"], (bad, v)
 
     async def load():
         r = checks.record(await api.call_tool("load", {"item_type": "knowledge", "item_id": "ops/incident-notes"}))

@@ -1,5 +1,6 @@
-//! `kiwi-bench mcp`: spawn of `kiwi mcp` to the `tools/list` answer, and warm `search`
-//! latency over a generated workspace (medians of repeated runs).
+//! `kiwi-bench mcp`: spawn of `kiwi mcp` to the `tools/list` answer, spawn to the first
+//! `search` answer (with and without the index kept on disk), and warm `search` latency over a
+//! generated workspace (medians of repeated runs).
 
 use crate::{measure, ms, percentile, workload, Figure, Value as Fig};
 use anyhow::{bail, Context, Result};
@@ -20,6 +21,10 @@ impl Server {
         let mut child = Command::new(kiwi)
             .args(["mcp", "--project"])
             .arg(project)
+            // A user space of the bench's own: the same items (none) and the same index cache
+            // in every run, whatever the machine's `~/.ai` holds.
+            .env("KIWI_USERSPACE_DIR", userspace(project))
+            .env_remove("AI_USER_SPACE")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -74,6 +79,46 @@ impl Drop for Server {
     }
 }
 
+/// The bench's user space for a generated workspace (next to it).
+fn userspace(project: &Path) -> std::path::PathBuf {
+    let mut name = project.file_name().unwrap_or_default().to_os_string();
+    name.push("-userspace");
+    project.with_file_name(name)
+}
+
+/// Spawn a server and time its first `search` answer from the spawn (the index is built, or
+/// read from the user space's cache, by then); with the RSS at that moment.
+fn first_search(kiwi: &Path, dir: &Path) -> Result<(std::time::Duration, f64)> {
+    first_search_then(kiwi, dir, std::time::Duration::ZERO)
+}
+
+/// [`first_search`], keeping the server `linger` longer (to write what it keeps on disk).
+fn first_search_then(
+    kiwi: &Path,
+    dir: &Path,
+    linger: std::time::Duration,
+) -> Result<(std::time::Duration, f64)> {
+    let t0 = std::time::Instant::now();
+    let mut s = Server::spawn(kiwi, dir)?;
+    let r = s.request(
+        "tools/call",
+        json!({"name": "search", "arguments": {"item_type": "tool", "query": "process files"}}),
+    )?;
+    let took = t0.elapsed();
+    if r["result"]["isError"] != json!(false) {
+        bail!("search failed: {r}");
+    }
+    if r["result"]["structuredContent"]["results"]
+        .as_array()
+        .is_none_or(Vec::is_empty)
+    {
+        bail!("the first search found nothing: {r}");
+    }
+    let rss = rss_mb(s.child.id());
+    std::thread::sleep(linger);
+    Ok((took, rss))
+}
+
 fn rss_mb(pid: u32) -> f64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
@@ -110,6 +155,62 @@ pub fn run(kiwi: &Path, sizes: &[usize], runs: usize) -> Result<Vec<Figure>> {
             p99: Some(Fig::Ms(ms(percentile(&times, 0.99)))),
             target: "under 20 ms".into(),
             met: Some(median < 20.0),
+        });
+        // The first search of a fresh server: without the cache (removed before each run), then
+        // with the cache the previous run left.
+        let cache = userspace(&dir).join("cache");
+        let cold_runs = if n >= 100_000 { 3 } else { 5 };
+        let mut cold = Vec::new();
+        let clear = || {
+            for e in std::fs::read_dir(&cache).into_iter().flatten().flatten() {
+                let _ = std::fs::remove_file(e.path());
+            }
+        };
+        for _ in 0..cold_runs {
+            clear();
+            cold.push(first_search(kiwi, &dir)?.0);
+        }
+        // Leave the cache written, if the server keeps one (twice: the first write may make
+        // the cache folder, which changes the user space's time).
+        for _ in 0..2 {
+            let linger = std::time::Duration::from_millis(if n >= 100_000 { 5000 } else { 1000 });
+            let _ = first_search_then(kiwi, &dir, linger)?;
+        }
+        let mut rss_first: Vec<f64> = Vec::new();
+        let mut warm_first = Vec::new();
+        for _ in 0..runs.clamp(5, 20) {
+            let (t, rss) = first_search(kiwi, &dir)?;
+            warm_first.push(t);
+            rss_first.push(rss);
+        }
+        cold.sort();
+        warm_first.sort();
+        rss_first.sort_by(f64::total_cmp);
+        for (name, times) in [
+            ("MCP spawn to first search, no cache", &cold),
+            ("MCP spawn to first search", &warm_first),
+        ] {
+            let median = ms(percentile(times, 0.5));
+            rows.push(Figure {
+                name: name.into(),
+                workload: format!("{n} items"),
+                median: Fig::Ms(median),
+                p99: Some(Fig::Ms(ms(percentile(times, 0.99)))),
+                target: if n == 10_000 && !name.ends_with("no cache") {
+                    "under 50 ms".into()
+                } else {
+                    "- (10,000: 50 ms)".into()
+                },
+                met: (n == 10_000 && !name.ends_with("no cache")).then_some(median < 50.0),
+            });
+        }
+        rows.push(Figure {
+            name: "MCP RSS at the first search".into(),
+            workload: format!("{n} items"),
+            median: Fig::Mb(rss_first[rss_first.len() / 2]),
+            p99: Some(Fig::Mb(rss_first[rss_first.len() - 1])),
+            target: "- (10,000: 60 MB)".into(),
+            met: None,
         });
         let mut s = Server::spawn(kiwi, &dir)?;
         let queries = [

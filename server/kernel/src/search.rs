@@ -1,6 +1,17 @@
 //! Search: a BM25 ranking (BM25F-style field weights) over the items of the three spaces and
 //! the system catalogue, tolerant of typos (a query term that is not in the vocabulary is
 //! matched to the terms within a small edit distance, and to terms it is a prefix of).
+//!
+//! Words are split on anything not a letter or digit and on camel case (`HttpStatus`), then
+//! reduced to their English stem (Porter2, `rust-stemmers`; British `-ise` spellings read as
+//! `-ize`): "summaries", "summarizing" and "summarise" meet their word. A query word the
+//! vocabulary lacks is also tried as a concatenation of indexed words ("wordcount" is "word"
+//! and "count"), and two query words as one ("web search" also looks up "websearch"). An item
+//! whose id or name holds the query's words gets a bonus in proportion to how many it holds
+//! (a typo counts for less), and one whose id, name or bare id equals the whole query, letters
+//! and digits only ("format-json" is `data/format_json`), comes first.
+
+pub mod cache;
 
 use crate::ids::{ItemType, Space};
 use crate::system;
@@ -17,6 +28,10 @@ const W_TAGS: f32 = 1.5;
 const W_BODY: f32 = 1.0;
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
+/// The bonus of an item whose id or name holds every word of the query.
+const NAME_BONUS: f32 = 5.0;
+/// The bonus of an item whose id, name or bare id is the whole query.
+const EXACT_BONUS: f32 = 10.0;
 
 /// The searchable metadata of an item.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
@@ -77,11 +92,69 @@ pub fn meta(item: &Item) -> Meta {
 /// The most distinct terms of a query that are looked up (the rest are ignored).
 pub const MAX_QUERY_TERMS: usize = 64;
 
-/// Lowercase alphanumeric words; `snake_case`, `kebab-case` and `a/b` split.
+/// Lowercase alphanumeric words; `snake_case`, `kebab-case`, `a/b` and `camelCase` split.
 pub fn tokenize(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty() && w.len() <= 40)
-        .map(str::to_lowercase)
+    let mut out = Vec::new();
+    for w in text.split(|c: char| !c.is_alphanumeric()) {
+        if w.is_empty() || w.len() > 40 {
+            continue;
+        }
+        // Camel case: a lowercase letter followed by an uppercase one, or an uppercase letter
+        // followed by an uppercase and a lowercase one (`HTTPServer`), begins a word.
+        let cs: Vec<(usize, char)> = w.char_indices().collect();
+        let mut start = 0;
+        for i in 1..cs.len() {
+            let (prev, cur) = (cs[i - 1].1, cs[i].1);
+            let next = cs.get(i + 1).map(|c| c.1);
+            if cur.is_uppercase()
+                && (prev.is_lowercase()
+                    || (prev.is_uppercase() && next.is_some_and(char::is_lowercase)))
+            {
+                out.push(w[start..cs[i].0].to_lowercase());
+                start = cs[i].0;
+            }
+        }
+        out.push(w[start..].to_lowercase());
+    }
+    out
+}
+
+/// The term a lowercase word is indexed as: its English stem (Porter2), with British `-ise`
+/// spellings read as `-ize`; words with digits, and short ones, as they are.
+pub fn term_of(word: &str) -> String {
+    use std::sync::OnceLock;
+    static STEMMER: OnceLock<rust_stemmers::Stemmer> = OnceLock::new();
+    if word.len() < 3 || !word.chars().all(|c| c.is_alphabetic()) {
+        return word.to_string();
+    }
+    let stemmer =
+        STEMMER.get_or_init(|| rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English));
+    let mut w = std::borrow::Cow::Borrowed(word);
+    for (from, to) in [
+        ("isations", "izations"),
+        ("isation", "ization"),
+        ("ising", "izing"),
+        ("ised", "ized"),
+        ("ises", "izes"),
+        ("iser", "izer"),
+        ("isers", "izers"),
+        ("ise", "ize"),
+    ] {
+        if let Some(stem) = word.strip_suffix(from) {
+            if stem.len() >= 4 {
+                w = std::borrow::Cow::Owned(format!("{stem}{to}"));
+            }
+            break;
+        }
+    }
+    stemmer.stem(&w).into_owned()
+}
+
+/// A text with only its letters and digits, lowercased: what an exact id match compares.
+fn squash(text: &str) -> String {
+    text.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
         .collect()
 }
 
@@ -94,7 +167,17 @@ struct Doc {
     meta: Meta,
     /// Weighted term frequencies, sorted by term.
     tf: Box<[(u32, f32)]>,
+    /// The terms of its id and name, sorted.
+    name_terms: Box<[u32]>,
     len: f32,
+}
+
+/// A term of a query: its text (a stem), how often the query repeats it, and how many of the
+/// query's words it stands for (0 for a joined word also tried whole, 2 for two words joined).
+struct QueryTerm {
+    text: String,
+    repeats: f32,
+    words: f32,
 }
 
 /// One ranked result.
@@ -129,8 +212,15 @@ pub struct Index {
     sorted_terms: Box<[u32]>,
     /// Term numbers by their length in characters: a typo's candidates are a few buckets.
     by_len: Vec<Vec<u32>>,
-    /// Lowercased id, name and bare id -> the documents that have it (each once).
+    /// Id, name and bare id, letters and digits only, lowercased -> the documents that have it
+    /// (each once).
     exact: HashMap<String, Vec<u32>>,
+    /// While building: each word seen -> its term (a word is stemmed once).
+    words: HashMap<String, u32>,
+    /// The words as written whose term differs (`greeting` -> `greet`), for typos.
+    forms: Vec<(String, u32)>,
+    /// Forms by their length in characters.
+    forms_by_len: Vec<Vec<u32>>,
 }
 
 impl Index {
@@ -207,6 +297,12 @@ impl Index {
             ];
             idx.add(ItemType::System, s.id.to_string(), None, None, m, &fields);
         }
+        let mut forms: Vec<(String, u32)> = std::mem::take(&mut idx.words)
+            .into_iter()
+            .filter(|(w, t)| idx.terms[*t as usize] != *w)
+            .collect();
+        forms.sort_unstable();
+        idx.forms = forms;
         idx.finish_lookups();
         idx.docs.shrink_to_fit();
         idx.terms.shrink_to_fit();
@@ -250,16 +346,21 @@ impl Index {
     ) {
         let doc_no = self.docs.len() as u32;
         let mut tf: HashMap<u32, f32> = HashMap::new();
+        let mut name_terms = Vec::new();
         let mut len = 0.0;
         for (tok, w) in tokens {
-            let next = self.terms.len() as u32;
-            let t = match self.vocab.get(&tok) {
+            let t = match self.words.get(&tok) {
                 Some(&t) => t,
                 None => {
-                    self.vocab.insert(tok.clone(), next);
-                    self.terms.push(tok);
-                    self.postings.push(Vec::new());
-                    next
+                    let term = term_of(&tok);
+                    let next = self.terms.len() as u32;
+                    let t = *self.vocab.entry(term.clone()).or_insert(next);
+                    if t == next {
+                        self.terms.push(term);
+                        self.postings.push(Vec::new());
+                    }
+                    self.words.insert(tok, t);
+                    t
                 }
             };
             let e = tf.entry(t).or_insert(0.0);
@@ -267,10 +368,15 @@ impl Index {
                 self.postings[t as usize].push(doc_no);
             }
             *e += w;
+            if w >= W_NAME {
+                name_terms.push(t);
+            }
             len += 1.0;
         }
         let mut tf: Vec<(u32, f32)> = tf.into_iter().collect();
         tf.sort_unstable_by_key(|(t, _)| *t);
+        name_terms.sort_unstable();
+        name_terms.dedup();
         self.docs.push(Doc {
             item_type,
             id,
@@ -278,6 +384,7 @@ impl Index {
             path,
             meta,
             tf: tf.into_boxed_slice(),
+            name_terms: name_terms.into_boxed_slice(),
             len,
         });
     }
@@ -299,13 +406,24 @@ impl Index {
             b.shrink_to_fit();
         }
         self.by_len = by_len;
+        let mut forms_by_len: Vec<Vec<u32>> = Vec::new();
+        for (i, (f, _)) in self.forms.iter().enumerate() {
+            let n = f.chars().count();
+            if forms_by_len.len() <= n {
+                forms_by_len.resize_with(n + 1, Vec::new);
+            }
+            forms_by_len[n].push(i as u32);
+        }
+        self.forms_by_len = forms_by_len;
+        self.forms.shrink_to_fit();
         let mut exact: HashMap<String, Vec<u32>> = HashMap::new();
         for (i, d) in self.docs.iter().enumerate() {
             let mut keys = vec![
-                d.id.to_lowercase(),
-                d.meta.name.to_lowercase(),
-                crate::ids::bare_name(&d.id).to_lowercase(),
+                squash(&d.id),
+                squash(&d.meta.name),
+                squash(crate::ids::bare_name(&d.id)),
             ];
+            keys.retain(|k| !k.is_empty());
             keys.sort_unstable();
             keys.dedup();
             for k in keys {
@@ -328,7 +446,7 @@ impl Index {
     /// close spellings (typos) and longer words it begins.
     fn expand(&self, q: &str) -> Vec<(u32, f32)> {
         let exact = self.vocab.get(q).copied();
-        let mut out: Vec<(u32, f32)> = exact.map(|t| (t, 1.0)).into_iter().collect();
+        let out: Vec<(u32, f32)> = exact.map(|t| (t, 1.0)).into_iter().collect();
         let qn = q.chars().count();
         if qn < 3 {
             return out;
@@ -366,12 +484,95 @@ impl Index {
                     }
                 }
             }
+            // And the words as they were written ("greetign" is a typo of "greeting", not of
+            // its stem "greet").
+            let lens = qn.saturating_sub(max_dist)..=qn + max_dist;
+            for bucket in lens.filter_map(|n| self.forms_by_len.get(n)) {
+                for &f in bucket {
+                    let (form, t) = &self.forms[f as usize];
+                    if bag_distance_exceeds(q, form, max_dist).is_none_or(|far| !far)
+                        && strsim::damerau_levenshtein(q, form) <= max_dist
+                    {
+                        more.push((*t, 0.7));
+                    }
+                }
+            }
         }
-        // In term order after the word itself, as a scan of the vocabulary gave them (scores
-        // are sums: the same order gives the same floating-point result).
-        more.sort_unstable_by_key(|(t, _)| *t);
-        out.extend(more);
-        out
+        finish_expansion(out, more)
+    }
+
+    /// A word the vocabulary lacks as a concatenation of two or three indexed words (each of
+    /// at least two characters), the split with the longest shortest part; `None` if none.
+    fn split_joined(&self, word: &str, parts_left: usize) -> Option<Vec<String>> {
+        if !word.is_ascii() || word.len() > 32 {
+            return None;
+        }
+        let indexed = |w: &str| self.vocab.contains_key(&term_of(w));
+        let mut best: Option<(usize, Vec<String>)> = None;
+        for i in 2..word.len().saturating_sub(1) {
+            let (left, right) = word.split_at(i);
+            if !indexed(left) {
+                continue;
+            }
+            let rest = if indexed(right) {
+                Some(vec![term_of(right)])
+            } else if parts_left > 2 {
+                self.split_joined(right, parts_left - 1)
+            } else {
+                None
+            };
+            if let Some(rest) = rest {
+                let mut parts = vec![term_of(left)];
+                parts.extend(rest);
+                let shortest = parts.iter().map(String::len).min().unwrap_or(0);
+                if best.as_ref().is_none_or(|(s, _)| shortest > *s) {
+                    best = Some((shortest, parts));
+                }
+            }
+        }
+        best.map(|(_, p)| p)
+    }
+
+    /// The terms of a query, each distinct one once with its weight (how often the query
+    /// repeats it) and how many of the query's words it stands for; at most MAX_QUERY_TERMS.
+    fn query_terms(&self, query: &str) -> Vec<QueryTerm> {
+        let mut q_terms: Vec<QueryTerm> = Vec::new();
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        let mut push = |text: String, words: f32| match seen.get(&text) {
+            Some(&i) => q_terms[i].repeats += 1.0,
+            None if q_terms.len() < MAX_QUERY_TERMS => {
+                seen.insert(text.clone(), q_terms.len());
+                q_terms.push(QueryTerm {
+                    text,
+                    repeats: 1.0,
+                    words,
+                });
+            }
+            None => {}
+        };
+        let words: Vec<String> = tokenize(query).into_iter().take(MAX_QUERY_TERMS).collect();
+        for (i, w) in words.iter().enumerate() {
+            let term = term_of(w);
+            if !self.vocab.contains_key(&term) {
+                if let Some(parts) = self.split_joined(w, 3) {
+                    for p in parts {
+                        push(p, 1.0);
+                    }
+                    // The word itself too (a typo of a longer word, a prefix).
+                    push(term, 0.0);
+                    continue;
+                }
+            }
+            push(term, 1.0);
+            // Two words written apart that the index has as one ("web search").
+            if let Some(next) = words.get(i + 1) {
+                let joined = term_of(&format!("{w}{next}"));
+                if self.vocab.contains_key(&joined) {
+                    push(joined, 2.0);
+                }
+            }
+        }
+        q_terms
     }
 
     /// Rank the documents of a type (and space) for a query; best first.
@@ -382,30 +583,52 @@ impl Index {
         source: Option<Space>,
         limit: usize,
     ) -> Vec<Hit> {
+        self.search_all(item_type, query, source, limit).0
+    }
+
+    /// Rank the documents of a type (and space) for a query, best first, and say how many
+    /// match in all.
+    pub fn search_all(
+        &self,
+        item_type: ItemType,
+        query: &str,
+        source: Option<Space>,
+        limit: usize,
+    ) -> (Vec<Hit>, usize) {
+        self.search_filtered(item_type, query, source, limit, &|_| true)
+    }
+
+    /// [`Index::search_all`], counting only the hits `keep` accepts (the ids a session may see).
+    pub fn search_filtered(
+        &self,
+        item_type: ItemType,
+        query: &str,
+        source: Option<Space>,
+        limit: usize,
+        keep: &dyn Fn(&str) -> bool,
+    ) -> (Vec<Hit>, usize) {
         let n = self.docs.len() as f32;
-        let mut scores: HashMap<u32, f32> = HashMap::new();
+        // Per document: its BM25 score, the share of the query's words its id or name holds
+        // so far, and the query term being matched with its best weight in the name.
+        #[derive(Default)]
+        struct Acc {
+            score: f32,
+            named: f32,
+            term: usize,
+            best: f32,
+        }
+        let mut scores: HashMap<u32, Acc> = HashMap::new();
         // Each distinct term once, weighted by how often the query repeats it, and at most
         // MAX_QUERY_TERMS of them: a query of megabytes costs no more than a short one
         // (each term is matched against the whole vocabulary for typos).
-        let mut q_terms: Vec<(String, f32)> = Vec::new();
-        let mut seen: HashMap<String, usize> = HashMap::new();
-        for q in tokenize(query) {
-            match seen.get(&q) {
-                Some(&i) => q_terms[i].1 += 1.0,
-                None if q_terms.len() < MAX_QUERY_TERMS => {
-                    seen.insert(q.clone(), q_terms.len());
-                    q_terms.push((q, 1.0));
-                }
-                None => {}
-            }
-        }
+        let q_terms = self.query_terms(query);
         let wanted = |d: &Doc| {
             d.item_type == item_type
                 && (source.is_none() || d.source.is_none() || d.source == source)
         };
-        for (q, repeats) in &q_terms {
-            for (t, weight) in self.expand(q) {
-                let weight = weight * repeats;
+        for (qi, q) in q_terms.iter().enumerate() {
+            for (t, weight) in self.expand(&q.text) {
+                let weight = weight * q.repeats;
                 let posting = &self.postings[t as usize];
                 let df = posting.len() as f32;
                 let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
@@ -420,20 +643,41 @@ impl Index {
                         .map_or(0.0, |i| doc.tf[i].1);
                     let norm = K1 * (1.0 - B + B * doc.len / self.avg_len);
                     let s = idf * tf * (K1 + 1.0) / (tf + norm);
-                    *scores.entry(d).or_insert(0.0) += s * weight;
+                    let acc = scores.entry(d).or_default();
+                    acc.score += s * weight;
+                    if q.words > 0.0 && doc.name_terms.binary_search(&t).is_ok() {
+                        if acc.term != qi + 1 {
+                            acc.named += acc.best;
+                            acc.term = qi + 1;
+                            acc.best = 0.0;
+                        }
+                        acc.best = acc.best.max(weight.min(1.0) * q.words);
+                    }
                 }
             }
         }
-        // An exact id or name match of the whole query comes first.
-        let ql = query.trim().to_lowercase();
+        let words: f32 = q_terms.iter().filter(|q| q.words == 1.0).map(|_| 1.0).sum();
+        let mut scored: HashMap<u32, f32> = scores
+            .into_iter()
+            .map(|(d, a)| {
+                let named = ((a.named + a.best) / words.max(1.0)).min(1.0);
+                (d, a.score + NAME_BONUS * named)
+            })
+            .collect();
+        // An exact id or name match of the whole query (letters and digits) comes first.
+        let ql = squash(query);
         if !ql.is_empty() {
             for &i in self.exact.get(&ql).into_iter().flatten() {
                 if wanted(&self.docs[i as usize]) {
-                    *scores.entry(i).or_insert(0.0) += 10.0;
+                    *scored.entry(i).or_insert(0.0) += EXACT_BONUS;
                 }
             }
         }
-        let mut ranked: Vec<(u32, f32)> = scores.into_iter().filter(|(_, s)| *s > 0.0).collect();
+        let mut ranked: Vec<(u32, f32)> = scored
+            .into_iter()
+            .filter(|(d, s)| *s > 0.0 && keep(&self.docs[*d as usize].id))
+            .collect();
+        let total = ranked.len();
         let order = |a: &(u32, f32), b: &(u32, f32)| {
             b.1.total_cmp(&a.1).then_with(|| {
                 let (x, y) = (&self.docs[a.0 as usize], &self.docs[b.0 as usize]);
@@ -446,28 +690,44 @@ impl Index {
             ranked.truncate(limit);
         }
         ranked.sort_by(order);
-        ranked
+        let hits = ranked
             .into_iter()
             .take(limit)
             .map(|(d, s)| self.hit(&self.docs[d as usize], s))
-            .collect()
+            .collect();
+        (hits, total)
     }
 
     /// Every document of a type (an empty query lists them), sorted by id.
     pub fn list(&self, item_type: ItemType, source: Option<Space>, limit: usize) -> Vec<Hit> {
+        self.list_filtered(item_type, source, limit, &|_| true).0
+    }
+
+    /// [`Index::list`], counting only the documents `keep` accepts, with their number.
+    pub fn list_filtered(
+        &self,
+        item_type: ItemType,
+        source: Option<Space>,
+        limit: usize,
+        keep: &dyn Fn(&str) -> bool,
+    ) -> (Vec<Hit>, usize) {
         let mut v: Vec<&Doc> = self
             .docs
             .iter()
             .filter(|d| {
                 d.item_type == item_type
                     && (source.is_none() || d.source.is_none() || d.source == source)
+                    && keep(&d.id)
             })
             .collect();
+        let total = v.len();
         v.sort_by(|a, b| (&a.id, a.source).cmp(&(&b.id, b.source)));
-        v.into_iter()
+        let hits = v
+            .into_iter()
             .take(limit)
             .map(|d| self.hit(d, 0.0))
-            .collect()
+            .collect();
+        (hits, total)
     }
 
     fn hit(&self, d: &Doc, score: f32) -> Hit {
@@ -491,6 +751,17 @@ impl Index {
             shadowed_by,
         }
     }
+}
+
+/// The expansion of a query term: the term itself first, then the others in term order, each
+/// once with its best weight, as a scan of the vocabulary gives them (scores are sums: the
+/// same order gives the same floating-point result).
+fn finish_expansion(mut out: Vec<(u32, f32)>, mut more: Vec<(u32, f32)>) -> Vec<(u32, f32)> {
+    more.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
+    more.dedup_by_key(|(t, _)| *t);
+    let exact = out.first().map(|(t, _)| *t);
+    out.extend(more.into_iter().filter(|(t, _)| Some(*t) != exact));
+    out
 }
 
 /// Whether the bag distance of two ASCII words exceeds `max` (`None` when either is not
@@ -575,6 +846,8 @@ mod tests {
         if qn < 3 {
             return out;
         }
+        let exact = !out.is_empty();
+        let mut more = Vec::new();
         let max_dist = if qn >= 8 { 2 } else { 1 };
         for (i, term) in idx.terms.iter().enumerate() {
             if term == q {
@@ -582,17 +855,26 @@ mod tests {
             }
             let tn = term.chars().count();
             if tn >= qn && term.starts_with(q) {
-                out.push((i as u32, 0.6));
+                more.push((i as u32, 0.6));
                 continue;
             }
-            if out.first().is_some_and(|(_, w)| *w == 1.0) || tn.abs_diff(qn) > max_dist {
+            if exact || tn.abs_diff(qn) > max_dist {
                 continue;
             }
             if qn >= 4 && strsim::damerau_levenshtein(q, term) <= max_dist {
-                out.push((i as u32, 0.7));
+                more.push((i as u32, 0.7));
             }
         }
-        out
+        if !exact && qn >= 4 {
+            for (form, t) in &idx.forms {
+                if form.chars().count().abs_diff(qn) <= max_dist
+                    && strsim::damerau_levenshtein(q, form) <= max_dist
+                {
+                    more.push((*t, 0.7));
+                }
+            }
+        }
+        finish_expansion(out, more)
     }
 
     /// Expansion through the lookups equals the scan, and so does the exact-match boost, on
@@ -669,16 +951,16 @@ mod tests {
         }
         for w in words.iter().chain(["K3/CACHE", " Deploy ", "kiwi"].iter()) {
             for t in [ItemType::Knowledge, ItemType::Tool] {
-                let ql = w.trim().to_lowercase();
+                let ql = squash(w);
                 let by_scan: Vec<u32> = idx
                     .docs
                     .iter()
                     .enumerate()
                     .filter(|(_, d)| {
                         d.item_type == t
-                            && (d.id.to_lowercase() == ql
-                                || d.meta.name.to_lowercase() == ql
-                                || crate::ids::bare_name(&d.id).to_lowercase() == ql)
+                            && (squash(&d.id) == ql
+                                || squash(&d.meta.name) == ql
+                                || squash(crate::ids::bare_name(&d.id)) == ql)
                     })
                     .map(|(i, _)| i as u32)
                     .collect();
@@ -722,5 +1004,82 @@ mod tests {
         assert_eq!(builtin.shadowed_by.as_deref(), Some("project"));
         let project = hits.iter().find(|h| h.source == "project").unwrap();
         assert_eq!(project.shadowed_by, None);
+    }
+
+    #[test]
+    fn words_split_on_punctuation_and_camel_case() {
+        assert_eq!(
+            tokenize("HTTPServer parseJSONFile word_count a-b/c"),
+            ["http", "server", "parse", "json", "file", "word", "count", "a", "b", "c"]
+        );
+        assert_eq!(tokenize("already lower"), ["already", "lower"]);
+    }
+
+    #[test]
+    fn word_forms_meet_their_stem() {
+        let s = term_of("summarize");
+        for w in ["summarise", "summarizing", "summarised", "summarize"] {
+            assert_eq!(term_of(w), s, "{w}");
+        }
+        assert_eq!(term_of("counting"), term_of("count"));
+        assert_eq!(term_of("lines"), term_of("line"));
+        assert_eq!(term_of("python3"), "python3");
+    }
+
+    /// Joined words, word forms, a typo ranked by the name, and an exact id through
+    /// punctuation (issue 16, point 14).
+    #[test]
+    fn joined_words_forms_typos_and_exact_ids() {
+        let tool = |desc: &str, body: &str| {
+            format!("__version__ = \"1.0.0\"\n__executor_id__ = \"subprocess\"\n__tool_description__ = \"{desc}\"\n{body}\n")
+        };
+        let (_d, ws) = ws_with(&[
+            (
+                "tools/text/word_count.py",
+                &tool("Count the words of a file", ""),
+            ),
+            (
+                "tools/data/csv_summary.py",
+                &tool("Summarize the columns of a CSV file", ""),
+            ),
+            (
+                "tools/runtimes/python_runtime.py",
+                &tool("Run Python tools", ""),
+            ),
+            (
+                "tools/runtimes/py_scripts.py",
+                &tool("Run helper scripts", "# python python python python"),
+            ),
+            (
+                "tools/data/format_json.py",
+                &tool("Pretty-print a JSON file", ""),
+            ),
+            (
+                "tools/tests/json_format_check.py",
+                &tool(
+                    "Check the format of json files: format json, format-json",
+                    "",
+                ),
+            ),
+            ("tools/web/webSearch.py", &tool("Ask a search engine", "")),
+        ]);
+        let idx = Index::build(&ws);
+        let first = |q: &str| {
+            idx.search(ItemType::Tool, q, Some(Space::Project), 5)
+                .first()
+                .map(|h| h.id.clone())
+                .unwrap_or_default()
+        };
+        assert_eq!(first("wordcount"), "text/word_count");
+        assert_eq!(first("csvsummary"), "data/csv_summary");
+        for q in ["summarise", "summaries", "summarizing"] {
+            assert_eq!(first(q), "data/csv_summary", "{q}");
+        }
+        assert_eq!(first("pyhton"), "runtimes/python_runtime");
+        assert_eq!(first("format-json"), "data/format_json");
+        assert_eq!(first("web search"), "web/webSearch");
+        assert_eq!(first("websearch"), "web/webSearch");
+        let (_, total) = idx.search_all(ItemType::Tool, "json", Some(Space::Project), 1);
+        assert_eq!(total, 2);
     }
 }

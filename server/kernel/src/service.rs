@@ -116,8 +116,42 @@ pub struct SearchArgs {
     pub item_type: String,
     pub query: String,
     pub source: Option<String>,
+    /// 1 to [`MAX_SEARCH_LIMIT`] (default 10); 0 is an error.
     pub limit: Option<usize>,
+    /// Where the previous answer's list stopped (its `cursor`).
+    pub cursor: Option<String>,
     pub project_path: Option<String>,
+}
+
+/// The most results one search answer holds (more come with its `cursor`).
+pub const MAX_SEARCH_LIMIT: usize = 1000;
+
+/// The cursor that continues a search's list after `offset` results: the offset and a
+/// fingerprint of the search, so that a cursor is not taken for another search's.
+fn search_cursor(t: ItemType, query: &str, source: Option<Space>, offset: usize) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (t.as_str(), query.trim(), source.map(Space::as_str)).hash(&mut h);
+    format!("{offset:x}.{:016x}", h.finish())
+}
+
+/// The offset a search cursor continues from, or the error that says why it is not one.
+fn cursor_offset(t: ItemType, query: &str, source: Option<Space>, cursor: &str) -> Res<usize> {
+    let bad = || {
+        OpError::new(
+            "invalid_arguments",
+            format!(
+                "`cursor` `{}` is not a cursor of this search; pass the `cursor` of the previous answer with the same item_type, query and source",
+                cursor.chars().take(80).collect::<String>()
+            ),
+        )
+    };
+    let (off, _) = cursor.split_once('.').ok_or_else(bad)?;
+    let offset = usize::from_str_radix(off, 16).map_err(|_| bad())?;
+    if offset > 1 << 40 || search_cursor(t, query, source, offset) != cursor {
+        return Err(bad());
+    }
+    Ok(offset)
 }
 
 #[derive(Debug, Clone, Default)]
@@ -291,6 +325,8 @@ struct Spaces {
     watch: Option<watch::Watch>,
     generation: u64,
     index: Option<(u64, Arc<Index>)>,
+    /// Whether the index kept on disk was tried (once, for the first index).
+    index_checked: bool,
 }
 
 type Stamp = (Option<SystemTime>, u64, Option<SystemTime>);
@@ -357,6 +393,7 @@ impl Spaces {
             watch: None,
             generation: 0,
             index: None,
+            index_checked: false,
         };
         sp.scan(false);
         sp
@@ -475,7 +512,28 @@ impl Spaces {
         match &self.index {
             Some((g, idx)) if *g == self.generation => idx.clone(),
             _ => {
-                let idx = Arc::new(Index::build(&self.ws));
+                let (user, project) = (self.ws.user.clone(), self.ws.project.clone());
+                // The first index: the one an earlier server kept on disk, if it describes
+                // these very files; else built, and kept on disk for the next server.
+                let cached = (!self.index_checked)
+                    .then(|| search::cache::read(&user, project.as_deref()))
+                    .flatten()
+                    .filter(|c| c.files == self.files && c.dirs == self.dirs);
+                self.index_checked = true;
+                let idx = match cached {
+                    Some(c) => c.index.clone(),
+                    None => {
+                        let idx = Arc::new(Index::build(&self.ws));
+                        search::cache::write_in_background(
+                            user,
+                            project,
+                            self.files.clone(),
+                            self.dirs.clone(),
+                            idx.clone(),
+                        );
+                        idx
+                    }
+                };
                 self.index = Some((self.generation, idx.clone()));
                 idx
             }
@@ -643,6 +701,18 @@ pub struct Service {
     project: Option<PathBuf>,
     host: Host,
     spaces: Mutex<HashMap<Option<PathBuf>, Spaces>>,
+    /// The projects whose workspace is being loaded (under the `spaces` lock).
+    loading: Mutex<std::collections::HashSet<Option<PathBuf>>>,
+    /// The search index kept on disk of a project not loaded yet, read by a search that comes
+    /// before the workspace is loaded (or by `warm`); dropped once it is.
+    cached: Mutex<HashMap<Option<PathBuf>, CachedIndex>>,
+}
+
+/// An index read from the user space's cache (`None`: none, or not valid), and when the last
+/// check that found the disk unchanged began.
+struct CachedIndex {
+    cached: Option<Arc<search::cache::Cached>>,
+    checked_from: Option<std::time::Instant>,
 }
 
 /// The builtin tool whose primitive is the kernel's `init` (run in process by the server).
@@ -661,6 +731,8 @@ impl Service {
             project,
             host,
             spaces: Mutex::new(HashMap::new()),
+            loading: Mutex::new(Default::default()),
+            cached: Mutex::new(HashMap::new()),
         }
     }
 
@@ -703,16 +775,109 @@ impl Service {
             .spaces
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let sp = all
-            .entry(project.clone())
-            .or_insert_with(|| Spaces::load(project, self.host.clone()));
+        if !all.contains_key(&project) {
+            let loading = || self.loading.lock().unwrap_or_else(|p| p.into_inner());
+            loading().insert(project.clone());
+            let mut sp = Spaces::load(project.clone(), self.host.clone());
+            loading().remove(&project);
+            // A search that came while it loaded read the index kept on disk: keep it when it
+            // describes these very files (no second read, no build).
+            let cached = self
+                .cached
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&project)
+                .and_then(|c| c.cached);
+            if let Some(c) = cached {
+                if c.files == sp.files && c.dirs == sp.dirs {
+                    sp.index = Some((sp.generation, c.index.clone()));
+                    sp.index_checked = true;
+                }
+            }
+            all.insert(project.clone(), sp);
+        }
+        let sp = all.get_mut(&project).expect("inserted above");
         sp.refresh();
         Ok(f(sp))
+    }
+
+    /// The search index of a project: the loaded workspace's; while it is not loaded yet
+    /// (a server answering its first call), the one kept on disk in the user space's
+    /// `cache/` when the files are still those it was built from (checked at every call).
+    fn search_index(&self, project_path: Option<&str>) -> Res<Arc<Index>> {
+        let arrived = std::time::Instant::now();
+        let project = self.project_for(project_path)?;
+        let loaded = match self.spaces.try_lock() {
+            Ok(all) => all.contains_key(&project),
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner().contains_key(&project),
+            // Held: by a load of this project, or by a call on a loaded one.
+            Err(std::sync::TryLockError::WouldBlock) => !self
+                .loading
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains(&project),
+        };
+        if !loaded {
+            if let Some(idx) = self.cached_index(&project, arrived) {
+                return Ok(idx);
+            }
+        }
+        self.with(project_path, |sp| sp.index())
+    }
+
+    /// The index kept on disk of a project not loaded yet (read once), if the disk still holds
+    /// the files it was built from: checked by a check that began after `since` (the call's
+    /// arrival: every change made before the call is seen). Calls wait for a check under way
+    /// rather than repeat it.
+    fn cached_index(
+        &self,
+        project: &Option<PathBuf>,
+        since: std::time::Instant,
+    ) -> Option<Arc<Index>> {
+        let mut slots = self.cached.lock().unwrap_or_else(|p| p.into_inner());
+        let slot =
+            slots.entry(project.clone()).or_insert_with(|| {
+                match search::cache::read_current(&self.host.user_space(), project.as_deref()) {
+                    Some((c, checked)) => CachedIndex {
+                        cached: Some(Arc::new(c)),
+                        checked_from: Some(checked),
+                    },
+                    None => CachedIndex {
+                        cached: None,
+                        checked_from: None,
+                    },
+                }
+            });
+        let c = slot.cached.clone()?;
+        if slot.checked_from.is_some_and(|t| t >= since) {
+            return Some(c.index.clone());
+        }
+        let start = std::time::Instant::now();
+        if search::cache::listing_is_current(&c.files, &c.dirs) {
+            slot.checked_from = Some(start);
+            Some(c.index.clone())
+        } else {
+            slot.cached = None; // stale: the workspace is loaded and the index built
+            None
+        }
     }
 
     /// Load the fixed project's workspace and build its search index now (at start-up, in
     /// the background), so that the first call does not wait for it.
     pub fn warm(&self) {
+        // First the index kept on disk, read and checked against the disk while both cores are
+        // free: a search that came meanwhile answers from it without checking again, and one
+        // that comes while the workspace loads answers from it once the disk is checked.
+        if let Ok(project) = self.project_for(None) {
+            let loaded = self
+                .spaces
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains_key(&project);
+            if !loaded {
+                let _ = self.cached_index(&project, std::time::Instant::now());
+            }
+        }
         let _ = self.with(None, |sp| sp.index());
     }
 
@@ -888,23 +1053,39 @@ impl Service {
                 ),
             )));
         }
-        let limit = a.limit.unwrap_or(10).clamp(1, 1000);
-        let idx = self
-            .with(a.project_path.as_deref(), |sp| sp.index())
-            .map_err(at)?;
-        let mut hits = if a.query.trim().is_empty() || a.query.trim() == "*" {
-            idx.list(t, source, limit * 4 + 50)
-        } else {
-            idx.search(t, &a.query, source, limit * 4 + 50)
+        let limit = match a.limit {
+            None => 10,
+            Some(n @ 1..=MAX_SEARCH_LIMIT) => n,
+            Some(n) => {
+                return Err(at(OpError::new(
+                    "invalid_arguments",
+                    format!("`limit` is {n}; it must be an integer from 1 to {MAX_SEARCH_LIMIT}"),
+                )))
+            }
         };
-        hits.retain(|h| session.visible("search", t, &h.id));
-        hits.truncate(limit);
-        Ok(json!({
+        let offset = match a.cursor.as_deref() {
+            None | Some("") => 0,
+            Some(c) => cursor_offset(t, &a.query, source, c).map_err(at)?,
+        };
+        let idx = self.search_index(a.project_path.as_deref()).map_err(at)?;
+        let keep = |id: &str| session.visible("search", t, id);
+        let want = offset.saturating_add(limit);
+        let (hits, total) = if a.query.trim().is_empty() || a.query.trim() == "*" {
+            idx.list_filtered(t, source, want, &keep)
+        } else {
+            idx.search_filtered(t, &a.query, source, want, &keep)
+        };
+        let hits: Vec<_> = hits.into_iter().skip(offset).collect();
+        let mut out = json!({
             "item_type": t.as_str(),
             "query": a.query,
-            "total": hits.len(),
+            "total": total,
             "results": hits,
-        }))
+        });
+        if want < total {
+            out["cursor"] = json!(search_cursor(t, &a.query, source, want));
+        }
+        Ok(out)
     }
 
     // ------------------------------------------------------------------ lookup
@@ -2028,7 +2209,7 @@ pub fn help(topic: Option<&str>) -> Res<Json> {
     let (text, call) = match topic {
         "overview" => ("Kiwi workspaces hold directives (workflows an agent follows), tools (things that run) and knowledge (reference entries), in three spaces: project (.ai/), user (~/.ai) and builtin; a project item shadows a user one, which shadows a builtin one. system items are read-only facts about the machine. Four tools: search, load, execute, help.",
             json!({"tool": "search", "arguments": {"item_type": "directive", "query": "init"}})),
-        "search" => ("search ranks items by relevance (BM25 over name, description, category, tags and body; typos tolerated). source narrows to one space; shadowed results say which space wins.",
+        "search" => ("search ranks items by relevance (BM25 over name, description, category, tags and body; word forms, joined words such as wordcount and typos tolerated). source narrows to one space; shadowed results say which space wins. total is how many items match; when more match than limit (1 to 1000, default 10), pass the answer's cursor to get the next ones.",
             json!({"tool": "search", "arguments": {"item_type": "knowledge", "query": "permissions", "limit": 5}})),
         "load" => ("load returns an item's content, metadata, path, space and diagnostics. With destination (project|user) it copies the item there, never overwriting without force.",
             json!({"tool": "load", "arguments": {"item_type": "knowledge", "item_id": "core/kiwi-overview"}})),

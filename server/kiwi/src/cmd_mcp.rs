@@ -95,6 +95,7 @@ pub fn search(o: &SearchOptions) -> Result<ExitCode> {
                     source: o.source.map(str::to_string),
                     limit: Some(o.limit),
                     project_path: None,
+                    ..Default::default()
                 },
             )
             .map_err(|e| anyhow::anyhow!("{}", e.message))?;

@@ -41,6 +41,7 @@ pub fn tools() -> Vec<Tool> {
             "query": {"type": "string", "description": "Words to look for (typos tolerated); empty lists everything"},
             "source": {"type": "string", "enum": ["project", "user", "builtin", "all"], "default": "all"},
             "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 10},
+            "cursor": {"type": "string", "description": "The `cursor` of the previous answer: the results after it"},
             "project_path": project_path_prop(),
         },
         "required": ["item_type", "query"],
@@ -60,7 +61,9 @@ pub fn tools() -> Vec<Tool> {
         "type": "object",
         "properties": {
             "item_type": {"type": "string"}, "query": {"type": "string"},
-            "total": {"type": "integer"}, "results": {"type": "array", "items": hit}
+            "total": {"type": "integer", "description": "How many items match (results holds at most limit of them)"},
+            "results": {"type": "array", "items": hit},
+            "cursor": {"type": "string", "description": "Pass it back as `cursor` for the next results; absent on the last page"}
         },
         "required": ["item_type", "results"]
     });
@@ -97,7 +100,7 @@ pub fn tools() -> Vec<Tool> {
     vec![
         Tool::new(
             "search",
-            "Find directives, tools, knowledge or system items by relevance (BM25 over name, description, category, tags and body; typo tolerant). Results show the space of each item and what shadows it.",
+            "Find directives, tools, knowledge or system items by relevance (BM25 over name, description, category, tags and body; word forms, joined words such as wordcount and typos tolerated). Results show the space of each item and what shadows it; total is how many match, and cursor (when present) gives the next results.",
             obj(search_in),
         )
         .with_title("Search kiwi items")
@@ -149,6 +152,67 @@ fn s(args: &JsonObject, k: &str) -> Option<String> {
 
 fn b(args: &JsonObject, k: &str) -> bool {
     matches!(args.get(k), Some(Json::Bool(true)))
+}
+
+/// Items per page of `prompts/list` and `resources/list` (the rest come with `nextCursor`).
+pub const LIST_PAGE: usize = 100;
+
+/// The page of a list that a request's cursor asks for, and the cursor of the next page
+/// (`None` on the last). A cursor this server did not give is invalid params.
+fn page<T>(
+    mut items: Vec<T>,
+    r: &Option<PaginatedRequestParams>,
+) -> Result<(Vec<T>, Option<String>), McpError> {
+    let start = match r.as_ref().and_then(|p| p.cursor.as_deref()) {
+        None => 0,
+        Some(c) => c
+            .strip_prefix("page:")
+            .and_then(|n| n.parse::<usize>().ok())
+            .filter(|n| *n <= items.len())
+            .ok_or_else(|| {
+                McpError::invalid_params(
+                    format!(
+                        "cursor `{}` is not one this server gave; pass the previous answer's nextCursor",
+                        c.chars().take(80).collect::<String>()
+                    ),
+                    None,
+                )
+            })?,
+    };
+    let end = start.saturating_add(LIST_PAGE).min(items.len());
+    let next = (end < items.len()).then(|| format!("page:{end}"));
+    let page: Vec<T> = items.drain(start..end).collect();
+    Ok((page, next))
+}
+
+/// The search `limit`: absent, or a whole number (`"3"`, `2.5` and `-1` are errors; the range
+/// is checked by the service).
+fn limit_arg(args: &JsonObject) -> Result<Option<usize>, OpError> {
+    match args.get("limit") {
+        None | Some(Json::Null) => Ok(None),
+        Some(v) => match v.as_u64() {
+            Some(n) => Ok(Some(usize::try_from(n).unwrap_or(usize::MAX))),
+            None => Err(OpError::new(
+                "invalid_arguments",
+                format!(
+                    "`limit` must be an integer from 1 to {}, not {v}",
+                    service::MAX_SEARCH_LIMIT
+                ),
+            )),
+        },
+    }
+}
+
+/// An optional string argument: absent, or a string (anything else is an error).
+fn opt_str(args: &JsonObject, k: &str) -> Result<Option<String>, OpError> {
+    match args.get(k) {
+        None | Some(Json::Null) => Ok(None),
+        Some(Json::String(v)) => Ok(Some(v.clone())),
+        Some(other) => Err(OpError::new(
+            "invalid_arguments",
+            format!("`{k}` must be a string, not {other}"),
+        )),
+    }
 }
 
 /// A required string argument, or the error body that names it.
@@ -230,10 +294,8 @@ impl KiwiServer {
                     item_type: req(&args, "item_type", "search")?,
                     query: s(&args, "query").unwrap_or_default(),
                     source: s(&args, "source"),
-                    limit: args
-                        .get("limit")
-                        .and_then(Json::as_u64)
-                        .map(|n| n.min(1000) as usize),
+                    limit: limit_arg(&args)?,
+                    cursor: opt_str(&args, "cursor")?,
                     project_path: s(&args, "project_path"),
                 };
                 svc.search(&self.session(), &a)
@@ -406,7 +468,10 @@ impl ServerHandler for KiwiServer {
                 Prompt::new(id, desc, Some(args))
             })
             .collect();
-        Ok(ListPromptsResult::with_all_items(prompts))
+        let (prompts, next) = page(prompts, &_r)?;
+        let mut res = ListPromptsResult::with_all_items(prompts);
+        res.next_cursor = next;
+        Ok(res)
     }
 
     async fn get_prompt(
@@ -443,7 +508,10 @@ impl ServerHandler for KiwiServer {
                 }
             })
             .collect();
-        Ok(ListResourcesResult::with_all_items(list))
+        let (list, next) = page(list, &_r)?;
+        let mut res = ListResourcesResult::with_all_items(list);
+        res.next_cursor = next;
+        Ok(res)
     }
 
     async fn list_resource_templates(

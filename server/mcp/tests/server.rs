@@ -365,6 +365,245 @@ async fn search_ranks_tolerates_typos_and_shows_shadowing() {
     assert_eq!(e["error"], "invalid_arguments");
 }
 
+/// `total` is the number that match, a cursor pages through them, and a limit that is not a
+/// whole number from 1 to 1000 is an error (issue 16, point 2).
+#[tokio::test]
+async fn search_total_counts_every_match_and_a_cursor_pages() {
+    let (_d, mut c) = setup().await;
+    let all = c
+        .ok(
+            "search",
+            json!({"item_type": "tool", "query": "", "limit": 1000}),
+        )
+        .await;
+    let every: Vec<Value> = all["results"].as_array().unwrap().clone();
+    assert!(every.len() >= 3, "the fixture has several tools: {all:#}");
+    assert_eq!(all["total"], json!(every.len()));
+    assert!(all.get("cursor").is_none(), "one page holds them all");
+    // Page by one: `total` is every match, and the cursors walk the same list.
+    let mut seen = Vec::new();
+    let mut cursor: Option<Value> = None;
+    for _ in 0..every.len() + 1 {
+        let mut args = json!({"item_type": "tool", "query": "", "limit": 1});
+        if let Some(cur) = &cursor {
+            args["cursor"] = cur.clone();
+        }
+        let page = c.ok("search", args).await;
+        assert_eq!(page["total"], json!(every.len()), "{page:#}");
+        seen.extend(page["results"].as_array().unwrap().iter().cloned());
+        cursor = page.get("cursor").cloned();
+        if cursor.is_none() {
+            break;
+        }
+        assert!(cursor.as_ref().unwrap().is_string());
+    }
+    assert_eq!(seen, every);
+    // The same with a query: the pages together are the ranked list.
+    let ranked = c
+        .ok(
+            "search",
+            json!({"item_type": "knowledge", "query": "greeting", "limit": 100}),
+        )
+        .await;
+    let n = ranked["results"].as_array().unwrap().len();
+    assert!(n >= 2, "{ranked:#}");
+    assert_eq!(ranked["total"], json!(n));
+    let first = c
+        .ok(
+            "search",
+            json!({"item_type": "knowledge", "query": "greeting", "limit": 1}),
+        )
+        .await;
+    assert_eq!(first["total"], json!(n));
+    assert_eq!(first["results"][0], ranked["results"][0]);
+    let second = c
+        .ok(
+            "search",
+            json!({"item_type": "knowledge", "query": "greeting", "limit": 1, "cursor": first["cursor"]}),
+        )
+        .await;
+    assert_eq!(second["results"][0], ranked["results"][1]);
+    // A cursor of another search, or garbage, is refused.
+    let e = c
+        .err(
+            "search",
+            json!({"item_type": "knowledge", "query": "other", "cursor": first["cursor"]}),
+        )
+        .await;
+    assert_eq!(e["error"], "invalid_arguments");
+    assert!(e["message"].as_str().unwrap().contains("cursor"), "{e:#}");
+    let e = c
+        .err(
+            "search",
+            json!({"item_type": "tool", "query": "", "cursor": "zz"}),
+        )
+        .await;
+    assert_eq!(e["error"], "invalid_arguments");
+    // Limits: 0, a string, a fraction, a negative number and too many are errors.
+    for bad in [json!(0), json!("3"), json!(2.5), json!(-1), json!(1001)] {
+        let e = c
+            .err(
+                "search",
+                json!({"item_type": "tool", "query": "", "limit": bad}),
+            )
+            .await;
+        assert_eq!(e["error"], "invalid_arguments", "limit {bad}: {e:#}");
+        assert!(
+            e["message"].as_str().unwrap().contains("`limit`"),
+            "limit {bad}: {e:#}"
+        );
+    }
+}
+
+/// The search index is kept on disk in the user space's `cache/` (issue 16, point 15); a new
+/// server never answers from a stale or corrupt one: an item changed, added or removed since
+/// is seen at its first search.
+#[tokio::test]
+async fn search_index_kept_on_disk_is_never_trusted_stale() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().canonicalize().unwrap();
+    let p = project(&tmp);
+    let cache_files = || -> Vec<PathBuf> {
+        std::fs::read_dir(tmp.join("user/cache"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "idx"))
+            .collect()
+    };
+    let ids = |v: &Value| -> Vec<String> {
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let first = {
+        let mut c = Client::start(Some(p.clone()), host(&tmp), &tmp).await;
+        let v = c
+            .ok(
+                "search",
+                json!({"item_type": "knowledge", "query": "greeting"}),
+            )
+            .await;
+        // Written in the background: wait for it.
+        for _ in 0..100 {
+            if !cache_files().is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(cache_files().len(), 1, "one cache file for the project");
+        ids(&v)
+    };
+    assert_eq!(first, ["k/notes", "other/secret"]);
+    // A second server, nothing changed: the same answer.
+    let mut c = Client::start(Some(p.clone()), host(&tmp), &tmp).await;
+    let v = c
+        .ok(
+            "search",
+            json!({"item_type": "knowledge", "query": "greeting"}),
+        )
+        .await;
+    assert_eq!(ids(&v), first);
+    drop(c);
+    // Changed, added and removed since the cache was written.
+    std::thread::sleep(Duration::from_millis(20));
+    let ai = p.join(".ai");
+    write(
+        &ai,
+        "knowledge/k/notes.md",
+        "---\nid: notes\nentry_type: reference\ntitle: Farewell notes\n---\n\nGoodbye.\n",
+    );
+    write(
+        &ai,
+        "knowledge/k/added.md",
+        "---\nid: added\nentry_type: reference\ntitle: Greeting words\n---\n\nHello.\n",
+    );
+    std::fs::remove_file(ai.join("knowledge/other/secret.md")).unwrap();
+    let mut c = Client::start(Some(p.clone()), host(&tmp), &tmp).await;
+    let v = c
+        .ok(
+            "search",
+            json!({"item_type": "knowledge", "query": "greeting"}),
+        )
+        .await;
+    assert_eq!(ids(&v), ["k/added"], "{v:#}");
+    drop(c);
+    // A corrupt cache is ignored (and rebuilt).
+    for f in cache_files() {
+        std::fs::write(&f, b"KIWI-SEARCH-INDEX\ngarbage").unwrap();
+    }
+    let mut c = Client::start(Some(p.clone()), host(&tmp), &tmp).await;
+    let v = c
+        .ok(
+            "search",
+            json!({"item_type": "knowledge", "query": "greeting"}),
+        )
+        .await;
+    assert_eq!(ids(&v), ["k/added"], "{v:#}");
+}
+
+/// `resources/list` and `prompts/list` page with `nextCursor` (issue 16, point 2).
+#[tokio::test]
+async fn resources_and_prompts_page_with_next_cursor() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().canonicalize().unwrap();
+    let p = project(&tmp);
+    for i in 0..130 {
+        write(
+            &p.join(".ai"),
+            &format!("knowledge/many/k{i:03}.md"),
+            &format!("---\nid: k{i:03}\nentry_type: reference\ntitle: Entry {i}\n---\n\nText.\n"),
+        );
+        write(
+            &p.join(".ai"),
+            &format!("directives/many/d{i:03}.md"),
+            &DIRECTIVE.replace("name=\"greet\"", &format!("name=\"d{i:03}\"")),
+        );
+    }
+    let mut c = Client::start(Some(p), host(&tmp), &tmp).await;
+    for (method, key) in [("resources/list", "resources"), ("prompts/list", "prompts")] {
+        let mut all: Vec<Value> = Vec::new();
+        let mut cursor: Option<Value> = None;
+        let mut pages = 0;
+        loop {
+            let params = match &cursor {
+                Some(cur) => json!({"cursor": cur}),
+                None => json!({}),
+            };
+            let r = c.request(method, params).await;
+            let items = r["result"][key].as_array().unwrap_or_else(|| panic!("{r}"));
+            assert!(items.len() <= 100, "{method}: a page holds at most 100");
+            all.extend(items.iter().cloned());
+            pages += 1;
+            cursor = r["result"].get("nextCursor").cloned();
+            if cursor.is_none() {
+                break;
+            }
+            assert!(pages < 10, "{method} pages forever");
+        }
+        assert!(
+            pages >= 2,
+            "{method}: {} items in {pages} page(s)",
+            all.len()
+        );
+        let mut names: Vec<String> = all
+            .iter()
+            .map(|i| i.get("uri").or(i.get("name")).unwrap().to_string())
+            .collect();
+        let n = names.len();
+        assert!(n >= 130, "{method}: {n}");
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), n, "{method}: no item twice");
+        let r = c.request(method, json!({"cursor": "nonsense"})).await;
+        assert_eq!(r["error"]["code"], -32602, "{method}: {r}");
+    }
+}
+
 #[tokio::test]
 async fn load_returns_content_and_errors_suggest() {
     let (_d, mut c) = setup().await;

@@ -14,4 +14,5 @@ mod exec_run;
 mod fuzz_regressions;
 mod grammars;
 mod ryeread;
+mod search_relevance;
 mod spaces;
