@@ -12,3 +12,4 @@ mod exec_process;
 mod exec_run;
 mod fuzz_regressions;
 mod grammars;
+mod quick_fixes;
