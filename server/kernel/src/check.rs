@@ -506,7 +506,35 @@ fn check_config_types(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic
     let Some(validator) = primitive_validator(&primitive) else {
         return;
     };
-    let merged = merge_config(&ch.links);
+    let mut merged = merge_config(&ch.links);
+    // Kiwi applies `CONFIG.env` of every link to the environment (02-environment.md) and
+    // hands the primitive the rest: unless the primitive's schema describes `env` itself,
+    // it is checked here, not against that schema.
+    let declares_env = primitive
+        .tool()
+        .and_then(|t| t.value(Field::ConfigSchema))
+        .and_then(|s| s.get("properties"))
+        .and_then(|p| p.get("env"))
+        .is_some();
+    if !declares_env {
+        if let Some(m) = merged.as_object_mut() {
+            m.remove("env");
+        }
+        if let Some(v) = config.get("env") {
+            if !matches!(
+                v.kind,
+                crate::value::ValueKind::Map(_)
+                    | crate::value::ValueKind::Null
+                    | crate::value::ValueKind::NonLiteral(_)
+            ) {
+                out.push(Diagnostic::new(
+                    Code::T306,
+                    v.range,
+                    "`env` must be a dict of variable names to values (kiwi applies it to the tool's environment)",
+                ));
+            }
+        }
+    }
     for err in validator.iter_errors(&merged) {
         let pointer = err.instance_path().to_string();
         use jsonschema::error::ValidationErrorKind as K;

@@ -135,6 +135,18 @@ fn t306_config_types_against_the_primitive() {
 }
 
 #[test]
+fn t306_config_env_is_applied_by_kiwi_for_any_primitive() {
+    // Spec 02 applies `CONFIG.env` of every link, whatever the primitive: an HTTP tool may
+    // set it (and hover says `${GITHUB_TOKEN}` is defined by it); a wrong type is still wrong.
+    let f = Fixture::new(
+        "//- project/.ai/tools/gh.yaml\nversion: \"1.0.0\"\ntool_type: http\nexecutor_id: runtimes/http_runtime\nconfig:\n  url: https://api.github.com/user\n  env:\n    GITHUB_TOKEN: ${GITHUB_TOKEN:-none}\n  headers:\n    Authorization: Bearer ${GITHUB_TOKEN}\n//- project/.ai/tools/bad.yaml\nversion: \"1.0.0\"\ntool_type: http\nexecutor_id: runtimes/http_runtime\nconfig:\n  url: https://example.org\n  env: [A]\n",
+    );
+    let out = f.check(&[]);
+    assert!(!out.contains("gh.yaml"), "{out}");
+    assert!(out.contains("bad.yaml") && out.contains("T306"), "{out}");
+}
+
+#[test]
 fn t307_unknown_template_name() {
     let f = Fixture::new(&format!(
         "//- project/.ai/tools/report.py\n{}",
