@@ -765,23 +765,58 @@ fn check_environment(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>
                         .copied()
                         .chain(params.iter().map(String::as_str))
                         .collect();
-                    let suggestion = diag::closest(&name, known);
+                    // Among a tool's few parameters a shared start is a good hint too
+                    // (`{outfile}` for `output`).
+                    let suggestion = diag::closest(&name, known).or_else(|| {
+                        params
+                            .iter()
+                            .map(|p| {
+                                let shared = p
+                                    .chars()
+                                    .zip(name.chars())
+                                    .take_while(|(a, b)| a == b)
+                                    .count();
+                                (shared, p)
+                            })
+                            .filter(|(shared, _)| *shared >= 3)
+                            .max_by_key(|(shared, _)| *shared)
+                            .map(|(_, p)| p.as_str())
+                    });
                     let r = range_of(range);
+                    let declared = if params.is_empty() {
+                        "CONFIG_SCHEMA declares no parameter".to_string()
+                    } else {
+                        format!(
+                            "CONFIG_SCHEMA declares {}",
+                            params
+                                .iter()
+                                .map(|p| format!("`{p}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    };
                     let mut d = Diagnostic::new(
                         Code::T307,
                         r,
                         format!(
-                            "`{{{name}}}` is neither a parameter declared in CONFIG_SCHEMA nor a name kiwi provides ({}){}",
+                            "`{{{name}}}` is neither a parameter declared in CONFIG_SCHEMA nor a name kiwi provides ({declared}; kiwi provides {}){}",
                             template::KERNEL_NAMES.join(", "),
                             diag::did_you_mean(suggestion)
                         ),
                     );
-                    if let (Some(sug), true) = (suggestion, s.verbatim) {
-                        d = d.fix(Fix::replace(
-                            format!("Change to `{{{sug}}}`"),
-                            r,
-                            format!("{{{sug}}}"),
-                        ));
+                    if s.verbatim {
+                        // The close one, else each declared parameter (a short list).
+                        let offers: Vec<&str> = match suggestion {
+                            Some(sug) => vec![sug],
+                            None => params.iter().take(5).map(String::as_str).collect(),
+                        };
+                        for sug in offers {
+                            d = d.fix(Fix::replace(
+                                format!("Change to `{{{sug}}}`"),
+                                r,
+                                format!("{{{sug}}}"),
+                            ));
+                        }
                     }
                     out.push(d);
                 }

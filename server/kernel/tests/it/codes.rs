@@ -159,6 +159,18 @@ fn t307_unknown_template_name() {
 }
 
 #[test]
+fn t307_lists_the_parameters_and_offers_them() {
+    let f = Fixture::new(&format!(
+        "//- project/.ai/tools/report.py\n{}//- project/.ai/tools/count.yaml\nversion: \"1.0.0\"\ntool_type: python\nexecutor_id: runtimes/python_runtime\nconfig_schema:\n  type: object\n  properties:\n    path: {{type: string}}\nconfig:\n  args: [\"{{tool_path}}\", \"{{pth}}\"]\n",
+        tool(
+            "runtimes/python_runtime",
+            "CONFIG_SCHEMA = {\"type\": \"object\", \"properties\": {\"outdir\": {\"type\": \"string\"}, \"fmt\": {\"type\": \"string\"}}}\nCONFIG = {\"args\": [\"{tool_path}\", \"{outfile}\", \"{outdir}\", \"{fmt}\"]}\n"
+        )
+    ));
+    insta::assert_snapshot!(f.check(&[]));
+}
+
+#[test]
 fn t308_undefined_variables() {
     let f = Fixture::new(&format!(
         "//- project/.ai/tools/deploy.py\n{}//- project/.ai/.env\nFROM_DOTENV=1\n",
