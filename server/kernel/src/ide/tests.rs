@@ -331,3 +331,35 @@ fn definition_of_executor_and_knowledge_symbols() {
     let names: Vec<String> = symbols(&item).into_iter().map(|s| s.name).collect();
     assert_eq!(names, ["Title", "Part ü"]);
 }
+
+#[test]
+fn hover_on_an_interpreter_key_covers_the_key() {
+    let src = RUNTIME.replace("$0", "").replace("\"search\"", "\"sea$0rch\"");
+    let (text, off) = fixture(&src);
+    let (ws, item) = ws_with("tools/rt/py.py", ItemType::Tool, "rt/py", &text);
+    let h = hover(&ws, &item, off).expect("a hover");
+    assert_eq!(&text[h.range.start..h.range.end], "\"search\"");
+    assert!(h.markdown.contains("the locations to search"), "{}", h.markdown);
+    // On the `interpreter` key itself: that key, not the whole ENV_CONFIG.
+    let src = RUNTIME.replace("$0", "").replace("\"interpreter\"", "\"inter$0preter\"");
+    let (text, off) = fixture(&src);
+    let (ws, item) = ws_with("tools/rt/py.py", ItemType::Tool, "rt/py", &text);
+    let h = hover(&ws, &item, off).expect("a hover");
+    assert_eq!(&text[h.range.start..h.range.end], "\"interpreter\"");
+}
+
+#[test]
+fn hover_with_an_unknown_resolver_type() {
+    let src = RUNTIME.replace("\"venv_p$0ython\"", "\"venv_py$0ton\"");
+    let (text, off) = fixture(&src);
+    let (ws, item) = ws_with("tools/rt/py.py", ItemType::Tool, "rt/py", &text);
+    let h = hover(&ws, &item, off).expect("a hover on an unknown type");
+    assert_eq!(&text[h.range.start..h.range.end], "\"venv_pyton\"");
+    assert!(h.markdown.contains("unknown resolver type"), "{}", h.markdown);
+    assert!(h.markdown.contains("`venv_python`"), "{}", h.markdown);
+    // On another key of the same interpreter: its documentation at least.
+    let off = text.find("\"fallback\"").unwrap() + 3;
+    let h = hover(&ws, &item, off).expect("a hover on a key");
+    assert_eq!(&text[h.range.start..h.range.end], "\"fallback\"");
+    assert!(h.markdown.contains("the value used when nothing is found"), "{}", h.markdown);
+}
