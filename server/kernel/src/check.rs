@@ -42,6 +42,11 @@ pub const RULES: &[Rule] = &[
         check: check_directive_references,
     },
     Rule {
+        name: "step parameters against the called tool's schema",
+        codes: &[Code::D113, Code::D114, Code::D115],
+        check: crate::directive::params::check_step_params,
+    },
+    Rule {
         name: "knowledge references",
         codes: &[Code::N604, Code::K006],
         check: check_knowledge_references,
@@ -804,19 +809,12 @@ fn check_environment(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>
                             diag::did_you_mean(suggestion)
                         ),
                     );
-                    if s.verbatim {
-                        // The close one, else each declared parameter (a short list).
-                        let offers: Vec<&str> = match suggestion {
-                            Some(sug) => vec![sug],
-                            None => params.iter().take(5).map(String::as_str).collect(),
-                        };
-                        for sug in offers {
-                            d = d.fix(Fix::replace(
-                                format!("Change to `{{{sug}}}`"),
-                                r,
-                                format!("{{{sug}}}"),
-                            ));
-                        }
+                    if let (Some(sug), true) = (suggestion, s.verbatim) {
+                        d = d.fix(Fix::replace(
+                            format!("Change to `{{{sug}}}`"),
+                            r,
+                            format!("{{{sug}}}"),
+                        ));
                     }
                     out.push(d);
                 }

@@ -171,6 +171,18 @@ fn t307_lists_the_parameters_and_offers_them() {
 }
 
 #[test]
+fn d113_d115_step_parameters_against_the_tool_schema() {
+    let schema = "CONFIG_SCHEMA = {\"type\": \"object\", \"properties\": {\"path\": {\"type\": \"string\", \"description\": \"The file\"}, \"write\": {\"type\": \"boolean\"}, \"indent\": {\"type\": \"integer\", \"minimum\": 0, \"maximum\": 8}, \"mode\": {\"enum\": [\"append\", \"overwrite\"]}, \"tags\": {\"type\": \"array\"}}, \"required\": [\"path\"]}\n";
+    let steps = "    <step name=\"bad\">\n      <execute item_type=\"tool\" item_id=\"fmt/json\">\n        <param name=\"pth\" value=\"a.json\"/>\n        <param name=\"write\" value=\"maybe\"/>\n        <param name=\"indent\" value=\"99\"/>\n        <param name=\"mode\" value=\"apend\"/>\n      </execute>\n    </step>\n    <step name=\"good\">\n      <execute item_type=\"tool\" item_id=\"fmt/json\">\n        <param name=\"path\" value=\"{input:file}\"/>\n        <param name=\"write\" value=\"true\"/>\n        <param name=\"indent\" value=\"4\"/>\n        <param name=\"mode\" value=\"append\"/>\n        <param name=\"tags\" value='[\"a\"]'/>\n      </execute>\n    </step>\n    <step name=\"placeholder\">\n      <execute item_type=\"tool\" item_id=\"fmt/json\">\n        <param name=\"path\" value=\"x\"/>\n        <param name=\"indent\" value=\"{input:indent}\"/>\n      </execute>\n    </step>\n";
+    let f = Fixture::new(&format!(
+        "//- project/.ai/tools/fmt/json.py\n{}//- project/.ai/directives/fmt.md\n{}",
+        tool("runtimes/python_runtime", schema),
+        directive("fmt", steps)
+    ));
+    insta::assert_snapshot!(f.check(&[]));
+}
+
+#[test]
 fn t308_undefined_variables() {
     let f = Fixture::new(&format!(
         "//- project/.ai/tools/deploy.py\n{}//- project/.ai/.env\nFROM_DOTENV=1\n",
