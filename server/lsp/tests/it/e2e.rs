@@ -68,6 +68,32 @@ async fn diagnostics_on_open_utf8_and_utf16() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_diagnostic_links_to_its_catalogue_entry() {
+    let (_d, root) = common::project();
+    let mut c = Client::start(&root, true).await;
+    let g = greet(&root);
+    c.open(&g).await;
+    let diags = c.diagnostics(&g).await;
+    let all = diags.as_array().expect("diagnostics");
+    assert!(!all.is_empty());
+    for d in all {
+        let code = d["code"].as_str().expect("a code");
+        let href = d["codeDescription"]["href"].as_str().expect("a codeDescription");
+        assert!(href.ends_with(&format!("#{code}")), "{href}");
+        // The page is on disk, read-only, with the code's anchor.
+        let path = href
+            .strip_prefix("file://")
+            .and_then(|p| p.split('#').next())
+            .expect("a file URI");
+        let page = std::fs::read_to_string(path).expect("the catalogue page");
+        assert!(page.contains(&format!("<a id=\"{code}\"></a>")), "{code}");
+        assert!(std::fs::metadata(path).unwrap().permissions().readonly());
+        assert_eq!(page, kiwi_kernel::diag::catalogue_markdown());
+    }
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn index_publishes_every_item() {
     let (_d, root) = common::project();
     let mut c = Client::start(&root, true).await;
