@@ -5,10 +5,14 @@
 //! and, where it applies, a byte offset in that text. None of them panics on any input.
 
 mod complete;
+mod refs;
 #[cfg(test)]
 mod tests;
 
 pub use complete::{completions, CompletionEntry, CompletionKind};
+pub use refs::{
+    occurrences, prepare_rename, references, rename, target_at, Occurrence, RenamePlan,
+};
 
 use crate::chain;
 use crate::check::build_env;

@@ -363,3 +363,124 @@ fn hover_with_an_unknown_resolver_type() {
     assert_eq!(&text[h.range.start..h.range.end], "\"fallback\"");
     assert!(h.markdown.contains("the value used when nothing is found"), "{}", h.markdown);
 }
+
+/// The directive calling `rt/py` (with an exact permission too), the runtime `rt/py`, and a
+/// tool running on it.
+fn refs_ws() -> (Workspace, Arc<Item>, Arc<Item>, Arc<Item>, String) {
+    let text = DIRECTIVE.replace(
+        "<execute resource=\"kiwi\" action=\"run\" item_type=\"tool\" id=\"rt/*\"/>",
+        "<execute resource=\"kiwi\" action=\"run\" item_type=\"tool\" id=\"rt/*\"/>\n      <execute resource=\"kiwi\" action=\"run\" item_type=\"tool\" id=\"rt/py\"/>",
+    );
+    let (ws, d) = ws_with("directives/t.md", ItemType::Directive, "t", &text);
+    let mut ws = ws;
+    let (rt, _) = fixture(RUNTIME);
+    let rt = Arc::new(
+        parse_item(
+            ItemType::Tool,
+            "rt/py".into(),
+            Space::Project,
+            PathBuf::from("/nonexistent/proj/.ai/tools/rt/py.py"),
+            rt.as_bytes(),
+        )
+        .unwrap(),
+    );
+    ws.insert(rt.clone());
+    let tool_text = "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"rt/py\"\n";
+    let tool = Arc::new(
+        parse_item(
+            ItemType::Tool,
+            "text/count".into(),
+            Space::Project,
+            PathBuf::from("/nonexistent/proj/.ai/tools/text/count.py"),
+            tool_text.as_bytes(),
+        )
+        .unwrap(),
+    );
+    ws.insert(tool.clone());
+    (ws, d, rt, tool, text)
+}
+
+#[test]
+fn references_of_a_runtime_from_its_users() {
+    let (ws, d, rt, tool, text) = refs_ws();
+    // From the runtime's own file: who uses it.
+    let refs = references(&ws, &rt, 0, false);
+    let places: Vec<(String, String)> = refs
+        .iter()
+        .map(|o| {
+            let t = ws.item(&o.path).unwrap().text();
+            (o.via.clone(), t[o.range.start..o.range.end].to_string())
+        })
+        .collect();
+    assert_eq!(
+        places,
+        [
+            ("permission".to_string(), "rt/py".to_string()),
+            ("execute".to_string(), "rt/py".to_string()),
+            ("executor_id".to_string(), "rt/py".to_string()),
+        ],
+        "{refs:?}"
+    );
+    // From a call in the directive: the same places, and the declaration when asked.
+    let off = text.find("item_id=\"rt/py\"").unwrap() + "item_id=\"".len() + 1;
+    let from_call = references(&ws, &d, off, true);
+    assert_eq!(from_call.len(), 4);
+    assert_eq!(from_call[0].path, rt.path);
+    // From the tool's executor_id.
+    let off = tool.text().find("rt/py").unwrap();
+    assert_eq!(references(&ws, &tool, off, false), refs);
+}
+
+#[test]
+fn rename_a_tool_id_everywhere() {
+    let (ws, d, rt, tool, text) = refs_ws();
+    let off = text.find("item_id=\"rt/py\"").unwrap() + "item_id=\"".len() + 1;
+    let (range, id) = prepare_rename(&ws, &d, off).expect("renamable");
+    assert_eq!(id, "rt/py");
+    assert_eq!(&text[range.start..range.end], "rt/py");
+    let plan = rename(&ws, &d, off, "runtimes/py").expect("a plan");
+    assert_eq!(
+        plan.moves,
+        [(rt.path.clone(), PathBuf::from("/nonexistent/proj/.ai/tools/runtimes/py.py"))]
+    );
+    let apply = |item: &Item| {
+        let mut t = item.text().to_string();
+        let mut edits = plan
+            .edits
+            .iter()
+            .find(|(p, _)| *p == item.path)
+            .map(|(_, e)| e.clone())
+            .unwrap_or_default();
+        edits.sort_by_key(|e| std::cmp::Reverse(e.range.start));
+        for e in edits {
+            t.replace_range(e.range.start..e.range.end, &e.new_text);
+        }
+        t
+    };
+    let new_d = apply(&d);
+    assert!(new_d.contains("item_id=\"runtimes/py\""), "{new_d}");
+    assert!(new_d.contains("id=\"runtimes/py\"/>"), "{new_d}");
+    assert!(new_d.contains("id=\"rt/*\""), "a glob is left alone: {new_d}");
+    assert!(apply(&tool).contains("__executor_id__ = \"runtimes/py\""));
+    // Refused: a bad id, an existing id, a builtin item.
+    assert!(rename(&ws, &d, off, "../x").is_err());
+    assert!(rename(&ws, &d, off, "text/count").is_err());
+    let off = rt.text().find("subprocess").unwrap();
+    assert!(prepare_rename(&ws, &rt, off).is_none());
+    assert!(rename(&ws, &rt, off, "sub").is_err());
+}
+
+#[test]
+fn rename_a_directive_from_its_name() {
+    let (ws, d) = ws_with("directives/t.md", ItemType::Directive, "t", DIRECTIVE);
+    let off = DIRECTIVE.find("name=\"t\"").unwrap() + "name=\"".len();
+    let (range, id) = prepare_rename(&ws, &d, off).expect("renamable");
+    assert_eq!((&DIRECTIVE[range.start..range.end], id.as_str()), ("t", "t"));
+    let plan = rename(&ws, &d, off, "ops/check").unwrap();
+    assert_eq!(
+        plan.moves,
+        [(d.path.clone(), PathBuf::from("/nonexistent/proj/.ai/directives/ops/check.md"))]
+    );
+    assert_eq!(plan.edits.len(), 1);
+    assert_eq!(plan.edits[0].1[0].new_text, "check");
+}
