@@ -20,6 +20,8 @@ use tower_lsp_server::jsonrpc::{self, Result};
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
+mod nav;
+
 /// How long after a change the items that reference the changed one are re-checked, when
 /// no further change came meanwhile.
 const DEPENDENTS_DELAY: Duration = Duration::from_millis(150);
@@ -1038,6 +1040,11 @@ impl LanguageServer for Backend {
                     ..Default::default()
                 }),
                 definition_provider: Some(OneOf::Left(true)),
+                references_provider: Some(OneOf::Left(true)),
+                rename_provider: Some(OneOf::Right(RenameOptions {
+                    prepare_provider: Some(true),
+                    work_done_progress_options: Default::default(),
+                })),
                 document_symbol_provider: Some(OneOf::Left(true)),
                 workspace_symbol_provider: Some(OneOf::Left(true)),
                 code_action_provider: Some(CodeActionProviderCapability::Options(
@@ -1399,6 +1406,21 @@ impl LanguageServer for Backend {
             Ok(Some(GotoDefinitionResponse::Array(locs)))
         })
         .await
+    }
+
+    async fn references(&self, p: ReferenceParams) -> Result<Option<Vec<Location>>> {
+        guard(self.find_references(p)).await
+    }
+
+    async fn prepare_rename(
+        &self,
+        p: TextDocumentPositionParams,
+    ) -> Result<Option<PrepareRenameResponse>> {
+        guard(self.prepare_rename_at(p)).await
+    }
+
+    async fn rename(&self, p: RenameParams) -> Result<Option<WorkspaceEdit>> {
+        guard(self.rename_at(p)).await
     }
 
     async fn document_symbol(

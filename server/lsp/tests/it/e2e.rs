@@ -573,3 +573,56 @@ async fn run_command_waits_for_the_index() {
     assert!(r.to_string().contains("hello world"), "{r}");
     c.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn references_and_rename_of_an_item_id() {
+    for utf8 in [true, false] {
+        let (_d, root) = common::project();
+        let mut c = Client::start(&root, utf8).await;
+        c.indexed().await;
+        let g = greet(&root);
+        c.open(&g).await;
+        let text = std::fs::read_to_string(&g).unwrap();
+        let sfx = if utf8 { "utf8" } else { "utf16" };
+        // From the tool's own file: the directive's call of it.
+        let refs = c
+            .call(
+                "textDocument/references",
+                json!({"textDocument": {"uri": uri(&echo(&root))}, "position": {"line": 0, "character": 0}, "context": {"includeDeclaration": false}}),
+            )
+            .await;
+        insta::assert_json_snapshot!(format!("references_{sfx}"), c.redact(&refs));
+        // From the call: the same place, plus the tool's file with the declaration.
+        let at = pos(&text, "text/echo", 2, utf8);
+        let refs = c
+            .call(
+                "textDocument/references",
+                json!({"textDocument": {"uri": uri(&g)}, "position": at, "context": {"includeDeclaration": true}}),
+            )
+            .await;
+        assert_eq!(refs.as_array().map(Vec::len), Some(2), "{refs}");
+        let prep = c
+            .call(
+                "textDocument/prepareRename",
+                json!({"textDocument": {"uri": uri(&g)}, "position": at}),
+            )
+            .await;
+        assert_eq!(prep["placeholder"], "text/echo", "{prep}");
+        let edit = c
+            .call(
+                "textDocument/rename",
+                json!({"textDocument": {"uri": uri(&g)}, "position": at, "newName": "text/say"}),
+            )
+            .await;
+        insta::assert_json_snapshot!(format!("rename_{sfx}"), c.redact(&edit));
+        // A bad id is refused with an error, not an edit.
+        let r = c
+            .request(
+                "textDocument/rename",
+                json!({"textDocument": {"uri": uri(&g)}, "position": at, "newName": "../out"}),
+            )
+            .await;
+        assert!(r.get("error").is_some(), "{r}");
+        c.shutdown().await;
+    }
+}
