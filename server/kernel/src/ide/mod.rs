@@ -9,7 +9,7 @@ mod refs;
 #[cfg(test)]
 mod tests;
 
-pub use complete::{completions, CompletionEntry, CompletionKind};
+pub use complete::{completions, signature_help, CompletionEntry, CompletionKind, SignatureInfo};
 pub use refs::{
     occurrences, prepare_rename, references, rename, target_at, Occurrence, RenamePlan,
 };

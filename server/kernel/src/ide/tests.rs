@@ -484,3 +484,161 @@ fn rename_a_directive_from_its_name() {
     assert_eq!(plan.edits.len(), 1);
     assert_eq!(plan.edits[0].1[0].new_text, "check");
 }
+
+/// The labels completed at `$0` in `src` (a tool `rt/py` from RUNTIME is in the workspace).
+fn labels(rel: &str, t: ItemType, id: &str, src: &str) -> (Vec<CompletionEntry>, String) {
+    let (text, off) = fixture(src);
+    let (mut ws, item) = ws_with(rel, t, id, &text);
+    let (rt, _) = fixture(RUNTIME);
+    if id != "rt/py" {
+        ws.insert(Arc::new(
+            parse_item(
+                ItemType::Tool,
+                "rt/py".into(),
+                Space::Project,
+                PathBuf::from("/nonexistent/proj/.ai/tools/rt/py.py"),
+                rt.as_bytes(),
+            )
+            .unwrap(),
+        ));
+    }
+    (completions(&ws, &item, off), text)
+}
+
+fn names(c: &[CompletionEntry]) -> Vec<&str> {
+    c.iter().map(|c| c.label.as_str()).collect()
+}
+
+#[test]
+fn completion_system_fields_after_the_dot() {
+    let src = DIRECTIVE.replace("{input:readme}", "{system.$0");
+    let (c, _) = labels("directives/t.md", ItemType::Directive, "t", &src);
+    assert!(names(&c).iter().any(|l| l.starts_with("runtime.")), "{c:?}");
+    let src = DIRECTIVE.replace("{input:readme}", "{system.runtime.pl$0");
+    let (c, text) = labels("directives/t.md", ItemType::Directive, "t", &src);
+    assert!(names(&c).contains(&"runtime.platform"), "{c:?}");
+    assert_eq!(&text[c[0].range.start..c[0].range.end], "runtime.pl");
+}
+
+#[test]
+fn completion_inside_permissions_inputs_and_ids() {
+    // `<` inside <permissions>: the permission elements.
+    let src = DIRECTIVE.replace("    </permissions>", "      <$0\n    </permissions>");
+    let (c, _) = labels("directives/t.md", ItemType::Directive, "t", &src);
+    assert!(names(&c).contains(&"execute") && names(&c).contains(&"read"), "{c:?}");
+    // input type="
+    let src = DIRECTIVE.replace("type=\"path\"", "type=\"$0");
+    let (c, _) = labels("directives/t.md", ItemType::Directive, "t", &src);
+    assert!(names(&c).contains(&"integer") && names(&c).contains(&"path"), "{c:?}");
+    // permission id=" -> tool ids
+    let src = DIRECTIVE.replace("id=\"rt/*\"", "id=\"$0");
+    let (c, _) = labels("directives/t.md", ItemType::Directive, "t", &src);
+    assert!(names(&c).contains(&"rt/py"), "{c:?}");
+}
+
+#[test]
+fn completion_attributes_are_balanced_snippets() {
+    let src = DIRECTIVE.replace(
+        "item_type=\"tool\" item_id=\"rt/py\">",
+        "item_type=\"tool\" $0>",
+    );
+    let (c, _) = labels("directives/t.md", ItemType::Directive, "t", &src);
+    assert_eq!(names(&c), ["item_id"]);
+    assert_eq!(c[0].insert_text.as_deref(), Some("item_id=\"$1\""));
+    assert!(c[0].snippet);
+}
+
+#[test]
+fn completion_step_parameters() {
+    let tool = "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"rt/py\"\nCONFIG_SCHEMA = {\"type\": \"object\", \"properties\": {\"path\": {\"type\": \"string\", \"description\": \"The file\"}, \"write\": {\"type\": \"boolean\"}, \"mode\": {\"enum\": [\"append\", \"overwrite\"]}}, \"required\": [\"path\"]}\n";
+    let with_tool = |src: &str| {
+        let (text, off) = fixture(src);
+        let (mut ws, d) = ws_with("directives/t.md", ItemType::Directive, "t", &text);
+        ws.insert(Arc::new(
+            parse_item(
+                ItemType::Tool,
+                "rt/py".into(),
+                Space::Project,
+                PathBuf::from("/nonexistent/proj/.ai/tools/rt/py.py"),
+                tool.as_bytes(),
+            )
+            .unwrap(),
+        ));
+        (ws, d, off)
+    };
+    // Names not passed yet.
+    let src = DIRECTIVE.replace(
+        "<param name=\"path\" value=\"{input:readme}\"/>",
+        "<param name=\"path\" value=\"{input:readme}\"/>\n        <param name=\"$0",
+    );
+    let (ws, d, off) = with_tool(&src);
+    assert_eq!(names(&completions(&ws, &d, off)), ["write", "mode"]);
+    // Values of an enum, of a boolean.
+    let src = DIRECTIVE.replace(
+        "<param name=\"path\" value=\"{input:readme}\"/>",
+        "<param name=\"mode\" value=\"$0",
+    );
+    let (ws, d, off) = with_tool(&src);
+    assert_eq!(names(&completions(&ws, &d, off)), ["append", "overwrite"]);
+    let src = DIRECTIVE.replace(
+        "<param name=\"path\" value=\"{input:readme}\"/>",
+        "<param name=\"write\" value=\"$0\"/>",
+    );
+    let (ws, d, off) = with_tool(&src);
+    assert_eq!(names(&completions(&ws, &d, off)), ["true", "false"]);
+    // Signature help at a <param>: the schema, the active parameter.
+    let src = DIRECTIVE.replace("value=\"{input:readme}\"", "value=\"{input:re$0adme}\"");
+    let (ws, d, off) = with_tool(&src);
+    let sig = signature_help(&ws, &d, off).expect("signature help");
+    assert_eq!(sig.label, "rt/py(path: string, write?: boolean, mode?: one of \"append\", \"overwrite\")");
+    assert_eq!(sig.active, Some(0));
+    assert_eq!(sig.params[0].0, "path: string");
+    assert!(sig.params[0].1.contains("The file"));
+}
+
+#[test]
+fn completion_env_config_where_people_type() {
+    // A YAML flow list: locations not listed yet.
+    let yaml = "version: \"1.0.0\"\ntool_type: runtime\nexecutor_id: subprocess\nenv_config:\n  interpreter:\n    type: venv_python\n    search: [project, $0]\n    var: KIWI_PYTHON\n";
+    let (c, _) = labels("tools/rt/y.yaml", ItemType::Tool, "rt/y", yaml);
+    assert_eq!(names(&c), ["kiwi", "user", "system"]);
+    // An empty JSON-ish list.
+    let src = RUNTIME.replace("$0", "").replace("\"search\": [\"project\", \"system\"]", "\"search\": [$0]");
+    let (c, _) = labels("tools/rt/q.py", ItemType::Tool, "rt/q", &src);
+    assert_eq!(names(&c), ["project", "kiwi", "user", "system"]);
+    // `"manager": "` offers the managers.
+    let src = "__version__ = \"1.0.0\"\n__tool_type__ = \"runtime\"\n__executor_id__ = \"subprocess\"\nENV_CONFIG = {\"interpreter\": {\"type\": \"version_manager\", \"manager\": \"$0\", \"var\": \"X\"}}\n";
+    let (c, _) = labels("tools/rt/m.py", ItemType::Tool, "rt/m", src);
+    assert_eq!(names(&c), ["pyenv", "rbenv", "nvm", "asdf"]);
+    // Keys: not those present, only those of the type.
+    let src = RUNTIME.replace("$0", "").replace("        \"fallback\": \"python3\",\n", "        \"$0\n");
+    let (c, _) = labels("tools/rt/k.py", ItemType::Tool, "rt/k", &src);
+    let n = names(&c);
+    assert!(n.contains(&"fallback"), "{n:?}");
+    assert!(!n.contains(&"type") && !n.contains(&"search") && !n.contains(&"var"), "{n:?}");
+    assert!(!n.contains(&"manager") && !n.contains(&"binary"), "{n:?}");
+}
+
+#[test]
+fn completion_config_keys_and_placeholders() {
+    let tool = |config: &str| {
+        format!("__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"rt/py\"\nCONFIG_SCHEMA = {{\"type\": \"object\", \"properties\": {{\"path\": {{\"type\": \"string\"}}}}}}\n{config}\n")
+    };
+    // `{` in a CONFIG string: the parameters and the names kiwi provides.
+    let (c, _) = labels("tools/t/a.py", ItemType::Tool, "t/a", &tool("CONFIG = {\"args\": [\"{$0\"]}"));
+    let n = names(&c);
+    assert!(n.contains(&"path") && n.contains(&"tool_path"), "{n:?}");
+    // A CONFIG key: the primitive's keys not present yet.
+    let (c, _) = labels("tools/t/a.py", ItemType::Tool, "t/a", &tool("CONFIG = {\"args\": [], \"$0\"}"));
+    let n = names(&c);
+    assert!(n.contains(&"timeout") && n.contains(&"cwd") && !n.contains(&"args"), "{n:?}");
+    // EXECUTION_ENVIRONMENT's mode.
+    let src = tool("EXECUTION_ENVIRONMENT = {\"mode\": \"$0\"}");
+    let (c, _) = labels("tools/t/a.py", ItemType::Tool, "t/a", &src);
+    assert!(!c.is_empty(), "{c:?}");
+    // YAML top-level keys not present yet.
+    let yaml = "version: \"1.0.0\"\ntool_type: python\nexe$0\n";
+    let (c, _) = labels("tools/t/b.yaml", ItemType::Tool, "t/b", yaml);
+    let n = names(&c);
+    assert!(n.contains(&"executor_id") && !n.contains(&"version"), "{n:?}");
+}
