@@ -1041,6 +1041,11 @@ impl LanguageServer for Backend {
                 }),
                 definition_provider: Some(OneOf::Left(true)),
                 references_provider: Some(OneOf::Left(true)),
+                signature_help_provider: Some(SignatureHelpOptions {
+                    trigger_characters: Some(vec!["<".into(), " ".into(), "\"".into()]),
+                    retrigger_characters: None,
+                    work_done_progress_options: Default::default(),
+                }),
                 rename_provider: Some(OneOf::Right(RenameOptions {
                     prepare_provider: Some(true),
                     work_done_progress_options: Default::default(),
@@ -1358,6 +1363,7 @@ impl LanguageServer for Backend {
                         ide::CompletionKind::Field => CompletionItemKind::FIELD,
                     }),
                     detail: e.detail,
+                    insert_text_format: e.snippet.then_some(InsertTextFormat::SNIPPET),
                     text_edit: Some(CompletionTextEdit::Edit(TextEdit {
                         range: Self::lsp_range(&snap, e.range),
                         new_text: e.insert_text.unwrap_or_else(|| e.label.clone()),
@@ -1406,6 +1412,10 @@ impl LanguageServer for Backend {
             Ok(Some(GotoDefinitionResponse::Array(locs)))
         })
         .await
+    }
+
+    async fn signature_help(&self, p: SignatureHelpParams) -> Result<Option<SignatureHelp>> {
+        guard(self.signature_help_at(p)).await
     }
 
     async fn references(&self, p: ReferenceParams) -> Result<Option<Vec<Location>>> {

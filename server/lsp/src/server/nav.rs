@@ -112,4 +112,43 @@ impl Backend {
             ..Default::default()
         }))
     }
+
+    pub(super) async fn signature_help_at(
+        &self,
+        p: SignatureHelpParams,
+    ) -> Result<Option<SignatureHelp>> {
+        let Some(snap) = self.snapshot(&p.text_document_position_params.text_document.uri) else {
+            return Ok(None);
+        };
+        let off = Self::offset(&snap, p.text_document_position_params.position);
+        let (ws, item) = (snap.ws.clone(), snap.item.clone());
+        let Some(sig) = blocking(move || ide::signature_help(&ws, &item, off)).await? else {
+            return Ok(None);
+        };
+        let markdown = |s: String| {
+            Documentation::MarkupContent(MarkupContent {
+                kind: MarkupKind::Markdown,
+                value: s,
+            })
+        };
+        let active = sig.active.map(|a| a as u32);
+        Ok(Some(SignatureHelp {
+            signatures: vec![SignatureInformation {
+                label: sig.label,
+                documentation: sig.documentation.map(markdown),
+                parameters: Some(
+                    sig.params
+                        .into_iter()
+                        .map(|(label, doc)| ParameterInformation {
+                            label: ParameterLabel::Simple(label),
+                            documentation: (!doc.is_empty()).then(|| markdown(doc)),
+                        })
+                        .collect(),
+                ),
+                active_parameter: active,
+            }],
+            active_signature: Some(0),
+            active_parameter: active,
+        }))
+    }
 }

@@ -626,3 +626,62 @@ async fn references_and_rename_of_an_item_id() {
         c.shutdown().await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signature_help_and_parameter_completion_at_a_param() {
+    for utf8 in [true, false] {
+        let (_d, root) = common::project();
+        let mut c = Client::start(&root, utf8).await;
+        c.indexed().await;
+        let g = greet(&root);
+        c.open(&g).await;
+        let text = std::fs::read_to_string(&g).unwrap();
+        let at = pos(&text, "{input:who}\"/>", 3, utf8);
+        let sig = c
+            .call(
+                "textDocument/signatureHelp",
+                json!({"textDocument": {"uri": uri(&g)}, "position": at}),
+            )
+            .await;
+        assert_eq!(sig["signatures"][0]["label"], "text/echo(name?: string)", "{sig}");
+        assert_eq!(sig["activeParameter"], 0, "{sig}");
+        assert_eq!(sig["signatures"][0]["parameters"][0]["label"], "name?: string");
+        // A new <param name=": the parameter names not passed yet (none left here), and
+        // an attribute completion is a snippet with balanced quotes.
+        let edited = text.replace(
+            "<param name=\"name\" value=\"{input:who}\"/>",
+            "<param value=\"x\"/>\n        <param name=\"",
+        );
+        c.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri(&g), "version": 2}, "contentChanges": [{"text": edited}]}),
+        )
+        .await;
+        let at = pos(&edited, "<param name=\"", 13, utf8);
+        let comp = c
+            .call(
+                "textDocument/completion",
+                json!({"textDocument": {"uri": uri(&g)}, "position": at}),
+            )
+            .await;
+        let labels: Vec<&str> = comp
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|i| i["label"].as_str())
+            .collect();
+        assert_eq!(labels, ["name"], "{comp}");
+        let at = pos(&edited, "<param value", 7, utf8);
+        let comp = c
+            .call(
+                "textDocument/completion",
+                json!({"textDocument": {"uri": uri(&g)}, "position": at}),
+            )
+            .await;
+        let first = &comp[0];
+        assert_eq!(first["label"], "name", "{comp}");
+        assert_eq!(first["insertTextFormat"], 2, "{comp}");
+        assert_eq!(first["textEdit"]["newText"], "name=\"$1\"", "{comp}");
+        c.shutdown().await;
+    }
+}
