@@ -575,11 +575,17 @@ mod tests {
         );
         // Every code has its anchor, every section lists only its letter.
         for c in CATALOGUE {
-            assert!(want.contains(&format!("<a id=\"{}\"></a>", c.name)), "{}", c.name);
+            assert!(
+                want.contains(&format!("<a id=\"{}\"></a>", c.name)),
+                "{}",
+                c.name
+            );
         }
         assert!(!catalogue_markdown().is_empty());
-        let letters: std::collections::BTreeSet<char> =
-            CATALOGUE.iter().filter_map(|c| c.name.chars().next()).collect();
+        let letters: std::collections::BTreeSet<char> = CATALOGUE
+            .iter()
+            .filter_map(|c| c.name.chars().next())
+            .collect();
         assert_eq!(letters.into_iter().collect::<String>(), "DEKNPTX");
     }
 

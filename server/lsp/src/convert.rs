@@ -70,10 +70,7 @@ fn catalogue_base() -> Option<&'static str> {
             .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
             .unwrap_or_else(std::env::temp_dir)
             .join("kiwi");
-        let page = dir.join(format!(
-            "diagnostics-{}.md",
-            env!("CARGO_PKG_VERSION")
-        ));
+        let page = dir.join(format!("diagnostics-{}.md", env!("CARGO_PKG_VERSION")));
         let text = diag::catalogue_markdown();
         if std::fs::read_to_string(&page).ok().as_deref() != Some(text.as_str()) {
             std::fs::create_dir_all(&dir).ok()?;

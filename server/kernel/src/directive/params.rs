@@ -162,14 +162,9 @@ fn check_call(
         out.push(d);
     }
     // D114: required and not passed (a default makes it optional for a run).
-    let at = call
-        .item_id
-        .as_ref()
-        .map(|i| i.range)
-        .unwrap_or(call.range);
+    let at = call.item_id.as_ref().map(|i| i.range).unwrap_or(call.range);
     for s in specs {
-        if s.required && s.schema.get("default").is_none() && !passed.contains(&s.name.as_str())
-        {
+        if s.required && s.schema.get("default").is_none() && !passed.contains(&s.name.as_str()) {
             out.push(Diagnostic::new(
                 Code::D114,
                 at,
@@ -212,8 +207,7 @@ fn check_call(
             );
             if let Some(s) = spec {
                 let choices = s.value_choices();
-                if let Some(c) = diag::closest(&value.value, choices.iter().map(String::as_str))
-                {
+                if let Some(c) = diag::closest(&value.value, choices.iter().map(String::as_str)) {
                     if s.schema.get("enum").is_some() || c != value.value {
                         d = d.fix(Fix::replace(format!("Change to `{c}`"), value.range, c));
                     }

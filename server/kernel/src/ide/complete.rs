@@ -50,10 +50,7 @@ fn is_word(c: char) -> bool {
 fn after(text: &str, line_start: usize, offset: usize, trigger: &str) -> Option<usize> {
     let prefix = text.get(line_start..offset)?;
     let at = prefix.rfind(trigger)? + trigger.len();
-    prefix[at..]
-        .chars()
-        .all(is_word)
-        .then_some(line_start + at)
+    prefix[at..].chars().all(is_word).then_some(line_start + at)
 }
 
 fn entries<'a>(
@@ -274,7 +271,9 @@ fn tool_completions(
         for trig in ["\"mode\": \"", "'mode': '", "mode: ", "mode: \""] {
             if let Some(s) = at(trig) {
                 return entries(
-                    crate::exec::preference::MODES.iter().map(|(n, _)| (*n, None)),
+                    crate::exec::preference::MODES
+                        .iter()
+                        .map(|(n, _)| (*n, None)),
                     CompletionKind::Value,
                     range_from(s),
                 );
@@ -363,7 +362,12 @@ fn env_config_completions(
             ));
         }
     }
-    for trig in ["\"manager\": \"", "manager: ", "manager: \"", "'manager': '"] {
+    for trig in [
+        "\"manager\": \"",
+        "manager: ",
+        "manager: \"",
+        "'manager': '",
+    ] {
         if let Some(s) = at(trig) {
             return Some(entries(
                 MANAGERS.iter().map(|m| (m.name, None)),
@@ -385,7 +389,10 @@ fn env_config_completions(
             .or_else(|| at(","));
         if let Some(s) = s {
             let mut listed = listed_on_line(text, line_start, offset);
-            if let Some(l) = interp.and_then(|i| i.get("search")).and_then(|v| v.as_list()) {
+            if let Some(l) = interp
+                .and_then(|i| i.get("search"))
+                .and_then(|v| v.as_list())
+            {
                 listed.extend(
                     l.iter()
                         .filter(|v| !v.range.touches(offset))

@@ -280,7 +280,11 @@ fn declaration_range(item: &Item) -> Option<TextRange> {
 }
 
 /// What a rename starts from: the range to show and the id it renames.
-pub fn prepare_rename(ws: &Workspace, item: &Arc<Item>, offset: usize) -> Option<(TextRange, String)> {
+pub fn prepare_rename(
+    ws: &Workspace,
+    item: &Arc<Item>,
+    offset: usize,
+) -> Option<(TextRange, String)> {
     if let Some((target, occ)) = reference_at(ws, item, offset) {
         if target.is_builtin() {
             return None;
@@ -318,7 +322,10 @@ pub fn rename(
         None => return Err("no item id here to rename".into()),
     };
     if target.is_builtin() {
-        return Err(format!("`{}` is a builtin item: it cannot be renamed", target.id));
+        return Err(format!(
+            "`{}` is a builtin item: it cannot be renamed",
+            target.id
+        ));
     }
     ids::validate_id(new_id).map_err(|e| format!("`{new_id}` is not a valid id: {e}"))?;
     if new_id == target.id {
@@ -365,13 +372,17 @@ pub fn rename(
         }
     }
     let mut by_file: Vec<(PathBuf, Vec<TextEdit>)> = Vec::new();
-    let mut push = |path: PathBuf, edit: TextEdit| match by_file.iter_mut().find(|(p, _)| *p == path) {
-        Some((_, v)) => v.push(edit),
-        None => by_file.push((path, vec![edit])),
-    };
+    let mut push =
+        |path: PathBuf, edit: TextEdit| match by_file.iter_mut().find(|(p, _)| *p == path) {
+            Some((_, v)) => v.push(edit),
+            None => by_file.push((path, vec![edit])),
+        };
     let new_bare = ids::bare_name(new_id);
     for occ in occurrences(ws, &target) {
-        let text = ws.item(&occ.path).map(|i| i.text().to_string()).unwrap_or_default();
+        let text = ws
+            .item(&occ.path)
+            .map(|i| i.text().to_string())
+            .unwrap_or_default();
         let old = text.get(occ.range.start..occ.range.end).unwrap_or("");
         let new_text = if old.contains('.') && !old.contains('/') && target.id.contains('/') {
             new_id.replace('/', ".")

@@ -334,14 +334,22 @@ fn definition_of_executor_and_knowledge_symbols() {
 
 #[test]
 fn hover_on_an_interpreter_key_covers_the_key() {
-    let src = RUNTIME.replace("$0", "").replace("\"search\"", "\"sea$0rch\"");
+    let src = RUNTIME
+        .replace("$0", "")
+        .replace("\"search\"", "\"sea$0rch\"");
     let (text, off) = fixture(&src);
     let (ws, item) = ws_with("tools/rt/py.py", ItemType::Tool, "rt/py", &text);
     let h = hover(&ws, &item, off).expect("a hover");
     assert_eq!(&text[h.range.start..h.range.end], "\"search\"");
-    assert!(h.markdown.contains("the locations to search"), "{}", h.markdown);
+    assert!(
+        h.markdown.contains("the locations to search"),
+        "{}",
+        h.markdown
+    );
     // On the `interpreter` key itself: that key, not the whole ENV_CONFIG.
-    let src = RUNTIME.replace("$0", "").replace("\"interpreter\"", "\"inter$0preter\"");
+    let src = RUNTIME
+        .replace("$0", "")
+        .replace("\"interpreter\"", "\"inter$0preter\"");
     let (text, off) = fixture(&src);
     let (ws, item) = ws_with("tools/rt/py.py", ItemType::Tool, "rt/py", &text);
     let h = hover(&ws, &item, off).expect("a hover");
@@ -355,13 +363,21 @@ fn hover_with_an_unknown_resolver_type() {
     let (ws, item) = ws_with("tools/rt/py.py", ItemType::Tool, "rt/py", &text);
     let h = hover(&ws, &item, off).expect("a hover on an unknown type");
     assert_eq!(&text[h.range.start..h.range.end], "\"venv_pyton\"");
-    assert!(h.markdown.contains("unknown resolver type"), "{}", h.markdown);
+    assert!(
+        h.markdown.contains("unknown resolver type"),
+        "{}",
+        h.markdown
+    );
     assert!(h.markdown.contains("`venv_python`"), "{}", h.markdown);
     // On another key of the same interpreter: its documentation at least.
     let off = text.find("\"fallback\"").unwrap() + 3;
     let h = hover(&ws, &item, off).expect("a hover on a key");
     assert_eq!(&text[h.range.start..h.range.end], "\"fallback\"");
-    assert!(h.markdown.contains("the value used when nothing is found"), "{}", h.markdown);
+    assert!(
+        h.markdown.contains("the value used when nothing is found"),
+        "{}",
+        h.markdown
+    );
 }
 
 /// The directive calling `rt/py` (with an exact permission too), the runtime `rt/py`, and a
@@ -385,7 +401,8 @@ fn refs_ws() -> (Workspace, Arc<Item>, Arc<Item>, Arc<Item>, String) {
         .unwrap(),
     );
     ws.insert(rt.clone());
-    let tool_text = "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"rt/py\"\n";
+    let tool_text =
+        "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"rt/py\"\n";
     let tool = Arc::new(
         parse_item(
             ItemType::Tool,
@@ -441,7 +458,10 @@ fn rename_a_tool_id_everywhere() {
     let plan = rename(&ws, &d, off, "runtimes/py").expect("a plan");
     assert_eq!(
         plan.moves,
-        [(rt.path.clone(), PathBuf::from("/nonexistent/proj/.ai/tools/runtimes/py.py"))]
+        [(
+            rt.path.clone(),
+            PathBuf::from("/nonexistent/proj/.ai/tools/runtimes/py.py")
+        )]
     );
     let apply = |item: &Item| {
         let mut t = item.text().to_string();
@@ -460,7 +480,10 @@ fn rename_a_tool_id_everywhere() {
     let new_d = apply(&d);
     assert!(new_d.contains("item_id=\"runtimes/py\""), "{new_d}");
     assert!(new_d.contains("id=\"runtimes/py\"/>"), "{new_d}");
-    assert!(new_d.contains("id=\"rt/*\""), "a glob is left alone: {new_d}");
+    assert!(
+        new_d.contains("id=\"rt/*\""),
+        "a glob is left alone: {new_d}"
+    );
     assert!(apply(&tool).contains("__executor_id__ = \"runtimes/py\""));
     // Refused: a bad id, an existing id, a builtin item.
     assert!(rename(&ws, &d, off, "../x").is_err());
@@ -475,11 +498,17 @@ fn rename_a_directive_from_its_name() {
     let (ws, d) = ws_with("directives/t.md", ItemType::Directive, "t", DIRECTIVE);
     let off = DIRECTIVE.find("name=\"t\"").unwrap() + "name=\"".len();
     let (range, id) = prepare_rename(&ws, &d, off).expect("renamable");
-    assert_eq!((&DIRECTIVE[range.start..range.end], id.as_str()), ("t", "t"));
+    assert_eq!(
+        (&DIRECTIVE[range.start..range.end], id.as_str()),
+        ("t", "t")
+    );
     let plan = rename(&ws, &d, off, "ops/check").unwrap();
     assert_eq!(
         plan.moves,
-        [(d.path.clone(), PathBuf::from("/nonexistent/proj/.ai/directives/ops/check.md"))]
+        [(
+            d.path.clone(),
+            PathBuf::from("/nonexistent/proj/.ai/directives/ops/check.md")
+        )]
     );
     assert_eq!(plan.edits.len(), 1);
     assert_eq!(plan.edits[0].1[0].new_text, "check");
@@ -525,11 +554,17 @@ fn completion_inside_permissions_inputs_and_ids() {
     // `<` inside <permissions>: the permission elements.
     let src = DIRECTIVE.replace("    </permissions>", "      <$0\n    </permissions>");
     let (c, _) = labels("directives/t.md", ItemType::Directive, "t", &src);
-    assert!(names(&c).contains(&"execute") && names(&c).contains(&"read"), "{c:?}");
+    assert!(
+        names(&c).contains(&"execute") && names(&c).contains(&"read"),
+        "{c:?}"
+    );
     // input type="
     let src = DIRECTIVE.replace("type=\"path\"", "type=\"$0");
     let (c, _) = labels("directives/t.md", ItemType::Directive, "t", &src);
-    assert!(names(&c).contains(&"integer") && names(&c).contains(&"path"), "{c:?}");
+    assert!(
+        names(&c).contains(&"integer") && names(&c).contains(&"path"),
+        "{c:?}"
+    );
     // permission id=" -> tool ids
     let src = DIRECTIVE.replace("id=\"rt/*\"", "id=\"$0");
     let (c, _) = labels("directives/t.md", ItemType::Directive, "t", &src);
@@ -590,7 +625,10 @@ fn completion_step_parameters() {
     let src = DIRECTIVE.replace("value=\"{input:readme}\"", "value=\"{input:re$0adme}\"");
     let (ws, d, off) = with_tool(&src);
     let sig = signature_help(&ws, &d, off).expect("signature help");
-    assert_eq!(sig.label, "rt/py(path: string, write?: boolean, mode?: one of \"append\", \"overwrite\")");
+    assert_eq!(
+        sig.label,
+        "rt/py(path: string, write?: boolean, mode?: one of \"append\", \"overwrite\")"
+    );
     assert_eq!(sig.active, Some(0));
     assert_eq!(sig.params[0].0, "path: string");
     assert!(sig.params[0].1.contains("The file"));
@@ -603,7 +641,9 @@ fn completion_env_config_where_people_type() {
     let (c, _) = labels("tools/rt/y.yaml", ItemType::Tool, "rt/y", yaml);
     assert_eq!(names(&c), ["kiwi", "user", "system"]);
     // An empty JSON-ish list.
-    let src = RUNTIME.replace("$0", "").replace("\"search\": [\"project\", \"system\"]", "\"search\": [$0]");
+    let src = RUNTIME
+        .replace("$0", "")
+        .replace("\"search\": [\"project\", \"system\"]", "\"search\": [$0]");
     let (c, _) = labels("tools/rt/q.py", ItemType::Tool, "rt/q", &src);
     assert_eq!(names(&c), ["project", "kiwi", "user", "system"]);
     // `"manager": "` offers the managers.
@@ -611,11 +651,16 @@ fn completion_env_config_where_people_type() {
     let (c, _) = labels("tools/rt/m.py", ItemType::Tool, "rt/m", src);
     assert_eq!(names(&c), ["pyenv", "rbenv", "nvm", "asdf"]);
     // Keys: not those present, only those of the type.
-    let src = RUNTIME.replace("$0", "").replace("        \"fallback\": \"python3\",\n", "        \"$0\n");
+    let src = RUNTIME
+        .replace("$0", "")
+        .replace("        \"fallback\": \"python3\",\n", "        \"$0\n");
     let (c, _) = labels("tools/rt/k.py", ItemType::Tool, "rt/k", &src);
     let n = names(&c);
     assert!(n.contains(&"fallback"), "{n:?}");
-    assert!(!n.contains(&"type") && !n.contains(&"search") && !n.contains(&"var"), "{n:?}");
+    assert!(
+        !n.contains(&"type") && !n.contains(&"search") && !n.contains(&"var"),
+        "{n:?}"
+    );
     assert!(!n.contains(&"manager") && !n.contains(&"binary"), "{n:?}");
 }
 
@@ -625,13 +670,26 @@ fn completion_config_keys_and_placeholders() {
         format!("__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"rt/py\"\nCONFIG_SCHEMA = {{\"type\": \"object\", \"properties\": {{\"path\": {{\"type\": \"string\"}}}}}}\n{config}\n")
     };
     // `{` in a CONFIG string: the parameters and the names kiwi provides.
-    let (c, _) = labels("tools/t/a.py", ItemType::Tool, "t/a", &tool("CONFIG = {\"args\": [\"{$0\"]}"));
+    let (c, _) = labels(
+        "tools/t/a.py",
+        ItemType::Tool,
+        "t/a",
+        &tool("CONFIG = {\"args\": [\"{$0\"]}"),
+    );
     let n = names(&c);
     assert!(n.contains(&"path") && n.contains(&"tool_path"), "{n:?}");
     // A CONFIG key: the primitive's keys not present yet.
-    let (c, _) = labels("tools/t/a.py", ItemType::Tool, "t/a", &tool("CONFIG = {\"args\": [], \"$0\"}"));
+    let (c, _) = labels(
+        "tools/t/a.py",
+        ItemType::Tool,
+        "t/a",
+        &tool("CONFIG = {\"args\": [], \"$0\"}"),
+    );
     let n = names(&c);
-    assert!(n.contains(&"timeout") && n.contains(&"cwd") && !n.contains(&"args"), "{n:?}");
+    assert!(
+        n.contains(&"timeout") && n.contains(&"cwd") && !n.contains(&"args"),
+        "{n:?}"
+    );
     // EXECUTION_ENVIRONMENT's mode.
     let src = tool("EXECUTION_ENVIRONMENT = {\"mode\": \"$0\"}");
     let (c, _) = labels("tools/t/a.py", ItemType::Tool, "t/a", &src);
@@ -640,5 +698,8 @@ fn completion_config_keys_and_placeholders() {
     let yaml = "version: \"1.0.0\"\ntool_type: python\nexe$0\n";
     let (c, _) = labels("tools/t/b.yaml", ItemType::Tool, "t/b", yaml);
     let n = names(&c);
-    assert!(n.contains(&"executor_id") && !n.contains(&"version"), "{n:?}");
+    assert!(
+        n.contains(&"executor_id") && !n.contains(&"version"),
+        "{n:?}"
+    );
 }

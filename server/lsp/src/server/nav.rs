@@ -22,7 +22,10 @@ impl Backend {
             .unwrap_or_else(|| SourceText::new(""))
     }
 
-    pub(super) async fn find_references(&self, p: ReferenceParams) -> Result<Option<Vec<Location>>> {
+    pub(super) async fn find_references(
+        &self,
+        p: ReferenceParams,
+    ) -> Result<Option<Vec<Location>>> {
         let Some(snap) = self.snapshot(&p.text_document_position.text_document.uri) else {
             return Ok(None);
         };
@@ -53,10 +56,12 @@ impl Backend {
         let off = Self::offset(&snap, p.position);
         let (ws, item) = (snap.ws.clone(), snap.item.clone());
         let found = blocking(move || ide::prepare_rename(&ws, &item, off)).await?;
-        Ok(found.map(|(range, id)| PrepareRenameResponse::RangeWithPlaceholder {
-            range: Self::lsp_range(&snap, range),
-            placeholder: id,
-        }))
+        Ok(
+            found.map(|(range, id)| PrepareRenameResponse::RangeWithPlaceholder {
+                range: Self::lsp_range(&snap, range),
+                placeholder: id,
+            }),
+        )
     }
 
     pub(super) async fn rename_at(&self, p: RenameParams) -> Result<Option<WorkspaceEdit>> {
@@ -100,12 +105,14 @@ impl Backend {
             let (Some(old_uri), Some(new_uri)) = (to_uri(from), to_uri(to)) else {
                 continue;
             };
-            ops.push(DocumentChangeOperation::Op(ResourceOp::Rename(RenameFile {
-                old_uri,
-                new_uri,
-                options: None,
-                annotation_id: None,
-            })));
+            ops.push(DocumentChangeOperation::Op(ResourceOp::Rename(
+                RenameFile {
+                    old_uri,
+                    new_uri,
+                    options: None,
+                    annotation_id: None,
+                },
+            )));
         }
         Ok(Some(WorkspaceEdit {
             document_changes: Some(DocumentChanges::Operations(ops)),

@@ -78,7 +78,9 @@ async fn every_diagnostic_links_to_its_catalogue_entry() {
     assert!(!all.is_empty());
     for d in all {
         let code = d["code"].as_str().expect("a code");
-        let href = d["codeDescription"]["href"].as_str().expect("a codeDescription");
+        let href = d["codeDescription"]["href"]
+            .as_str()
+            .expect("a codeDescription");
         assert!(href.ends_with(&format!("#{code}")), "{href}");
         // The page is on disk, read-only, with the code's anchor.
         let path = href
@@ -643,9 +645,15 @@ async fn signature_help_and_parameter_completion_at_a_param() {
                 json!({"textDocument": {"uri": uri(&g)}, "position": at}),
             )
             .await;
-        assert_eq!(sig["signatures"][0]["label"], "text/echo(name?: string)", "{sig}");
+        assert_eq!(
+            sig["signatures"][0]["label"], "text/echo(name?: string)",
+            "{sig}"
+        );
         assert_eq!(sig["activeParameter"], 0, "{sig}");
-        assert_eq!(sig["signatures"][0]["parameters"][0]["label"], "name?: string");
+        assert_eq!(
+            sig["signatures"][0]["parameters"][0]["label"],
+            "name?: string"
+        );
         // A new <param name=": the parameter names not passed yet (none left here), and
         // an attribute completion is a snippet with balanced quotes.
         let edited = text.replace(
