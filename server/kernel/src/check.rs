@@ -444,7 +444,7 @@ pub fn deep_merge(base: &mut serde_json::Value, over: serde_json::Value) {
 /// that ends in the primitive needs it, and serializing the schema to look it up cost more
 /// than the check it serves. The key is the file's path and text (the schema is read from
 /// that text alone); a server that sees many versions keeps the last few dozen.
-fn primitive_validator(primitive: &Item) -> Option<Arc<jsonschema::Validator>> {
+pub(crate) fn primitive_validator(primitive: &Item) -> Option<Arc<jsonschema::Validator>> {
     use std::collections::HashMap;
     use std::hash::{BuildHasher, RandomState};
     use std::sync::Mutex;

@@ -114,24 +114,11 @@ pub fn check_step_params(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnos
         let Some(specs) = tool_params(&tool) else {
             continue;
         };
-        let Some(schema) = tool
-            .tool()
-            .and_then(|t| t.value(Field::ConfigSchema))
-            .and_then(|v| v.to_json())
-        else {
-            continue;
-        };
-        check_call(call, &tool, &specs, &schema, out);
+        check_call(call, &tool, &specs, out);
     }
 }
 
-fn check_call(
-    call: &Call,
-    tool: &Item,
-    specs: &[ParamSpec],
-    schema: &Json,
-    out: &mut Vec<Diagnostic>,
-) {
+fn check_call(call: &Call, tool: &Item, specs: &[ParamSpec], out: &mut Vec<Diagnostic>) {
     let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
     let passed: Vec<&str> = call.params.iter().map(|(n, _)| n.value.as_str()).collect();
     let listed = if names.is_empty() {
@@ -181,6 +168,7 @@ fn check_call(
         }
     }
     // D115: the value, against the parameter's schema.
+    // Compiled once per version of the tool's file (shared with the T306 check).
     let mut validator = None;
     for (name, value) in &call.params {
         if !names.contains(&name.value.as_str()) || value.value.contains('{') {
@@ -188,9 +176,9 @@ fn check_call(
         }
         let validator = match &mut validator {
             Some(v) => v,
-            None => match jsonschema::validator_for(schema) {
-                Ok(v) => validator.insert(v),
-                Err(_) => return,
+            None => match crate::check::primitive_validator(tool) {
+                Some(v) => validator.insert(v),
+                None => return,
             },
         };
         if let Some(problem) = value_problem(validator, &name.value, &value.value) {

@@ -81,9 +81,11 @@ fn apply_every_fix(ws: &Workspace, root: &Path) -> (usize, Vec<String>) {
 
 /// Diagnostics a fix may bring to light without creating them: once an unknown resolver type
 /// (E402) is corrected, the checks of that type run (E405, E406) and the interpreter resolves
-/// on this machine, or not (E407, E408, which only a valid interpreter can have).
+/// on this machine, or not (E407, E408, which only a valid interpreter can have); once an
+/// unknown step parameter's name (D113) is corrected, its value is checked (D115).
 fn unlocked(fixed: Code, new: Code) -> bool {
-    fixed == Code::E402 && matches!(new, Code::E405 | Code::E406 | Code::E407 | Code::E408)
+    (fixed == Code::E402 && matches!(new, Code::E405 | Code::E406 | Code::E407 | Code::E408))
+        || (fixed == Code::D113 && new == Code::D115)
 }
 
 const RT_HEAD: &str =
@@ -108,6 +110,8 @@ fn fixtures() -> Vec<String> {
         ),
         // T306 key typo, T307 placeholder typo.
         "//- project/.ai/tools/t/e.py\n__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"runtimes/python_runtime\"\nCONFIG_SCHEMA = {\"type\": \"object\", \"properties\": {\"path\": {\"type\": \"string\"}}}\nCONFIG = {\"timout\": 30, \"args\": [\"{pth}\"]}\n".to_string(),
+        // D113 (the close name is already passed: no rename to it), D115 enum typo.
+        "//- project/.ai/tools/fmt/json.py\n__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"runtimes/python_runtime\"\nCONFIG_SCHEMA = {\"type\": \"object\", \"properties\": {\"path\": {\"type\": \"string\"}, \"mode\": {\"enum\": [\"append\", \"overwrite\"]}}}\n//- project/.ai/directives/fmt.md\n# fmt\n\n```xml\n<directive name=\"fmt\" version=\"1.0.0\">\n  <metadata>\n    <description>d</description>\n    <permissions>\n      <execute resource=\"kiwi\" action=\"run\" item_type=\"tool\" id=\"fmt/*\"/>\n    </permissions>\n  </metadata>\n  <process>\n    <step name=\"a\">\n      <execute item_type=\"tool\" item_id=\"fmt/json\">\n        <param name=\"path\" value=\"a\"/>\n        <param name=\"pth\" value=\"b\"/>\n        <param name=\"mod\" value=\"apend\"/>\n      </execute>\n    </step>\n  </process>\n</directive>\n```\n".to_string(),
     ]
 }
 
