@@ -42,6 +42,14 @@ struct Caps {
     work_done: bool,
     inlay_refresh: bool,
     lens_refresh: bool,
+    /// `completionItem.snippetSupport`: attribute completions are snippets, else plain text.
+    snippets: bool,
+    /// `publishDiagnostics.codeDescriptionSupport`: diagnostics link to the catalogue.
+    code_description: bool,
+    /// `workspaceEdit.documentChanges`, and `resourceOperations` holding `rename`: a rename
+    /// moves the item's file in the same edit.
+    document_changes: bool,
+    rename_files: bool,
 }
 
 struct State {
@@ -317,7 +325,7 @@ impl Backend {
     /// `only_if` is given (a path and its generation), that path's result is dropped if
     /// the document changed meanwhile.
     async fn publish(&self, key: Key, paths: Vec<PathBuf>, only_if: Option<(PathBuf, u64)>) {
-        let (ws, enc, versions) = {
+        let (ws, enc, versions, code_description) = {
             let st = self.lock();
             if let Some((p, g)) = &only_if {
                 if st.generation.get(p).copied().unwrap_or(0) != *g {
@@ -331,7 +339,7 @@ impl Backend {
                 .iter()
                 .filter_map(|p| st.docs.get(p).map(|d| (p.clone(), d.version)))
                 .collect();
-            (ws, st.enc, versions)
+            (ws, st.enc, versions, st.caps.code_description)
         };
         let computed = blocking(move || {
             let mut out = Vec::new();
@@ -354,6 +362,12 @@ impl Backend {
                 let lsp: Vec<Diagnostic> = diags
                     .iter()
                     .map(|d| convert::diagnostic(&item.source, p, d, enc, &other))
+                    .map(|mut d| {
+                        if !code_description {
+                            d.code_description = None;
+                        }
+                        d
+                    })
                     .collect();
                 out.push((uri, p.clone(), lsp));
             }
@@ -984,6 +998,29 @@ impl LanguageServer for Backend {
                 .and_then(|w| w.code_lens.as_ref())
                 .and_then(|i| i.refresh_support)
                 .unwrap_or(false),
+            snippets: params
+                .capabilities
+                .text_document
+                .as_ref()
+                .and_then(|t| t.completion.as_ref())
+                .and_then(|c| c.completion_item.as_ref())
+                .and_then(|i| i.snippet_support)
+                .unwrap_or(false),
+            code_description: params
+                .capabilities
+                .text_document
+                .as_ref()
+                .and_then(|t| t.publish_diagnostics.as_ref())
+                .and_then(|p| p.code_description_support)
+                .unwrap_or(false),
+            document_changes: ws_caps
+                .and_then(|w| w.workspace_edit.as_ref())
+                .and_then(|e| e.document_changes)
+                .unwrap_or(false),
+            rename_files: ws_caps
+                .and_then(|w| w.workspace_edit.as_ref())
+                .and_then(|e| e.resource_operations.as_ref())
+                .is_some_and(|ops| ops.contains(&ResourceOperationKind::Rename)),
         };
         let mut folders: Vec<PathBuf> = params
             .workspace_folders
@@ -1350,8 +1387,16 @@ impl LanguageServer for Backend {
             let off = Self::offset(&snap, p.text_document_position.position);
             let (ws, item) = (snap.ws.clone(), snap.item.clone());
             let entries = blocking(move || ide::completions(&ws, &item, off)).await?;
+            let snippets = self.lock().caps.snippets;
             let items = entries
                 .into_iter()
+                .map(|mut e| {
+                    if e.snippet && !snippets {
+                        e.snippet = false;
+                        e.insert_text = e.insert_text.map(|t| t.replace("$1", ""));
+                    }
+                    e
+                })
                 .map(|e| CompletionItem {
                     kind: Some(match e.kind {
                         ide::CompletionKind::Value => CompletionItemKind::ENUM_MEMBER,
@@ -1529,8 +1574,11 @@ impl LanguageServer for Backend {
                 if d.fixes.is_empty() || d.range.end < start || d.range.start > end {
                     continue;
                 }
-                let ld =
+                let mut ld =
                     convert::diagnostic(&snap.item.source, &snap.item.path, d, snap.enc, &|_| None);
+                if !self.lock().caps.code_description {
+                    ld.code_description = None;
+                }
                 for fix in &d.fixes {
                     let edits: Vec<TextEdit> = fix
                         .edits

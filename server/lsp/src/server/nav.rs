@@ -74,13 +74,36 @@ impl Backend {
         let plan = blocking(move || ide::rename(&ws, &item, off, &new_id))
             .await?
             .map_err(jsonrpc::Error::invalid_params)?;
-        let versions: HashMap<_, _> = {
+        let (versions, caps): (HashMap<_, _>, _) = {
             let st = self.lock();
-            plan.edits
+            let versions = plan
+                .edits
                 .iter()
                 .filter_map(|(p, _)| st.docs.get(p).map(|d| (p.clone(), d.version)))
-                .collect()
+                .collect();
+            (versions, st.caps)
         };
+        if !caps.document_changes {
+            // A plain edit: the references change; the file keeps its name (the client
+            // cannot move it in the same edit).
+            let mut changes = HashMap::new();
+            for (path, edits) in &plan.edits {
+                let Some(uri) = to_uri(path) else { continue };
+                let src = Self::source_of(&snap, path);
+                let edits: Vec<TextEdit> = edits
+                    .iter()
+                    .map(|e| TextEdit {
+                        range: convert::range(&src, e.range, snap.enc),
+                        new_text: e.new_text.clone(),
+                    })
+                    .collect();
+                changes.insert(uri, edits);
+            }
+            return Ok(Some(WorkspaceEdit {
+                changes: Some(changes),
+                ..Default::default()
+            }));
+        }
         let mut ops = Vec::new();
         for (path, edits) in &plan.edits {
             let Some(uri) = to_uri(path) else { continue };
@@ -101,7 +124,7 @@ impl Backend {
                     .collect(),
             }));
         }
-        for (from, to) in &plan.moves {
+        for (from, to) in plan.moves.iter().filter(|_| caps.rename_files) {
             let (Some(old_uri), Some(new_uri)) = (to_uri(from), to_uri(to)) else {
                 continue;
             };
@@ -132,12 +155,8 @@ impl Backend {
         let Some(sig) = blocking(move || ide::signature_help(&ws, &item, off)).await? else {
             return Ok(None);
         };
-        let markdown = |s: String| {
-            Documentation::MarkupContent(MarkupContent {
-                kind: MarkupKind::Markdown,
-                value: s,
-            })
-        };
+        // Plain text: every client shows it (markdown needs `documentationFormat`).
+        let markdown = Documentation::String;
         let active = sig.active.map(|a| a as u32);
         Ok(Some(SignatureHelp {
             signatures: vec![SignatureInformation {
@@ -152,7 +171,7 @@ impl Backend {
                         })
                         .collect(),
                 ),
-                active_parameter: active,
+                active_parameter: None,
             }],
             active_signature: Some(0),
             active_parameter: active,

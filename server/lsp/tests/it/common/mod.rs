@@ -149,8 +149,15 @@ impl Client {
                     "capabilities": {
                         "general": {"positionEncodings": encodings},
                         "window": {"workDoneProgress": true},
+                        // Snippets and links to the catalogue in the UTF-8 runs only: both
+                        // answers are seen.
+                        "textDocument": {
+                            "completion": {"completionItem": {"snippetSupport": utf8}},
+                            "publishDiagnostics": {"codeDescriptionSupport": utf8}
+                        },
                         "workspace": {
                             "didChangeWatchedFiles": {"dynamicRegistration": true},
+                            "workspaceEdit": {"documentChanges": utf8, "resourceOperations": ["rename"]},
                             "inlayHint": {"refreshSupport": true}
                         }
                     }
