@@ -1069,7 +1069,7 @@ impl LanguageServer for Backend {
                 inlay_hint_provider: Some(OneOf::Left(true)),
                 completion_provider: Some(CompletionOptions {
                     trigger_characters: Some(
-                        ["<", ":", ".", "\"", "{", " ", "/"]
+                        ["<", ":", ".", "\"", "{", " ", "/", "[", ","]
                             .iter()
                             .map(|s| s.to_string())
                             .collect(),

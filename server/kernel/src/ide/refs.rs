@@ -253,6 +253,9 @@ pub fn references(
     offset: usize,
     include_declaration: bool,
 ) -> Vec<Occurrence> {
+    if let Some(relying) = relying_on_permission(item, offset) {
+        return relying;
+    }
     let target = target_at(ws, item, offset);
     let mut out = Vec::new();
     if include_declaration && !target.is_builtin() {
@@ -264,6 +267,35 @@ pub fn references(
     }
     out.extend(occurrences(ws, &target));
     out
+}
+
+/// On a permission of a directive: the calls of its steps that rely on it (the item id of
+/// each call it grants).
+fn relying_on_permission(item: &Item, offset: usize) -> Option<Vec<Occurrence>> {
+    let d = item.directive()?;
+    if d.references.iter().any(|r| r.range.touches(offset)) {
+        return None;
+    }
+    let c = d.capabilities.iter().find(|c| c.range.touches(offset))?;
+    let mut out = Vec::new();
+    for call in &d.calls {
+        let Some(need) = crate::directive::Need::of_call(call) else {
+            continue;
+        };
+        let (Some(t), Some(id)) = (need.item_type, need.id.as_deref()) else {
+            continue;
+        };
+        if !c.deny && crate::directive::grants(std::slice::from_ref(c), &need.verb, t, id).is_some()
+        {
+            let range = call.item_id.as_ref().map(|i| i.range).unwrap_or(call.range);
+            out.push(Occurrence {
+                path: item.path.clone(),
+                range,
+                via: "granted".into(),
+            });
+        }
+    }
+    Some(out)
 }
 
 /// The declared name of an item in its own file: a directive's `name`, a knowledge `id`.

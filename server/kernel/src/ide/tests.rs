@@ -703,3 +703,16 @@ fn completion_config_keys_and_placeholders() {
         "{n:?}"
     );
 }
+
+#[test]
+fn references_of_a_permission_are_the_calls_relying_on_it() {
+    let (ws, d, _, _, text) = refs_ws();
+    let off = text.find("id=\"rt/*\"").unwrap();
+    let refs = references(&ws, &d, off, false);
+    let covered: Vec<&str> = refs
+        .iter()
+        .map(|o| &text[o.range.start..o.range.end])
+        .collect();
+    assert_eq!(covered, ["rt/py"], "{refs:?}");
+    assert_eq!(refs[0].via, "granted");
+}
