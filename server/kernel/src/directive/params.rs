@@ -114,7 +114,28 @@ pub fn check_step_params(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnos
         let Some(specs) = tool_params(&tool) else {
             continue;
         };
+        let element = d
+            .root
+            .as_ref()
+            .map(|r| r.path_at(call.range.start))
+            .and_then(|path| path.into_iter().rev().find(|e| e.range == call.range));
+        let before = out.len();
         check_call(call, &tool, &specs, out);
+        // D114's fix: add the parameter, as the call's first child.
+        if let Some(e) = element {
+            for diag in &mut out[before..] {
+                if diag.code == Code::D114 {
+                    let spec = diag
+                        .message
+                        .split('`')
+                        .nth(3)
+                        .and_then(|n| specs.iter().find(|s| s.name == n));
+                    if let Some(fix) = spec.and_then(|s| add_param_fix(item.text(), e, s)) {
+                        diag.fixes.push(fix);
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -242,4 +263,47 @@ fn value_problem(validator: &jsonschema::Validator, name: &str, raw: &str) -> Op
         first_problem.get_or_insert_with(|| errors.join("; "));
     }
     first_problem
+}
+
+/// A fix adding `<param name="NAME" value=""/>` as the first child of a call element, on a
+/// line of its own indented one step (two spaces) deeper than the element's line.
+fn add_param_fix(text: &str, e: &super::Element, spec: &ParamSpec) -> Option<Fix> {
+    let name = &spec.name;
+    // A value of the right type to start from: the first choice, the minimum, or empty.
+    let value = match spec.value_choices().into_iter().next() {
+        Some(v) if spec.schema.get("enum").is_some() => v,
+        _ => match spec.type_label().split(" | ").next().unwrap_or("") {
+            "boolean" => "false".to_string(),
+            "integer" | "number" => spec
+                .schema
+                .get("minimum")
+                .map(|m| m.to_string())
+                .unwrap_or_else(|| "0".into()),
+            "array" => "[]".into(),
+            _ => String::new(),
+        },
+    };
+    let line_start = text[..e.range.start]
+        .rfind('\n')
+        .map(|i| i + 1)
+        .unwrap_or(0);
+    let indent: String = text[line_start..e.range.start]
+        .chars()
+        .take_while(|c| *c == ' ' || *c == '\t')
+        .collect();
+    let param = format!("{indent}  <param name=\"{name}\" value=\"{value}\"/>");
+    let title = format!("Add the parameter `{name}`");
+    if e.self_closing {
+        // `<execute .../>` -> `<execute ...>` + the param + `</execute>`.
+        let tag = text.get(e.start_tag.start..e.start_tag.end)?;
+        let slash = tag.rfind("/>")?;
+        let at = e.start_tag.start + slash;
+        let close = format!(">\n{param}\n{indent}</{}>", e.name);
+        return Some(Fix::replace(
+            title,
+            crate::text::TextRange::new(at, e.start_tag.end),
+            close,
+        ));
+    }
+    Some(Fix::insert(title, e.start_tag.end, format!("\n{param}")))
 }

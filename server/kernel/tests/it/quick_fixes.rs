@@ -112,6 +112,8 @@ fn fixtures() -> Vec<String> {
         "//- project/.ai/tools/t/e.py\n__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"runtimes/python_runtime\"\nCONFIG_SCHEMA = {\"type\": \"object\", \"properties\": {\"path\": {\"type\": \"string\"}}}\nCONFIG = {\"timout\": 30, \"args\": [\"{pth}\"]}\n".to_string(),
         // D113 (the close name is already passed: no rename to it), D115 enum typo.
         "//- project/.ai/tools/fmt/json.py\n__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"runtimes/python_runtime\"\nCONFIG_SCHEMA = {\"type\": \"object\", \"properties\": {\"path\": {\"type\": \"string\"}, \"mode\": {\"enum\": [\"append\", \"overwrite\"]}}}\n//- project/.ai/directives/fmt.md\n# fmt\n\n```xml\n<directive name=\"fmt\" version=\"1.0.0\">\n  <metadata>\n    <description>d</description>\n    <permissions>\n      <execute resource=\"kiwi\" action=\"run\" item_type=\"tool\" id=\"fmt/*\"/>\n    </permissions>\n  </metadata>\n  <process>\n    <step name=\"a\">\n      <execute item_type=\"tool\" item_id=\"fmt/json\">\n        <param name=\"path\" value=\"a\"/>\n        <param name=\"pth\" value=\"b\"/>\n        <param name=\"mod\" value=\"apend\"/>\n      </execute>\n    </step>\n  </process>\n</directive>\n```\n".to_string(),
+        // D114: a required parameter added, to a self-closing call and to one with children.
+        "//- project/.ai/tools/fmt/json.py\n__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"runtimes/python_runtime\"\nCONFIG_SCHEMA = {\"type\": \"object\", \"properties\": {\"path\": {\"type\": \"string\"}, \"indent\": {\"type\": \"integer\", \"minimum\": 1}, \"mode\": {\"enum\": [\"append\", \"overwrite\"]}}, \"required\": [\"path\", \"indent\", \"mode\"]}\n//- project/.ai/directives/fmt.md\n# fmt\n\n```xml\n<directive name=\"fmt\" version=\"1.0.0\">\n  <metadata>\n    <description>d</description>\n    <permissions>\n      <execute resource=\"kiwi\" action=\"run\" item_type=\"tool\" id=\"fmt/*\"/>\n    </permissions>\n  </metadata>\n  <process>\n    <step name=\"a\">\n      <execute item_type=\"tool\" item_id=\"fmt/json\"/>\n    </step>\n    <step name=\"b\">\n      <execute item_type=\"tool\" item_id=\"fmt/json\">\n        <param name=\"path\" value=\"a\"/>\n      </execute>\n    </step>\n  </process>\n</directive>\n```\n".to_string(),
     ]
 }
 
@@ -132,6 +134,6 @@ fn quick_fixes_create_no_diagnostic() {
     let (n, fail) = apply_every_fix(&ws, &demo);
     applied += n;
     failures.extend(fail);
-    assert!(applied >= 8, "only {applied} fixes applied");
+    assert!(applied >= 12, "only {applied} fixes applied");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
