@@ -252,12 +252,19 @@ fn nothing_panics_at_any_offset() {
     let (ws, d, _) = directive_at("{input:readme}");
     let (rt, _) = fixture(RUNTIME);
     let (ws2, t) = ws_with("tools/rt/py.py", ItemType::Tool, "rt/py", &rt);
-    for (ws, item) in [(&ws, &d), (&ws2, &t)] {
+    let yaml = "version: \"1.0.0\"\ntool_type: runtime\nexecutor_id: subprocess\nenv_config:\n  interpreter:\n    type: venv_python\n    search: [project, ]\n    manager: \"\"\nconfig:\n  args: [\"{tool_path}\", \"{\"]\nexecution_environment:\n  mode: \"\"\n";
+    let (ws3, y) = ws_with("tools/rt/y.yaml", ItemType::Tool, "rt/y", yaml);
+    let (ws4, r, ..) = refs_ws();
+    for (ws, item) in [(&ws, &d), (&ws2, &t), (&ws3, &y), (&ws4, &r)] {
         let len = item.text().len();
         for off in 0..=len + 2 {
             let _ = hover(ws, item, off);
             let _ = completions(ws, item, off);
             let _ = definition(ws, item, off);
+            let _ = signature_help(ws, item, off);
+            let _ = references(ws, item, off, true);
+            let _ = prepare_rename(ws, item, off);
+            let _ = rename(ws, item, off, "x/y");
         }
         let _ = symbols(item);
         let _ = inlay_hints(ws, item);
