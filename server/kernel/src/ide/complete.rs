@@ -628,7 +628,7 @@ fn directive_completions(
             Some(p) => directive::children_of(p).collect(),
             None => vec!["directive"],
         };
-        return names
+        let mut out: Vec<CompletionEntry> = names
             .into_iter()
             .map(|n| CompletionEntry {
                 label: n.to_string(),
@@ -639,6 +639,30 @@ fn directive_completions(
                 snippet: false,
             })
             .collect();
+        // Inside a call of a tool: a whole `<param>` per parameter not passed yet.
+        if parent == Some("execute") {
+            let call = d.calls.iter().find(|c| c.range.touches(offset));
+            if let Some((call, specs)) = call.and_then(|c| {
+                params::called_tool(ws, c)
+                    .and_then(|t| params::tool_params(&t))
+                    .map(|p| (c, p))
+            }) {
+                for p in specs {
+                    if call.params.iter().any(|(n, _)| n.value == p.name) {
+                        continue;
+                    }
+                    out.push(CompletionEntry {
+                        label: format!("param name=\"{}\"", p.name),
+                        kind: CompletionKind::Input,
+                        detail: Some(param_detail(&p)),
+                        insert_text: Some(format!("param name=\"{}\" value=\"$1\"/>", p.name)),
+                        range: range_from(s),
+                        snippet: true,
+                    });
+                }
+            }
+        }
+        return out;
     }
     // An attribute name inside a start tag: after whitespace, in the start tag of `inner`.
     if let Some(e) = inner {

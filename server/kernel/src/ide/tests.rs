@@ -615,6 +615,23 @@ fn completion_step_parameters() {
     );
     let (ws, d, off) = with_tool(&src);
     assert_eq!(names(&completions(&ws, &d, off)), ["write", "mode"]);
+    // `<` inside the call: a whole <param> per parameter not passed yet.
+    let src = DIRECTIVE.replace(
+        "<param name=\"path\" value=\"{input:readme}\"/>",
+        "<param name=\"path\" value=\"{input:readme}\"/>\n        <$0",
+    );
+    let (ws, d, off) = with_tool(&src);
+    let c = completions(&ws, &d, off);
+    let whole: Vec<&CompletionEntry> = c
+        .iter()
+        .filter(|c| c.label.starts_with("param name"))
+        .collect();
+    assert_eq!(whole.len(), 2, "{c:?}");
+    assert_eq!(
+        whole[0].insert_text.as_deref(),
+        Some("param name=\"write\" value=\"$1\"/>")
+    );
+    assert!(whole[0].snippet);
     // Values of an enum, of a boolean.
     let src = DIRECTIVE.replace(
         "<param name=\"path\" value=\"{input:readme}\"/>",
