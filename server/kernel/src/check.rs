@@ -47,6 +47,11 @@ pub const RULES: &[Rule] = &[
         check: check_grants_match_something,
     },
     Rule {
+        name: "step parameters against the called tool's schema",
+        codes: &[Code::D113, Code::D114, Code::D115],
+        check: crate::directive::params::check_step_params,
+    },
+    Rule {
         name: "knowledge references",
         codes: &[Code::N604, Code::K006],
         check: check_knowledge_references,
@@ -672,7 +677,7 @@ pub fn deep_merge(base: &mut serde_json::Value, over: serde_json::Value) {
 /// that ends in the primitive needs it, and serializing the schema to look it up cost more
 /// than the check it serves. The key is the file's path and text (the schema is read from
 /// that text alone); a server that sees many versions keeps the last few dozen.
-fn primitive_validator(primitive: &Item) -> Option<Arc<jsonschema::Validator>> {
+pub(crate) fn primitive_validator(primitive: &Item) -> Option<Arc<jsonschema::Validator>> {
     use std::collections::HashMap;
     use std::hash::{BuildHasher, RandomState};
     use std::sync::Mutex;
@@ -739,10 +744,38 @@ fn check_config_types(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic
     let Some(validator) = primitive_validator(&primitive) else {
         return;
     };
-    let merged = merge_config(&ch.links);
+    let mut merged = merge_config(&ch.links);
     // A key that a link's config templates as `{key}` is a value for the chain (rye merges the
     // configs and templates from the merged map), not a key of the primitive.
     let templated = templated_names(&ch.links);
+    // Kiwi applies `CONFIG.env` of every link to the environment (02-environment.md) and
+    // hands the primitive the rest: unless the primitive's schema describes `env` itself,
+    // it is checked here, not against that schema.
+    let declares_env = primitive
+        .tool()
+        .and_then(|t| t.value(Field::ConfigSchema))
+        .and_then(|s| s.get("properties"))
+        .and_then(|p| p.get("env"))
+        .is_some();
+    if !declares_env {
+        if let Some(m) = merged.as_object_mut() {
+            m.remove("env");
+        }
+        if let Some(v) = config.get("env") {
+            if !matches!(
+                v.kind,
+                crate::value::ValueKind::Map(_)
+                    | crate::value::ValueKind::Null
+                    | crate::value::ValueKind::NonLiteral(_)
+            ) {
+                out.push(Diagnostic::new(
+                    Code::T306,
+                    v.range,
+                    "`env` must be a dict of variable names to values (kiwi applies it to the tool's environment)",
+                ));
+            }
+        }
+    }
     for err in validator.iter_errors(&merged) {
         let pointer = err.instance_path().to_string();
         use jsonschema::error::ValidationErrorKind as K;
@@ -1082,13 +1115,41 @@ fn check_environment(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>
                         .copied()
                         .chain(params.iter().map(String::as_str))
                         .collect();
-                    let suggestion = diag::closest(&name, known);
+                    // Among a tool's few parameters a shared start is a good hint too
+                    // (`{outfile}` for `output`).
+                    let suggestion = diag::closest(&name, known).or_else(|| {
+                        params
+                            .iter()
+                            .map(|p| {
+                                let shared = p
+                                    .chars()
+                                    .zip(name.chars())
+                                    .take_while(|(a, b)| a == b)
+                                    .count();
+                                (shared, p)
+                            })
+                            .filter(|(shared, _)| *shared >= 3)
+                            .max_by_key(|(shared, _)| *shared)
+                            .map(|(_, p)| p.as_str())
+                    });
                     let r = range_of(range);
+                    let declared = if params.is_empty() {
+                        "CONFIG_SCHEMA declares no parameter".to_string()
+                    } else {
+                        format!(
+                            "CONFIG_SCHEMA declares {}",
+                            params
+                                .iter()
+                                .map(|p| format!("`{p}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    };
                     let mut d = Diagnostic::new(
                         Code::T307,
                         r,
                         format!(
-                            "`{{{name}}}` is neither a parameter declared in CONFIG_SCHEMA, nor a config key of the chain, nor a name the host provides ({}){}",
+                            "`{{{name}}}` is neither a parameter declared in CONFIG_SCHEMA, nor a config key of the chain, nor a name the host provides ({declared}; the host provides {}){}",
                             template::KERNEL_NAMES
                                 .iter()
                                 .copied()

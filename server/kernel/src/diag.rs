@@ -67,6 +67,9 @@ codes! {
     D110 Error "duplicate step name",
     D111 Warning "input declared but never used",
     D112 Info "header comment hash does not match the content",
+    D113 Warning "step parameter the called tool's CONFIG_SCHEMA does not declare",
+    D114 Error "parameter the called tool requires, not passed by the step",
+    D115 Error "step parameter value of the wrong type or out of range for the called tool",
     P201 Error "unknown permission element, attribute, resource, action or item type",
     P202 Error "action not allowed for the item type",
     P203 Error "glob does not compile, or path climbs out",
@@ -131,6 +134,49 @@ impl Serialize for Code {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.as_str())
     }
+}
+
+/// Where the catalogue page is, relative to the repository: `docs/diagnostics.md`.
+pub const CATALOGUE_PAGE: &str = "docs/diagnostics.md";
+
+/// The catalogue as a markdown page, one anchor per code (`#K001`): `docs/diagnostics.md`
+/// is this text (a test fails when it is stale), and the LSP links each diagnostic's
+/// `codeDescription` to its anchor.
+pub fn catalogue_markdown() -> String {
+    let mut md = String::from(
+        "# Diagnostic codes\n\n\
+         <!-- Generated from server/kernel/src/diag.rs; do not edit. Regenerate with\n     \
+         KIWI_UPDATE_DOCS=1 cargo test -p kiwi-kernel --lib diag::tests::catalogue_page -->\n\n\
+         Every diagnostic of `kiwi check`, `kiwi lsp` and MCP `validate` has one of these codes. \
+         A code's meaning never changes once released; new codes may be added. The severity is \
+         the default one. The rules are in the specification's `08-diagnostics.md`.\n",
+    );
+    let sections = [
+        ('K', "Items"),
+        ('D', "Directives"),
+        ('P', "Permissions"),
+        ('T', "Tools and chains"),
+        ('E', "ENV_CONFIG"),
+        ('X', "Execution environment"),
+        ('N', "Knowledge"),
+    ];
+    for (letter, title) in sections {
+        md.push_str(&format!(
+            "\n## {title}\n\n| code | severity | when |\n|---|---|---|\n"
+        ));
+        for c in CATALOGUE.iter().filter(|c| c.name.starts_with(letter)) {
+            md.push_str(&format!(
+                "| <a id=\"{0}\"></a>[{0}](#{0}) | {1} | {2} |\n",
+                c.name,
+                c.severity.as_str(),
+                c.summary
+                    .replace('|', "\\|")
+                    .replace('<', "&lt;")
+                    .replace('>', "&gt;")
+            ));
+        }
+    }
+    md
 }
 
 /// Extra tags a client may render specially.
@@ -515,6 +561,37 @@ mod tests {
         assert_eq!(names.len(), n);
         assert_eq!(Code::parse("E407"), Some(Code::E407));
         assert_eq!(Code::P206.default_severity(), Severity::Hint);
+    }
+
+    #[test]
+    fn catalogue_page() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(CATALOGUE_PAGE);
+        let want = catalogue_markdown();
+        if std::env::var_os("KIWI_UPDATE_DOCS").is_some() {
+            std::fs::write(&path, &want).expect("write docs/diagnostics.md");
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            have == want,
+            "{} is stale: regenerate it with KIWI_UPDATE_DOCS=1 cargo test -p kiwi-kernel --lib diag::tests::catalogue_page",
+            path.display()
+        );
+        // Every code has its anchor, every section lists only its letter.
+        for c in CATALOGUE {
+            assert!(
+                want.contains(&format!("<a id=\"{}\"></a>", c.name)),
+                "{}",
+                c.name
+            );
+        }
+        assert!(!catalogue_markdown().is_empty());
+        let letters: std::collections::BTreeSet<char> = CATALOGUE
+            .iter()
+            .filter_map(|c| c.name.chars().next())
+            .collect();
+        assert_eq!(letters.into_iter().collect::<String>(), "DEKNPTX");
     }
 
     /// The scoring before the bounds and bit masks, kept to check the fast one against.

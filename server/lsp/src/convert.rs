@@ -50,6 +50,51 @@ pub fn to_uri(path: &Path) -> Option<Uri> {
     Uri::from_file_path(path)
 }
 
+/// Where a code's `codeDescription` links: `KIWI_DIAGNOSTICS_URL` (the catalogue page's URL;
+/// `#CODE` is appended) when set, else the catalogue page (`docs/diagnostics.md`, generated
+/// from the kernel) written read-only, once per version, to the cache directory
+/// (`$XDG_CACHE_HOME/kiwi`, `~/.cache/kiwi`, else the temporary directory), as rust-analyzer
+/// does for the sources it shows. `None` when neither works: no link then.
+fn catalogue_base() -> Option<&'static str> {
+    static BASE: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    BASE.get_or_init(|| {
+        if let Some(url) = std::env::var("KIWI_DIAGNOSTICS_URL")
+            .ok()
+            .filter(|u| u.parse::<Uri>().is_ok())
+        {
+            return Some(url);
+        }
+        let dir = std::env::var_os("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+            .unwrap_or_else(std::env::temp_dir)
+            .join("kiwi");
+        let page = dir.join(format!("diagnostics-{}.md", env!("CARGO_PKG_VERSION")));
+        let text = diag::catalogue_markdown();
+        if std::fs::read_to_string(&page).ok().as_deref() != Some(text.as_str()) {
+            std::fs::create_dir_all(&dir).ok()?;
+            let _ = std::fs::remove_file(&page);
+            std::fs::write(&page, &text).ok()?;
+            if let Ok(meta) = std::fs::metadata(&page) {
+                let mut perms = meta.permissions();
+                perms.set_readonly(true);
+                let _ = std::fs::set_permissions(&page, perms);
+            }
+        }
+        to_uri(&page).map(|u| u.as_str().to_string())
+    })
+    .as_deref()
+}
+
+/// The link to a code's entry in the catalogue page.
+pub fn code_description(code: diag::Code) -> Option<lsp::CodeDescription> {
+    let href = format!("{}#{}", catalogue_base()?, code.as_str())
+        .parse::<Uri>()
+        .ok()?;
+    Some(lsp::CodeDescription { href })
+}
+
 /// A kernel diagnostic as an LSP one. `related_src` gives the text of another file (for the
 /// ranges of related information).
 pub fn diagnostic(
@@ -94,6 +139,7 @@ pub fn diagnostic(
             Severity::Hint => lsp::DiagnosticSeverity::HINT,
         }),
         code: Some(lsp::NumberOrString::String(d.code.as_str().to_string())),
+        code_description: code_description(d.code),
         source: Some("kiwi".into()),
         message: d.message.clone(),
         related_information: (!related.is_empty()).then_some(related),

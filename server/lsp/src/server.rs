@@ -20,6 +20,8 @@ use tower_lsp_server::jsonrpc::{self, Result};
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
+mod nav;
+
 /// How long after a change the items that reference the changed one are re-checked, when
 /// no further change came meanwhile.
 const DEPENDENTS_DELAY: Duration = Duration::from_millis(150);
@@ -40,6 +42,14 @@ struct Caps {
     work_done: bool,
     inlay_refresh: bool,
     lens_refresh: bool,
+    /// `completionItem.snippetSupport`: attribute completions are snippets, else plain text.
+    snippets: bool,
+    /// `publishDiagnostics.codeDescriptionSupport`: diagnostics link to the catalogue.
+    code_description: bool,
+    /// `workspaceEdit.documentChanges`, and `resourceOperations` holding `rename`: a rename
+    /// moves the item's file in the same edit.
+    document_changes: bool,
+    rename_files: bool,
 }
 
 struct State {
@@ -333,7 +343,7 @@ impl Backend {
     /// `only_if` is given (a path and its generation), that path's result is dropped if
     /// the document changed meanwhile.
     async fn publish(&self, key: Key, paths: Vec<PathBuf>, only_if: Option<(PathBuf, u64)>) {
-        let (ws, enc, versions) = {
+        let (ws, enc, versions, code_description) = {
             let st = self.lock();
             if let Some((p, g)) = &only_if {
                 if st.generation.get(p).copied().unwrap_or(0) != *g {
@@ -347,7 +357,7 @@ impl Backend {
                 .iter()
                 .filter_map(|p| st.docs.get(p).map(|d| (p.clone(), d.version)))
                 .collect();
-            (ws, st.enc, versions)
+            (ws, st.enc, versions, st.caps.code_description)
         };
         let computed = blocking(move || {
             let mut out = Vec::new();
@@ -370,6 +380,12 @@ impl Backend {
                 let lsp: Vec<Diagnostic> = diags
                     .iter()
                     .map(|d| convert::diagnostic(&item.source, p, d, enc, &other))
+                    .map(|mut d| {
+                        if !code_description {
+                            d.code_description = None;
+                        }
+                        d
+                    })
                     .collect();
                 out.push((uri, p.clone(), lsp));
             }
@@ -1001,6 +1017,29 @@ impl LanguageServer for Backend {
                 .and_then(|w| w.code_lens.as_ref())
                 .and_then(|i| i.refresh_support)
                 .unwrap_or(false),
+            snippets: params
+                .capabilities
+                .text_document
+                .as_ref()
+                .and_then(|t| t.completion.as_ref())
+                .and_then(|c| c.completion_item.as_ref())
+                .and_then(|i| i.snippet_support)
+                .unwrap_or(false),
+            code_description: params
+                .capabilities
+                .text_document
+                .as_ref()
+                .and_then(|t| t.publish_diagnostics.as_ref())
+                .and_then(|p| p.code_description_support)
+                .unwrap_or(false),
+            document_changes: ws_caps
+                .and_then(|w| w.workspace_edit.as_ref())
+                .and_then(|e| e.document_changes)
+                .unwrap_or(false),
+            rename_files: ws_caps
+                .and_then(|w| w.workspace_edit.as_ref())
+                .and_then(|e| e.resource_operations.as_ref())
+                .is_some_and(|ops| ops.contains(&ResourceOperationKind::Rename)),
         };
         let mut folders: Vec<PathBuf> = params
             .workspace_folders
@@ -1049,7 +1088,7 @@ impl LanguageServer for Backend {
                 inlay_hint_provider: Some(OneOf::Left(true)),
                 completion_provider: Some(CompletionOptions {
                     trigger_characters: Some(
-                        ["<", ":", ".", "\"", "{", " ", "/"]
+                        ["<", ":", ".", "\"", "{", " ", "/", "[", ","]
                             .iter()
                             .map(|s| s.to_string())
                             .collect(),
@@ -1057,6 +1096,16 @@ impl LanguageServer for Backend {
                     ..Default::default()
                 }),
                 definition_provider: Some(OneOf::Left(true)),
+                references_provider: Some(OneOf::Left(true)),
+                signature_help_provider: Some(SignatureHelpOptions {
+                    trigger_characters: Some(vec!["<".into(), " ".into(), "\"".into()]),
+                    retrigger_characters: None,
+                    work_done_progress_options: Default::default(),
+                }),
+                rename_provider: Some(OneOf::Right(RenameOptions {
+                    prepare_provider: Some(true),
+                    work_done_progress_options: Default::default(),
+                })),
                 document_symbol_provider: Some(OneOf::Left(true)),
                 workspace_symbol_provider: Some(OneOf::Left(true)),
                 code_action_provider: Some(CodeActionProviderCapability::Options(
@@ -1357,8 +1406,16 @@ impl LanguageServer for Backend {
             let off = Self::offset(&snap, p.text_document_position.position);
             let (ws, item) = (snap.ws.clone(), snap.item.clone());
             let entries = blocking(move || ide::completions(&ws, &item, off)).await?;
+            let snippets = self.lock().caps.snippets;
             let items = entries
                 .into_iter()
+                .map(|mut e| {
+                    if e.snippet && !snippets {
+                        e.snippet = false;
+                        e.insert_text = e.insert_text.map(|t| t.replace("$1", ""));
+                    }
+                    e
+                })
                 .map(|e| CompletionItem {
                     kind: Some(match e.kind {
                         ide::CompletionKind::Value => CompletionItemKind::ENUM_MEMBER,
@@ -1370,6 +1427,7 @@ impl LanguageServer for Backend {
                         ide::CompletionKind::Field => CompletionItemKind::FIELD,
                     }),
                     detail: e.detail,
+                    insert_text_format: e.snippet.then_some(InsertTextFormat::SNIPPET),
                     text_edit: Some(CompletionTextEdit::Edit(TextEdit {
                         range: Self::lsp_range(&snap, e.range),
                         new_text: e.insert_text.unwrap_or_else(|| e.label.clone()),
@@ -1418,6 +1476,25 @@ impl LanguageServer for Backend {
             Ok(Some(GotoDefinitionResponse::Array(locs)))
         })
         .await
+    }
+
+    async fn signature_help(&self, p: SignatureHelpParams) -> Result<Option<SignatureHelp>> {
+        guard(self.signature_help_at(p)).await
+    }
+
+    async fn references(&self, p: ReferenceParams) -> Result<Option<Vec<Location>>> {
+        guard(self.find_references(p)).await
+    }
+
+    async fn prepare_rename(
+        &self,
+        p: TextDocumentPositionParams,
+    ) -> Result<Option<PrepareRenameResponse>> {
+        guard(self.prepare_rename_at(p)).await
+    }
+
+    async fn rename(&self, p: RenameParams) -> Result<Option<WorkspaceEdit>> {
+        guard(self.rename_at(p)).await
     }
 
     async fn document_symbol(
@@ -1516,8 +1593,11 @@ impl LanguageServer for Backend {
                 if d.fixes.is_empty() || d.range.end < start || d.range.start > end {
                     continue;
                 }
-                let ld =
+                let mut ld =
                     convert::diagnostic(&snap.item.source, &snap.item.path, d, snap.enc, &|_| None);
+                if !self.lock().caps.code_description {
+                    ld.code_description = None;
+                }
                 for fix in &d.fixes {
                     let edits: Vec<TextEdit> = fix
                         .edits

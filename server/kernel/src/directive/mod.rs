@@ -283,6 +283,7 @@ pub struct Directive {
 mod checks;
 mod markdown;
 mod model;
+pub mod params;
 mod permissions;
 mod placeholders;
 mod schema;

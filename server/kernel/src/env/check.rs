@@ -73,6 +73,18 @@ fn replace_str_fix(v: &Value, new: &str) -> Option<Fix> {
     Some(Fix::replace(format!("Change to `{new}`"), s.content, new))
 }
 
+/// Remove the `i`th item of a list with its separator.
+fn remove_list_item_fix(items: &[Value], i: usize, shown: &str) -> Fix {
+    let range = if let Some(prev) = i.checked_sub(1).and_then(|p| items.get(p)) {
+        TextRange::new(prev.range.end, items[i].range.end)
+    } else if let Some(next) = items.get(i + 1) {
+        TextRange::new(items[i].range.start, next.range.start)
+    } else {
+        items[i].range
+    };
+    Fix::replace(format!("Remove `{shown}`"), range, "")
+}
+
 /// `clang-format` -> `CLANG_FORMAT`; `/usr/bin/deno` -> `DENO`.
 fn var_stem_of(s: &str) -> Option<String> {
     let base = s.rsplit(['/', '\\']).next().unwrap_or(s);
@@ -213,7 +225,14 @@ pub fn check(value: &Value, source: Option<&str>) -> Vec<Diagnostic> {
                     "interpreter" => check_interpreter(e, source, &mut out),
                     "env" => check_env(e, &mut out),
                     other => {
-                        let sugg = closest(other, TOP_KEYS.iter().copied());
+                        // A key already present is no suggestion: the rename would repeat it.
+                        let sugg = closest(
+                            other,
+                            TOP_KEYS
+                                .iter()
+                                .copied()
+                                .filter(|k| !entries.iter().any(|x| x.key == *k)),
+                        );
                         let mut d = Diagnostic::new(
                             Code::E406,
                             e.key_range,
@@ -529,7 +548,10 @@ fn check_interpreter(ie: &Entry, source: Option<&str>, out: &mut Vec<Diagnostic>
                 ),
             )
         } else {
-            let sugg = closest(&e.key, known.iter().copied());
+            let sugg = closest(
+                &e.key,
+                known.iter().copied().filter(|k| v.entry(k).is_none()),
+            );
             let mut d = Diagnostic::new(
                 Code::E406,
                 e.key_range,
@@ -591,19 +613,40 @@ fn check_search(se: &Entry, locations: &[&str], out: &mut Vec<Diagnostic>) {
                 }
             }
             ValueKind::Str(s) => {
-                let sugg = closest(&s.value, locations.iter().copied());
+                // The other locations of the list: a suggestion among them would repeat one.
+                let listed: Vec<&str> = items
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, _)| *j != i)
+                    .filter_map(|(_, x)| x.as_str())
+                    .collect();
+                let free = locations.iter().copied().filter(|l| !listed.contains(l));
+                let sugg = closest(&s.value, free);
+                let taken = match sugg {
+                    Some(_) => None,
+                    None => closest(&s.value, locations.iter().copied()),
+                };
                 let mut d = Diagnostic::new(
                     Code::E404,
                     item.range,
-                    format!(
-                        "unknown search location `{}` (known: {}){}",
-                        s.value,
-                        list(locations),
-                        did_you_mean(sugg)
-                    ),
+                    match taken {
+                        Some(t) => format!(
+                            "unknown search location `{}` (known: {}); `{t}`, which it resembles, is already in `search`",
+                            s.value,
+                            list(locations),
+                        ),
+                        None => format!(
+                            "unknown search location `{}` (known: {}){}",
+                            s.value,
+                            list(locations),
+                            did_you_mean(sugg)
+                        ),
+                    },
                 );
                 if let Some(f) = sugg.and_then(|s| replace_str_fix(item, s)) {
                     d = d.fix(f);
+                } else if taken.is_some() {
+                    d = d.fix(remove_list_item_fix(items, i, &s.value));
                 }
                 out.push(d);
             }
@@ -640,7 +683,10 @@ fn check_env(ee: &Entry, out: &mut Vec<Diagnostic>) {
                     e.key
                 ),
             );
-            if let Some(f) = sanitize_var(&e.key).and_then(|n| rename_key_fix(e, &n)) {
+            if let Some(f) = sanitize_var(&e.key)
+                .filter(|n| !entries.iter().any(|x| x.key == *n))
+                .and_then(|n| rename_key_fix(e, &n))
+            {
                 d = d.fix(f);
             }
             out.push(d);

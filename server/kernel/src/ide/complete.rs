@@ -1,11 +1,12 @@
 //! Completion: what fits at an offset, found from the text before it (so that it works on
 //! half-typed, unparseable text) and the item's model where it parsed.
 
-use crate::directive::{self, Directive};
-use crate::env::{registry, RESOLVER_TYPES, SEARCH_LOCATIONS};
+use crate::directive::{self, params, Directive, Element};
+use crate::env::{registry, MANAGERS, RESOLVER_TYPES, SEARCH_LOCATIONS};
 use crate::ids::ItemType;
 use crate::text::TextRange;
-use crate::tool::Field;
+use crate::tool::{Field, ToolFile, ToolFormat, FIELDS};
+use crate::value::Value;
 use crate::workspace::{Item, Workspace};
 use std::sync::Arc;
 
@@ -35,6 +36,8 @@ pub struct CompletionEntry {
     pub insert_text: Option<String>,
     /// What the completion replaces: the word typed so far.
     pub range: TextRange,
+    /// `insert_text` is a snippet (`$1` marks where the cursor goes).
+    pub snippet: bool,
 }
 
 fn is_word(c: char) -> bool {
@@ -42,18 +45,12 @@ fn is_word(c: char) -> bool {
 }
 
 /// When the text before `offset` on its line ends with `trigger` followed by word characters:
-/// the offset where those characters start.
+/// the offset where those characters start. (The trigger may itself end in a word character,
+/// as `{system.` does.)
 fn after(text: &str, line_start: usize, offset: usize, trigger: &str) -> Option<usize> {
     let prefix = text.get(line_start..offset)?;
-    let word_start = prefix
-        .char_indices()
-        .rev()
-        .take_while(|(_, c)| is_word(*c))
-        .last()
-        .map(|(i, _)| i)
-        .unwrap_or(prefix.len());
-    let before = &prefix[..word_start];
-    before.ends_with(trigger).then_some(line_start + word_start)
+    let at = prefix.rfind(trigger)? + trigger.len();
+    prefix[at..].chars().all(is_word).then_some(line_start + at)
 }
 
 fn entries<'a>(
@@ -69,6 +66,7 @@ fn entries<'a>(
             detail: d.map(str::to_string),
             insert_text: None,
             range,
+            snippet: false,
         })
         .collect()
 }
@@ -84,6 +82,7 @@ fn item_ids(ws: &Workspace, t: ItemType, range: TextRange) -> Vec<CompletionEntr
                 .map(|i| format!("{} ({})", i.description().unwrap_or(""), i.space.as_str())),
             insert_text: None,
             range,
+            snippet: false,
         })
         .collect()
 }
@@ -95,110 +94,370 @@ pub fn completions(ws: &Workspace, item: &Arc<Item>, offset: usize) -> Vec<Compl
         return Vec::new();
     }
     let line_start = text[..offset].rfind('\n').map(|i| i + 1).unwrap_or(0);
-    let at = |trigger: &str| after(text, line_start, offset, trigger);
-    let range_from = |start: usize| TextRange::new(start, offset);
-
     if let Some(t) = item.tool() {
-        for trig in ["__executor_id__ = \"", "executor_id: ", "executor_id: \""] {
-            if let Some(s) = at(trig) {
-                return item_ids(ws, ItemType::Tool, range_from(s));
-            }
-        }
-        let in_env = t
-            .get(Field::EnvConfig)
-            .is_some_and(|f| f.value.range.touches(offset));
-        let in_config = t
-            .get(Field::Config)
-            .is_some_and(|f| f.value.range.touches(offset));
-        if in_env {
-            for trig in ["\"type\": \"", "type: ", "type: \"", "'type': '"] {
-                if let Some(s) = at(trig) {
-                    return entries(
-                        RESOLVER_TYPES.iter().map(|r| (r.name, Some(r.summary))),
-                        CompletionKind::Value,
-                        range_from(s),
-                    );
-                }
-            }
-            // Inside the `search` list.
-            let line = &text[line_start..offset];
-            if line.contains("search") || enclosing_key(item, offset).as_deref() == Some("search") {
-                if let Some(s) = at("\"").or_else(|| at("'")).or_else(|| at("- ")) {
-                    return entries(
-                        SEARCH_LOCATIONS.iter().map(|l| (*l, None)),
-                        CompletionKind::Value,
-                        range_from(s),
-                    );
-                }
-            }
-            // Keys of the interpreter map.
-            if let Some(s) = at("\"").or_else(|| at("'")).or_else(|| {
-                let prefix = &text[line_start..offset];
-                prefix
-                    .trim_start()
-                    .chars()
-                    .all(is_word)
-                    .then(|| offset - prefix.trim_start().len())
-            }) {
-                let ty = t
-                    .value(Field::EnvConfig)
-                    .and_then(|ec| ec.get("interpreter"))
-                    .and_then(|i| i.get("type"))
-                    .and_then(|v| v.as_str())
-                    .and_then(registry::resolver_type);
-                let mut keys: Vec<&str> = registry::COMMON_KEYS.to_vec();
-                if let Some(rt) = ty {
-                    keys.extend(rt.keys());
-                } else {
-                    keys.push("search");
-                }
-                keys.sort();
-                keys.dedup();
-                return entries(
-                    keys.into_iter().map(|k| {
-                        (
-                            k,
-                            crate::env::check::KEY_DOCS
-                                .iter()
-                                .find(|(n, _)| *n == k)
-                                .map(|(_, d)| *d),
-                        )
-                    }),
-                    CompletionKind::Key,
-                    range_from(s),
-                );
-            }
-        }
-        if in_env || in_config {
-            if let Some(s) = at("${") {
-                let mut names: Vec<String> = ws.host.vars.keys().cloned().collect();
-                names.sort();
-                return names
-                    .into_iter()
-                    .map(|n| CompletionEntry {
-                        label: n,
-                        kind: CompletionKind::Key,
-                        detail: None,
-                        insert_text: None,
-                        range: range_from(s),
-                    })
-                    .collect();
-            }
-        }
-        return Vec::new();
+        return tool_completions(ws, item, t, text, line_start, offset);
     }
-
     let Some(d) = item.directive() else {
         return Vec::new();
     };
     directive_completions(ws, d, text, line_start, offset)
 }
 
-/// The key of the map entry whose value holds `offset`, in ENV_CONFIG.
-fn enclosing_key(item: &Item, offset: usize) -> Option<String> {
-    let ec = item.tool()?.get(Field::EnvConfig)?;
-    let (path, _) = ec.value.value_at(offset)?;
-    path.last().map(|s| s.to_string())
+/// The entry of `v` (a map, at any depth) whose value holds `offset`, innermost: its key
+/// path. Empty when `offset` is directly in `v`.
+fn key_path(v: &Value, offset: usize) -> Vec<String> {
+    v.value_at(offset)
+        .map(|(p, _)| p.into_iter().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// Whether the word at `start` is where a map key goes: after `{`, `,` or an opening quote
+/// that follows one of them, or alone on a YAML line.
+fn at_key_position(text: &str, line_start: usize, start: usize, yaml: bool) -> bool {
+    let before = text[..start].trim_end_matches(['"', '\'']).trim_end();
+    if yaml {
+        let line = &text[line_start..start];
+        return line.trim().is_empty() || line.trim_end().ends_with('{');
+    }
+    before.ends_with('{') || before.ends_with(',')
+}
+
+/// The words of a list on the line around `offset` (`[a, "b", |]`), without the one being
+/// typed.
+fn listed_on_line(text: &str, line_start: usize, offset: usize) -> Vec<String> {
+    let line_end = text[offset..]
+        .find('\n')
+        .map(|i| offset + i)
+        .unwrap_or(text.len());
+    let Some(open) = text[line_start..offset].rfind('[') else {
+        return Vec::new();
+    };
+    let inner_start = line_start + open + 1;
+    let inner_end = text[offset..line_end]
+        .find(']')
+        .map(|i| offset + i)
+        .unwrap_or(line_end);
+    let mut out = Vec::new();
+    let mut pos = inner_start;
+    for part in text[inner_start..inner_end].split(',') {
+        let (a, b) = (pos, pos + part.len());
+        pos = b + 1;
+        if a <= offset && offset <= b {
+            continue;
+        }
+        let w = part.trim().trim_matches(['"', '\'']);
+        if !w.is_empty() {
+            out.push(w.to_string());
+        }
+    }
+    out
+}
+
+fn tool_completions(
+    ws: &Workspace,
+    item: &Arc<Item>,
+    t: &ToolFile,
+    text: &str,
+    line_start: usize,
+    offset: usize,
+) -> Vec<CompletionEntry> {
+    let at = |trigger: &str| after(text, line_start, offset, trigger);
+    let range_from = |start: usize| TextRange::new(start, offset);
+    let yaml = t.format == ToolFormat::Yaml;
+    for trig in ["__executor_id__ = \"", "executor_id: ", "executor_id: \""] {
+        if let Some(s) = at(trig) {
+            return item_ids(ws, ItemType::Tool, range_from(s));
+        }
+    }
+    // A top-level field name, at the start of a line.
+    let line = &text[line_start..offset];
+    if !line.is_empty() && line.chars().all(is_word) {
+        let present: Vec<Field> = t.fields.iter().map(|f| f.field).collect();
+        return FIELDS
+            .iter()
+            .filter(|f| !present.contains(&f.field))
+            .map(|f| CompletionEntry {
+                label: if yaml { f.yaml } else { f.python }.to_string(),
+                kind: CompletionKind::Key,
+                detail: None,
+                insert_text: Some(if yaml {
+                    format!("{}: ", f.yaml)
+                } else {
+                    format!("{} = ", f.python)
+                }),
+                range: range_from(line_start),
+                snippet: false,
+            })
+            .collect();
+    }
+    let field_at = |f: Field| t.get(f).filter(|e| e.value.range.touches(offset));
+    if let Some(env) = field_at(Field::EnvConfig) {
+        if let Some(c) = env_config_completions(item, &env.value, text, line_start, offset, yaml) {
+            return c;
+        }
+    }
+    let in_config = field_at(Field::Config);
+    if field_at(Field::EnvConfig).is_some() || in_config.is_some() {
+        if let Some(s) = at("${") {
+            let mut names: Vec<String> = ws.host.vars.keys().cloned().collect();
+            names.sort();
+            return names
+                .into_iter()
+                .map(|n| CompletionEntry {
+                    label: n,
+                    kind: CompletionKind::Key,
+                    detail: None,
+                    insert_text: None,
+                    range: range_from(s),
+                    snippet: false,
+                })
+                .collect();
+        }
+    }
+    if let Some(cfg) = in_config {
+        // `{NAME}` in a string: the tool's parameters and what kiwi provides.
+        if let Some(s) = at("{") {
+            let inside_string = text[line_start..s].matches(['"', '\'']).count() % 2 == 1 || yaml;
+            if inside_string && !text[..s].ends_with("${") {
+                let mut out: Vec<CompletionEntry> = params::tool_params(item)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|p| CompletionEntry {
+                        detail: Some(p.type_label()),
+                        label: p.name,
+                        kind: CompletionKind::Input,
+                        insert_text: None,
+                        range: range_from(s),
+                        snippet: false,
+                    })
+                    .collect();
+                out.extend(entries(
+                    crate::template::KERNEL_NAMES
+                        .iter()
+                        .map(|n| (*n, Some("provided by kiwi"))),
+                    CompletionKind::Field,
+                    range_from(s),
+                ));
+                return out;
+            }
+        }
+        // A key of CONFIG: what the primitive at the end of the chain takes.
+        let word = word_start(text, line_start, offset);
+        if at_key_position(text, line_start, word, yaml) && key_path(&cfg.value, offset).len() <= 1
+        {
+            let present: Vec<&str> = cfg
+                .value
+                .as_map()
+                .unwrap_or_default()
+                .iter()
+                .filter(|e| !e.key_range.touches(offset))
+                .map(|e| e.key.as_str())
+                .collect();
+            return primitive_keys(ws, item)
+                .into_iter()
+                .filter(|(k, _)| !present.contains(&k.as_str()))
+                .map(|(k, doc)| CompletionEntry {
+                    label: k,
+                    kind: CompletionKind::Key,
+                    detail: doc,
+                    insert_text: None,
+                    range: range_from(word),
+                    snippet: false,
+                })
+                .collect();
+        }
+    }
+    if let Some(ee) = field_at(Field::ExecutionEnvironment) {
+        for trig in ["\"mode\": \"", "'mode': '", "mode: ", "mode: \""] {
+            if let Some(s) = at(trig) {
+                return entries(
+                    crate::exec::preference::MODES
+                        .iter()
+                        .map(|(n, _)| (*n, None)),
+                    CompletionKind::Value,
+                    range_from(s),
+                );
+            }
+        }
+        let word = word_start(text, line_start, offset);
+        if at_key_position(text, line_start, word, yaml) {
+            let present: Vec<&str> = ee
+                .value
+                .as_map()
+                .unwrap_or_default()
+                .iter()
+                .filter(|e| !e.key_range.touches(offset))
+                .map(|e| e.key.as_str())
+                .collect();
+            return entries(
+                crate::exec::preference::KEYS
+                    .iter()
+                    .filter(|k| !present.contains(k))
+                    .map(|k| (*k, None)),
+                CompletionKind::Key,
+                range_from(word),
+            );
+        }
+    }
+    Vec::new()
+}
+
+/// Where the word that ends at `offset` starts.
+fn word_start(text: &str, line_start: usize, offset: usize) -> usize {
+    let prefix = &text[line_start..offset];
+    let n = prefix
+        .chars()
+        .rev()
+        .take_while(|c| is_word(*c))
+        .map(char::len_utf8)
+        .sum::<usize>();
+    offset - n
+}
+
+/// The configuration keys of the primitive a tool's chain ends in, with their descriptions.
+fn primitive_keys(ws: &Workspace, item: &Arc<Item>) -> Vec<(String, Option<String>)> {
+    let links = match crate::chain::resolve(ws, item) {
+        Ok(c) => c.links,
+        Err(e) => e.links,
+    };
+    let Some(primitive) = links.last().filter(|p| crate::chain::is_primitive(p)) else {
+        return Vec::new();
+    };
+    primitive
+        .tool()
+        .and_then(|t| t.value(Field::ConfigSchema))
+        .and_then(|s| s.get("properties"))
+        .and_then(|p| p.as_map())
+        .map(|m| {
+            m.iter()
+                .map(|e| {
+                    let doc = e
+                        .value
+                        .get("description")
+                        .and_then(|d| d.as_str())
+                        .map(str::to_string);
+                    (e.key.clone(), doc)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn env_config_completions(
+    item: &Item,
+    ec: &Value,
+    text: &str,
+    line_start: usize,
+    offset: usize,
+    yaml: bool,
+) -> Option<Vec<CompletionEntry>> {
+    let at = |trigger: &str| after(text, line_start, offset, trigger);
+    let range_from = |start: usize| TextRange::new(start, offset);
+    for trig in ["\"type\": \"", "type: ", "type: \"", "'type': '"] {
+        if let Some(s) = at(trig) {
+            return Some(entries(
+                RESOLVER_TYPES.iter().map(|r| (r.name, Some(r.summary))),
+                CompletionKind::Value,
+                range_from(s),
+            ));
+        }
+    }
+    for trig in [
+        "\"manager\": \"",
+        "manager: ",
+        "manager: \"",
+        "'manager': '",
+    ] {
+        if let Some(s) = at(trig) {
+            return Some(entries(
+                MANAGERS.iter().map(|m| (m.name, None)),
+                CompletionKind::Value,
+                range_from(s),
+            ));
+        }
+    }
+    let interp = ec.get("interpreter");
+    // Inside the `search` list: the locations not listed yet.
+    let line = &text[line_start..offset];
+    let path = key_path(ec, offset);
+    if line.contains("search") || path.last().map(String::as_str) == Some("search") {
+        let s = at("\"")
+            .or_else(|| at("'"))
+            .or_else(|| at("- "))
+            .or_else(|| at("["))
+            .or_else(|| at(", "))
+            .or_else(|| at(","));
+        if let Some(s) = s {
+            let mut listed = listed_on_line(text, line_start, offset);
+            if let Some(l) = interp
+                .and_then(|i| i.get("search"))
+                .and_then(|v| v.as_list())
+            {
+                listed.extend(
+                    l.iter()
+                        .filter(|v| !v.range.touches(offset))
+                        .filter_map(|v| v.as_str().map(str::to_string)),
+                );
+            }
+            return Some(entries(
+                SEARCH_LOCATIONS
+                    .iter()
+                    .filter(|l| !listed.iter().any(|x| x == *l))
+                    .map(|l| (*l, None)),
+                CompletionKind::Value,
+                range_from(s),
+            ));
+        }
+    }
+    // Keys of the interpreter map: those of its type not present yet.
+    let word = word_start(text, line_start, offset);
+    let key_here = at_key_position(text, line_start, word, yaml)
+        && (path.first().map(String::as_str) == Some("interpreter") || line.contains('"'));
+    if key_here {
+        let ty = interp
+            .and_then(|i| i.get("type"))
+            .and_then(|v| v.as_str())
+            .and_then(registry::resolver_type);
+        let mut keys: Vec<&str> = registry::COMMON_KEYS.to_vec();
+        if let Some(rt) = ty {
+            keys.extend(rt.keys());
+        } else {
+            keys.push("search");
+        }
+        let mut seen = Vec::new();
+        keys.retain(|k| {
+            let fresh = !seen.contains(k);
+            seen.push(k);
+            fresh
+        });
+        let present: Vec<&str> = interp
+            .and_then(|i| i.as_map())
+            .unwrap_or_default()
+            .iter()
+            .filter(|e| !e.key_range.touches(offset))
+            .map(|e| e.key.as_str())
+            .collect();
+        let _ = item;
+        return Some(entries(
+            keys.into_iter().filter(|k| !present.contains(k)).map(|k| {
+                (
+                    k,
+                    crate::env::check::KEY_DOCS
+                        .iter()
+                        .find(|(n, _)| *n == k)
+                        .map(|(_, d)| *d),
+                )
+            }),
+            CompletionKind::Key,
+            range_from(word),
+        ));
+    }
+    None
+}
+
+/// The element named `name` among the path's elements, innermost first.
+fn innermost<'a>(path: &[&'a Element], name: &str) -> Option<&'a Element> {
+    path.iter().rev().find(|e| e.name == name).copied()
 }
 
 fn directive_completions(
@@ -220,6 +479,7 @@ fn directive_completions(
                 detail: i.ty.as_ref().map(|t| t.value.clone()),
                 insert_text: None,
                 range: range_from(s),
+                snippet: false,
             })
             .collect();
     }
@@ -237,6 +497,7 @@ fn directive_completions(
                     detail,
                     insert_text: None,
                     range: range_from(s),
+                    snippet: false,
                 }
             })
             .collect();
@@ -248,12 +509,77 @@ fn directive_completions(
         .map(|r| r.path_at(offset))
         .unwrap_or_default();
     let inner = path.last().copied();
+    let in_permissions = innermost(&path, "permissions").is_some();
     if let Some(s) = at("item_id=\"").or_else(|| at("execute=\"")) {
         let t = inner
             .and_then(|e| e.attr("item_type"))
             .and_then(|a| ItemType::parse(a.value.trim()))
             .unwrap_or(ItemType::Tool);
         return item_ids(ws, t, range_from(s));
+    }
+    if in_permissions {
+        if let Some(s) = at(" id=\"") {
+            let t = inner
+                .and_then(|e| e.attr("item_type"))
+                .and_then(|a| ItemType::parse(a.value.trim()))
+                .unwrap_or(ItemType::Tool);
+            return item_ids(ws, t, range_from(s));
+        }
+    }
+    if inner.is_some_and(|e| e.name == "input") {
+        if let Some(s) = at(" type=\"") {
+            return entries(
+                directive::INPUT_TYPES.iter().map(|n| (*n, None)),
+                CompletionKind::Value,
+                range_from(s),
+            );
+        }
+    }
+    // `<param name="` / `value="`: the called tool's parameters and their values.
+    if let Some(param) = inner.filter(|e| e.name == "param") {
+        let call = d.calls.iter().find(|c| c.range.touches(offset));
+        let specs = call
+            .and_then(|c| params::called_tool(ws, c))
+            .and_then(|t| params::tool_params(&t));
+        if let (Some(call), Some(specs)) = (call, specs) {
+            if let Some(s) = at("name=\"") {
+                let passed: Vec<&str> = call
+                    .params
+                    .iter()
+                    .filter(|(n, _)| !n.range.touches(offset))
+                    .map(|(n, _)| n.value.as_str())
+                    .collect();
+                return specs
+                    .into_iter()
+                    .filter(|p| !passed.contains(&p.name.as_str()))
+                    .map(|p| CompletionEntry {
+                        detail: Some(param_detail(&p)),
+                        label: p.name,
+                        kind: CompletionKind::Input,
+                        insert_text: None,
+                        range: range_from(s),
+                        snippet: false,
+                    })
+                    .collect();
+            }
+            if let Some(s) = at("value=\"") {
+                let name = param.attr("name").map(|a| a.value.clone());
+                if let Some(p) = specs.iter().find(|p| Some(&p.name) == name.as_ref()) {
+                    return p
+                        .value_choices()
+                        .into_iter()
+                        .map(|v| CompletionEntry {
+                            label: v,
+                            kind: CompletionKind::Value,
+                            detail: Some(p.type_label()),
+                            insert_text: None,
+                            range: range_from(s),
+                            snippet: false,
+                        })
+                        .collect();
+                }
+            }
+        }
     }
     if let Some(s) = at("item_type=\"") {
         return entries(
@@ -285,6 +611,7 @@ fn directive_completions(
                 detail: None,
                 insert_text: Some(format!("{}>", e.name)),
                 range: range_from(s),
+                snippet: false,
             }];
         }
         return Vec::new();
@@ -297,10 +624,11 @@ fn directive_completions(
             .find(|e| e.start_tag.end <= s.saturating_sub(1))
             .map(|e| e.name.as_str());
         let names: Vec<&str> = match parent {
+            Some("permissions") => directive::PERMISSION_ELEMENTS.to_vec(),
             Some(p) => directive::children_of(p).collect(),
             None => vec!["directive"],
         };
-        return names
+        let mut out: Vec<CompletionEntry> = names
             .into_iter()
             .map(|n| CompletionEntry {
                 label: n.to_string(),
@@ -308,8 +636,33 @@ fn directive_completions(
                 detail: directive::spec_any(n).map(|s| s.doc.to_string()),
                 insert_text: None,
                 range: range_from(s),
+                snippet: false,
             })
             .collect();
+        // Inside a call of a tool: a whole `<param>` per parameter not passed yet.
+        if parent == Some("execute") {
+            let call = d.calls.iter().find(|c| c.range.touches(offset));
+            if let Some((call, specs)) = call.and_then(|c| {
+                params::called_tool(ws, c)
+                    .and_then(|t| params::tool_params(&t))
+                    .map(|p| (c, p))
+            }) {
+                for p in specs {
+                    if call.params.iter().any(|(n, _)| n.value == p.name) {
+                        continue;
+                    }
+                    out.push(CompletionEntry {
+                        label: format!("param name=\"{}\"", p.name),
+                        kind: CompletionKind::Input,
+                        detail: Some(param_detail(&p)),
+                        insert_text: Some(format!("param name=\"{}\" value=\"$1\"/>", p.name)),
+                        range: range_from(s),
+                        snippet: true,
+                    });
+                }
+            }
+        }
+        return out;
     }
     // An attribute name inside a start tag: after whitespace, in the start tag of `inner`.
     if let Some(e) = inner {
@@ -320,24 +673,99 @@ fn directive_completions(
                     .checked_sub(2)
                     .and_then(|i| path.get(i))
                     .map(|p| p.name.as_str());
-                if let Some(spec) =
+                let attrs: Vec<&str> = if parent == Some("permissions") {
+                    directive::PERMISSION_ATTRS.to_vec()
+                } else if let Some(spec) =
                     directive::spec(&e.name, parent).or(directive::spec_any(&e.name))
                 {
-                    return spec
-                        .attrs
-                        .iter()
-                        .filter(|a| e.attr(a).is_none())
-                        .map(|a| CompletionEntry {
-                            label: a.to_string(),
-                            kind: CompletionKind::Attribute,
-                            detail: None,
-                            insert_text: Some(format!("{a}=\"")),
-                            range: range_from(s),
-                        })
-                        .collect();
-                }
+                    spec.attrs.to_vec()
+                } else {
+                    Vec::new()
+                };
+                return attrs
+                    .into_iter()
+                    .filter(|a| e.attr(a).is_none())
+                    .map(|a| CompletionEntry {
+                        label: a.to_string(),
+                        kind: CompletionKind::Attribute,
+                        detail: None,
+                        insert_text: Some(format!("{a}=\"$1\"")),
+                        range: range_from(s),
+                        snippet: true,
+                    })
+                    .collect();
             }
         }
     }
     Vec::new()
+}
+
+fn param_detail(p: &params::ParamSpec) -> String {
+    let mut s = p.type_label();
+    if p.required {
+        s.push_str(", required");
+    }
+    if let Some(d) = p.description() {
+        s.push_str(&format!(" — {d}"));
+    }
+    s
+}
+
+/// Signature help at a call of a tool: its parameters as its `CONFIG_SCHEMA` declares them.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SignatureInfo {
+    /// `id(path: string, write?: boolean)`.
+    pub label: String,
+    pub documentation: Option<String>,
+    /// Each parameter's part of the label, and its documentation.
+    pub params: Vec<(String, String)>,
+    /// The parameter of the `<param>` at the cursor.
+    pub active: Option<usize>,
+}
+
+/// The called tool's parameters, inside a call element of a directive.
+pub fn signature_help(ws: &Workspace, item: &Arc<Item>, offset: usize) -> Option<SignatureInfo> {
+    let d = item.directive()?;
+    let call = d.calls.iter().find(|c| c.range.touches(offset))?;
+    let tool = params::called_tool(ws, call)?;
+    let specs = params::tool_params(&tool)?;
+    let parts: Vec<(String, String)> = specs
+        .iter()
+        .map(|p| {
+            let label = format!(
+                "{}{}: {}",
+                p.name,
+                if p.required { "" } else { "?" },
+                p.type_label()
+            );
+            let mut doc = p.description().unwrap_or("").to_string();
+            if let Some(def) = p.schema.get("default") {
+                doc.push_str(&format!(" (default {def})"));
+            }
+            (label, doc.trim().to_string())
+        })
+        .collect();
+    let label = format!(
+        "{}({})",
+        tool.id,
+        parts
+            .iter()
+            .map(|(l, _)| l.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let path = d
+        .root
+        .as_ref()
+        .map(|r| r.path_at(offset))
+        .unwrap_or_default();
+    let active = innermost(&path, "param")
+        .and_then(|p| p.attr("name"))
+        .and_then(|n| specs.iter().position(|s| s.name == n.value));
+    Some(SignatureInfo {
+        label,
+        documentation: tool.description().map(str::to_string),
+        params: parts,
+        active,
+    })
 }

@@ -5,10 +5,14 @@
 //! and, where it applies, a byte offset in that text. None of them panics on any input.
 
 mod complete;
+mod refs;
 #[cfg(test)]
 mod tests;
 
-pub use complete::{completions, CompletionEntry, CompletionKind};
+pub use complete::{completions, signature_help, CompletionEntry, CompletionKind, SignatureInfo};
+pub use refs::{
+    occurrences, prepare_rename, references, rename, target_at, Occurrence, RenamePlan,
+};
 
 use crate::chain;
 use crate::check::build_env;
@@ -370,6 +374,21 @@ fn var_markdown(ws: &Workspace, item: &Arc<Item>, name: &str) -> String {
     md
 }
 
+/// The range of the map key (at any depth) that `offset` is on.
+fn key_range_at(v: &Value, offset: usize) -> Option<TextRange> {
+    match &v.kind {
+        ValueKind::Map(m) => m.iter().find_map(|e| {
+            if e.key_range.touches(offset) {
+                Some(e.key_range)
+            } else {
+                key_range_at(&e.value, offset)
+            }
+        }),
+        ValueKind::List(l) => l.iter().find_map(|x| key_range_at(x, offset)),
+        _ => None,
+    }
+}
+
 fn env_key_doc(key: &str) -> Option<&'static str> {
     env::check::KEY_DOCS
         .iter()
@@ -432,20 +451,44 @@ fn hover_tool(ws: &Workspace, item: &Arc<Item>, offset: usize) -> Option<HoverIn
                 });
             }
             if path.first() == Some(&"interpreter") {
-                let res = own_resolution(ws, item)?;
                 let mut md = String::new();
                 if let Some(doc) = path.get(1).and_then(|k| env_key_doc(k)) {
-                    md.push_str(&format!("`{}`: {doc}\n\n---\n\n", path[1]));
+                    md.push_str(&format!("`{}`: {doc}\n\n", path[1]));
                 }
-                md.push_str(&resolution_markdown(&res));
-                let range = if v.range.touches(offset) {
-                    v.range
-                } else {
-                    f.value.range
-                };
+                let ty = f
+                    .value
+                    .get("interpreter")
+                    .and_then(|i| i.get("type"))
+                    .and_then(|t| t.as_str());
+                match ty.map(|t| (t, env::registry::resolver_type(t))) {
+                    Some((t, Some(rt))) => {
+                        if path.get(1) == Some(&"type") {
+                            md.push_str(&format!("`{t}`: {}\n\n", rt.summary));
+                        }
+                    }
+                    Some((t, None)) => {
+                        let names = env::RESOLVER_TYPES.iter().map(|r| r.name);
+                        let sugg = crate::diag::closest(t, names.clone());
+                        md.push_str(&format!(
+                            "`{t}` is an unknown resolver type: nothing is resolved{}. Known types: {}.\n\n",
+                            sugg.map(|s| format!(" (did you mean `{s}`?)"))
+                                .unwrap_or_default(),
+                            names.map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+                        ));
+                    }
+                    None => md.push_str("No `type`: nothing is resolved.\n\n"),
+                }
+                if let Some(res) = own_resolution(ws, item) {
+                    md.push_str("---\n\n");
+                    md.push_str(&resolution_markdown(&res));
+                }
+                // The key under the cursor, else the value, else the interpreter.
+                let range = key_range_at(&f.value, offset)
+                    .or_else(|| v.range.touches(offset).then_some(v.range))
+                    .unwrap_or(f.value.range);
                 return Some(HoverInfo {
                     range,
-                    markdown: md,
+                    markdown: md.trim_end().to_string() + "\n",
                 });
             }
             None

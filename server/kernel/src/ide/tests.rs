@@ -252,12 +252,19 @@ fn nothing_panics_at_any_offset() {
     let (ws, d, _) = directive_at("{input:readme}");
     let (rt, _) = fixture(RUNTIME);
     let (ws2, t) = ws_with("tools/rt/py.py", ItemType::Tool, "rt/py", &rt);
-    for (ws, item) in [(&ws, &d), (&ws2, &t)] {
+    let yaml = "version: \"1.0.0\"\ntool_type: runtime\nexecutor_id: subprocess\nenv_config:\n  interpreter:\n    type: venv_python\n    search: [project, ]\n    manager: \"\"\nconfig:\n  args: [\"{tool_path}\", \"{\"]\nexecution_environment:\n  mode: \"\"\n";
+    let (ws3, y) = ws_with("tools/rt/y.yaml", ItemType::Tool, "rt/y", yaml);
+    let (ws4, r, ..) = refs_ws();
+    for (ws, item) in [(&ws, &d), (&ws2, &t), (&ws3, &y), (&ws4, &r)] {
         let len = item.text().len();
         for off in 0..=len + 2 {
             let _ = hover(ws, item, off);
             let _ = completions(ws, item, off);
             let _ = definition(ws, item, off);
+            let _ = signature_help(ws, item, off);
+            let _ = references(ws, item, off, true);
+            let _ = prepare_rename(ws, item, off);
+            let _ = rename(ws, item, off, "x/y");
         }
         let _ = symbols(item);
         let _ = inlay_hints(ws, item);
@@ -383,4 +390,406 @@ fn hover_permission_alias_names_the_system() {
         "{}",
         h.markdown
     );
+}
+
+#[test]
+fn hover_on_an_interpreter_key_covers_the_key() {
+    let src = RUNTIME
+        .replace("$0", "")
+        .replace("\"search\"", "\"sea$0rch\"");
+    let (text, off) = fixture(&src);
+    let (ws, item) = ws_with("tools/rt/py.py", ItemType::Tool, "rt/py", &text);
+    let h = hover(&ws, &item, off).expect("a hover");
+    assert_eq!(&text[h.range.start..h.range.end], "\"search\"");
+    assert!(
+        h.markdown.contains("the locations to search"),
+        "{}",
+        h.markdown
+    );
+    // On the `interpreter` key itself: that key, not the whole ENV_CONFIG.
+    let src = RUNTIME
+        .replace("$0", "")
+        .replace("\"interpreter\"", "\"inter$0preter\"");
+    let (text, off) = fixture(&src);
+    let (ws, item) = ws_with("tools/rt/py.py", ItemType::Tool, "rt/py", &text);
+    let h = hover(&ws, &item, off).expect("a hover");
+    assert_eq!(&text[h.range.start..h.range.end], "\"interpreter\"");
+}
+
+#[test]
+fn hover_with_an_unknown_resolver_type() {
+    let src = RUNTIME.replace("\"venv_p$0ython\"", "\"venv_py$0ton\"");
+    let (text, off) = fixture(&src);
+    let (ws, item) = ws_with("tools/rt/py.py", ItemType::Tool, "rt/py", &text);
+    let h = hover(&ws, &item, off).expect("a hover on an unknown type");
+    assert_eq!(&text[h.range.start..h.range.end], "\"venv_pyton\"");
+    assert!(
+        h.markdown.contains("unknown resolver type"),
+        "{}",
+        h.markdown
+    );
+    assert!(h.markdown.contains("`venv_python`"), "{}", h.markdown);
+    // On another key of the same interpreter: its documentation at least.
+    let off = text.find("\"fallback\"").unwrap() + 3;
+    let h = hover(&ws, &item, off).expect("a hover on a key");
+    assert_eq!(&text[h.range.start..h.range.end], "\"fallback\"");
+    assert!(
+        h.markdown.contains("the value used when nothing is found"),
+        "{}",
+        h.markdown
+    );
+}
+
+/// The directive calling `rt/py` (with an exact permission too), the runtime `rt/py`, and a
+/// tool running on it.
+fn refs_ws() -> (Workspace, Arc<Item>, Arc<Item>, Arc<Item>, String) {
+    let text = DIRECTIVE.replace(
+        "<execute resource=\"kiwi\" action=\"run\" item_type=\"tool\" id=\"rt/*\"/>",
+        "<execute resource=\"kiwi\" action=\"run\" item_type=\"tool\" id=\"rt/*\"/>\n      <execute resource=\"kiwi\" action=\"run\" item_type=\"tool\" id=\"rt/py\"/>",
+    );
+    let (ws, d) = ws_with("directives/t.md", ItemType::Directive, "t", &text);
+    let mut ws = ws;
+    let (rt, _) = fixture(RUNTIME);
+    let rt = Arc::new(
+        parse_item(
+            ItemType::Tool,
+            "rt/py".into(),
+            Space::Project,
+            PathBuf::from("/nonexistent/proj/.ai/tools/rt/py.py"),
+            rt.as_bytes(),
+        )
+        .unwrap(),
+    );
+    ws.insert(rt.clone());
+    let tool_text =
+        "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"rt/py\"\n";
+    let tool = Arc::new(
+        parse_item(
+            ItemType::Tool,
+            "text/count".into(),
+            Space::Project,
+            PathBuf::from("/nonexistent/proj/.ai/tools/text/count.py"),
+            tool_text.as_bytes(),
+        )
+        .unwrap(),
+    );
+    ws.insert(tool.clone());
+    (ws, d, rt, tool, text)
+}
+
+#[test]
+fn references_of_a_runtime_from_its_users() {
+    let (ws, d, rt, tool, text) = refs_ws();
+    // From the runtime's own file: who uses it.
+    let refs = references(&ws, &rt, 0, false);
+    let places: Vec<(String, String)> = refs
+        .iter()
+        .map(|o| {
+            let t = ws.item(&o.path).unwrap().text();
+            (o.via.clone(), t[o.range.start..o.range.end].to_string())
+        })
+        .collect();
+    assert_eq!(
+        places,
+        [
+            ("permission".to_string(), "rt/py".to_string()),
+            ("execute".to_string(), "rt/py".to_string()),
+            ("executor_id".to_string(), "rt/py".to_string()),
+        ],
+        "{refs:?}"
+    );
+    // From a call in the directive: the same places, and the declaration when asked.
+    let off = text.find("item_id=\"rt/py\"").unwrap() + "item_id=\"".len() + 1;
+    let from_call = references(&ws, &d, off, true);
+    assert_eq!(from_call.len(), 4);
+    assert_eq!(from_call[0].path, rt.path);
+    // From the tool's executor_id.
+    let off = tool.text().find("rt/py").unwrap();
+    assert_eq!(references(&ws, &tool, off, false), refs);
+}
+
+#[test]
+fn rename_a_tool_id_everywhere() {
+    let (ws, d, rt, tool, text) = refs_ws();
+    let off = text.find("item_id=\"rt/py\"").unwrap() + "item_id=\"".len() + 1;
+    let (range, id) = prepare_rename(&ws, &d, off).expect("renamable");
+    assert_eq!(id, "rt/py");
+    assert_eq!(&text[range.start..range.end], "rt/py");
+    let plan = rename(&ws, &d, off, "runtimes/py").expect("a plan");
+    assert_eq!(
+        plan.moves,
+        [(
+            rt.path.clone(),
+            PathBuf::from("/nonexistent/proj/.ai/tools/runtimes/py.py")
+        )]
+    );
+    let apply = |item: &Item| {
+        let mut t = item.text().to_string();
+        let mut edits = plan
+            .edits
+            .iter()
+            .find(|(p, _)| *p == item.path)
+            .map(|(_, e)| e.clone())
+            .unwrap_or_default();
+        edits.sort_by_key(|e| std::cmp::Reverse(e.range.start));
+        for e in edits {
+            t.replace_range(e.range.start..e.range.end, &e.new_text);
+        }
+        t
+    };
+    let new_d = apply(&d);
+    assert!(new_d.contains("item_id=\"runtimes/py\""), "{new_d}");
+    assert!(new_d.contains("id=\"runtimes/py\"/>"), "{new_d}");
+    assert!(
+        new_d.contains("id=\"rt/*\""),
+        "a glob is left alone: {new_d}"
+    );
+    assert!(apply(&tool).contains("__executor_id__ = \"runtimes/py\""));
+    // Refused: a bad id, an existing id, a builtin item.
+    assert!(rename(&ws, &d, off, "../x").is_err());
+    assert!(rename(&ws, &d, off, "text/count").is_err());
+    let off = rt.text().find("subprocess").unwrap();
+    assert!(prepare_rename(&ws, &rt, off).is_none());
+    assert!(rename(&ws, &rt, off, "sub").is_err());
+}
+
+#[test]
+fn rename_a_directive_from_its_name() {
+    let (ws, d) = ws_with("directives/t.md", ItemType::Directive, "t", DIRECTIVE);
+    let off = DIRECTIVE.find("name=\"t\"").unwrap() + "name=\"".len();
+    let (range, id) = prepare_rename(&ws, &d, off).expect("renamable");
+    assert_eq!(
+        (&DIRECTIVE[range.start..range.end], id.as_str()),
+        ("t", "t")
+    );
+    let plan = rename(&ws, &d, off, "ops/check").unwrap();
+    assert_eq!(
+        plan.moves,
+        [(
+            d.path.clone(),
+            PathBuf::from("/nonexistent/proj/.ai/directives/ops/check.md")
+        )]
+    );
+    assert_eq!(plan.edits.len(), 1);
+    assert_eq!(plan.edits[0].1[0].new_text, "check");
+}
+
+/// The labels completed at `$0` in `src` (a tool `rt/py` from RUNTIME is in the workspace).
+fn labels(rel: &str, t: ItemType, id: &str, src: &str) -> (Vec<CompletionEntry>, String) {
+    let (text, off) = fixture(src);
+    let (mut ws, item) = ws_with(rel, t, id, &text);
+    let (rt, _) = fixture(RUNTIME);
+    if id != "rt/py" {
+        ws.insert(Arc::new(
+            parse_item(
+                ItemType::Tool,
+                "rt/py".into(),
+                Space::Project,
+                PathBuf::from("/nonexistent/proj/.ai/tools/rt/py.py"),
+                rt.as_bytes(),
+            )
+            .unwrap(),
+        ));
+    }
+    (completions(&ws, &item, off), text)
+}
+
+fn names(c: &[CompletionEntry]) -> Vec<&str> {
+    c.iter().map(|c| c.label.as_str()).collect()
+}
+
+#[test]
+fn completion_system_fields_after_the_dot() {
+    let src = DIRECTIVE.replace("{input:readme}", "{system.$0");
+    let (c, _) = labels("directives/t.md", ItemType::Directive, "t", &src);
+    assert!(names(&c).iter().any(|l| l.starts_with("runtime.")), "{c:?}");
+    let src = DIRECTIVE.replace("{input:readme}", "{system.runtime.pl$0");
+    let (c, text) = labels("directives/t.md", ItemType::Directive, "t", &src);
+    assert!(names(&c).contains(&"runtime.platform"), "{c:?}");
+    assert_eq!(&text[c[0].range.start..c[0].range.end], "runtime.pl");
+}
+
+#[test]
+fn completion_inside_permissions_inputs_and_ids() {
+    // `<` inside <permissions>: the permission elements.
+    let src = DIRECTIVE.replace("    </permissions>", "      <$0\n    </permissions>");
+    let (c, _) = labels("directives/t.md", ItemType::Directive, "t", &src);
+    assert!(
+        names(&c).contains(&"execute") && names(&c).contains(&"read"),
+        "{c:?}"
+    );
+    // input type="
+    let src = DIRECTIVE.replace("type=\"path\"", "type=\"$0");
+    let (c, _) = labels("directives/t.md", ItemType::Directive, "t", &src);
+    assert!(
+        names(&c).contains(&"integer") && names(&c).contains(&"path"),
+        "{c:?}"
+    );
+    // permission id=" -> tool ids
+    let src = DIRECTIVE.replace("id=\"rt/*\"", "id=\"$0");
+    let (c, _) = labels("directives/t.md", ItemType::Directive, "t", &src);
+    assert!(names(&c).contains(&"rt/py"), "{c:?}");
+}
+
+#[test]
+fn completion_attributes_are_balanced_snippets() {
+    let src = DIRECTIVE.replace(
+        "item_type=\"tool\" item_id=\"rt/py\">",
+        "item_type=\"tool\" $0>",
+    );
+    let (c, _) = labels("directives/t.md", ItemType::Directive, "t", &src);
+    assert_eq!(names(&c), ["item_id"]);
+    assert_eq!(c[0].insert_text.as_deref(), Some("item_id=\"$1\""));
+    assert!(c[0].snippet);
+}
+
+#[test]
+fn completion_step_parameters() {
+    let tool = "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"rt/py\"\nCONFIG_SCHEMA = {\"type\": \"object\", \"properties\": {\"path\": {\"type\": \"string\", \"description\": \"The file\"}, \"write\": {\"type\": \"boolean\"}, \"mode\": {\"enum\": [\"append\", \"overwrite\"]}}, \"required\": [\"path\"]}\n";
+    let with_tool = |src: &str| {
+        let (text, off) = fixture(src);
+        let (mut ws, d) = ws_with("directives/t.md", ItemType::Directive, "t", &text);
+        ws.insert(Arc::new(
+            parse_item(
+                ItemType::Tool,
+                "rt/py".into(),
+                Space::Project,
+                PathBuf::from("/nonexistent/proj/.ai/tools/rt/py.py"),
+                tool.as_bytes(),
+            )
+            .unwrap(),
+        ));
+        (ws, d, off)
+    };
+    // Names not passed yet.
+    let src = DIRECTIVE.replace(
+        "<param name=\"path\" value=\"{input:readme}\"/>",
+        "<param name=\"path\" value=\"{input:readme}\"/>\n        <param name=\"$0",
+    );
+    let (ws, d, off) = with_tool(&src);
+    assert_eq!(names(&completions(&ws, &d, off)), ["write", "mode"]);
+    // `<` inside the call: a whole <param> per parameter not passed yet.
+    let src = DIRECTIVE.replace(
+        "<param name=\"path\" value=\"{input:readme}\"/>",
+        "<param name=\"path\" value=\"{input:readme}\"/>\n        <$0",
+    );
+    let (ws, d, off) = with_tool(&src);
+    let c = completions(&ws, &d, off);
+    let whole: Vec<&CompletionEntry> = c
+        .iter()
+        .filter(|c| c.label.starts_with("param name"))
+        .collect();
+    assert_eq!(whole.len(), 2, "{c:?}");
+    assert_eq!(
+        whole[0].insert_text.as_deref(),
+        Some("param name=\"write\" value=\"$1\"/>")
+    );
+    assert!(whole[0].snippet);
+    // Values of an enum, of a boolean.
+    let src = DIRECTIVE.replace(
+        "<param name=\"path\" value=\"{input:readme}\"/>",
+        "<param name=\"mode\" value=\"$0",
+    );
+    let (ws, d, off) = with_tool(&src);
+    assert_eq!(names(&completions(&ws, &d, off)), ["append", "overwrite"]);
+    let src = DIRECTIVE.replace(
+        "<param name=\"path\" value=\"{input:readme}\"/>",
+        "<param name=\"write\" value=\"$0\"/>",
+    );
+    let (ws, d, off) = with_tool(&src);
+    assert_eq!(names(&completions(&ws, &d, off)), ["true", "false"]);
+    // Signature help at a <param>: the schema, the active parameter.
+    let src = DIRECTIVE.replace("value=\"{input:readme}\"", "value=\"{input:re$0adme}\"");
+    let (ws, d, off) = with_tool(&src);
+    let sig = signature_help(&ws, &d, off).expect("signature help");
+    assert_eq!(
+        sig.label,
+        "rt/py(path: string, write?: boolean, mode?: one of \"append\", \"overwrite\")"
+    );
+    assert_eq!(sig.active, Some(0));
+    assert_eq!(sig.params[0].0, "path: string");
+    assert!(sig.params[0].1.contains("The file"));
+}
+
+#[test]
+fn completion_env_config_where_people_type() {
+    // A YAML flow list: locations not listed yet.
+    let yaml = "version: \"1.0.0\"\ntool_type: runtime\nexecutor_id: subprocess\nenv_config:\n  interpreter:\n    type: venv_python\n    search: [project, $0]\n    var: KIWI_PYTHON\n";
+    let (c, _) = labels("tools/rt/y.yaml", ItemType::Tool, "rt/y", yaml);
+    assert_eq!(names(&c), ["kiwi", "user", "system"]);
+    // An empty JSON-ish list.
+    let src = RUNTIME
+        .replace("$0", "")
+        .replace("\"search\": [\"project\", \"system\"]", "\"search\": [$0]");
+    let (c, _) = labels("tools/rt/q.py", ItemType::Tool, "rt/q", &src);
+    assert_eq!(names(&c), ["project", "kiwi", "user", "system"]);
+    // `"manager": "` offers the managers.
+    let src = "__version__ = \"1.0.0\"\n__tool_type__ = \"runtime\"\n__executor_id__ = \"subprocess\"\nENV_CONFIG = {\"interpreter\": {\"type\": \"version_manager\", \"manager\": \"$0\", \"var\": \"X\"}}\n";
+    let (c, _) = labels("tools/rt/m.py", ItemType::Tool, "rt/m", src);
+    assert_eq!(names(&c), ["pyenv", "rbenv", "nvm", "asdf"]);
+    // Keys: not those present, only those of the type.
+    let src = RUNTIME
+        .replace("$0", "")
+        .replace("        \"fallback\": \"python3\",\n", "        \"$0\n");
+    let (c, _) = labels("tools/rt/k.py", ItemType::Tool, "rt/k", &src);
+    let n = names(&c);
+    assert!(n.contains(&"fallback"), "{n:?}");
+    assert!(
+        !n.contains(&"type") && !n.contains(&"search") && !n.contains(&"var"),
+        "{n:?}"
+    );
+    assert!(!n.contains(&"manager") && !n.contains(&"binary"), "{n:?}");
+}
+
+#[test]
+fn completion_config_keys_and_placeholders() {
+    let tool = |config: &str| {
+        format!("__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"rt/py\"\nCONFIG_SCHEMA = {{\"type\": \"object\", \"properties\": {{\"path\": {{\"type\": \"string\"}}}}}}\n{config}\n")
+    };
+    // `{` in a CONFIG string: the parameters and the names kiwi provides.
+    let (c, _) = labels(
+        "tools/t/a.py",
+        ItemType::Tool,
+        "t/a",
+        &tool("CONFIG = {\"args\": [\"{$0\"]}"),
+    );
+    let n = names(&c);
+    assert!(n.contains(&"path") && n.contains(&"tool_path"), "{n:?}");
+    // A CONFIG key: the primitive's keys not present yet.
+    let (c, _) = labels(
+        "tools/t/a.py",
+        ItemType::Tool,
+        "t/a",
+        &tool("CONFIG = {\"args\": [], \"$0\"}"),
+    );
+    let n = names(&c);
+    assert!(
+        n.contains(&"timeout") && n.contains(&"cwd") && !n.contains(&"args"),
+        "{n:?}"
+    );
+    // EXECUTION_ENVIRONMENT's mode.
+    let src = tool("EXECUTION_ENVIRONMENT = {\"mode\": \"$0\"}");
+    let (c, _) = labels("tools/t/a.py", ItemType::Tool, "t/a", &src);
+    assert!(!c.is_empty(), "{c:?}");
+    // YAML top-level keys not present yet.
+    let yaml = "version: \"1.0.0\"\ntool_type: python\nexe$0\n";
+    let (c, _) = labels("tools/t/b.yaml", ItemType::Tool, "t/b", yaml);
+    let n = names(&c);
+    assert!(
+        n.contains(&"executor_id") && !n.contains(&"version"),
+        "{n:?}"
+    );
+}
+
+#[test]
+fn references_of_a_permission_are_the_calls_relying_on_it() {
+    let (ws, d, _, _, text) = refs_ws();
+    let off = text.find("id=\"rt/*\"").unwrap();
+    let refs = references(&ws, &d, off, false);
+    let covered: Vec<&str> = refs
+        .iter()
+        .map(|o| &text[o.range.start..o.range.end])
+        .collect();
+    assert_eq!(covered, ["rt/py"], "{refs:?}");
+    assert_eq!(refs[0].via, "granted");
 }

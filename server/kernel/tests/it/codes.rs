@@ -135,6 +135,18 @@ fn t306_config_types_against_the_primitive() {
 }
 
 #[test]
+fn t306_config_env_is_applied_by_kiwi_for_any_primitive() {
+    // Spec 02 applies `CONFIG.env` of every link, whatever the primitive: an HTTP tool may
+    // set it (and hover says `${GITHUB_TOKEN}` is defined by it); a wrong type is still wrong.
+    let f = Fixture::new(
+        "//- project/.ai/tools/gh.yaml\nversion: \"1.0.0\"\ntool_type: http\nexecutor_id: runtimes/http_runtime\nconfig:\n  url: https://api.github.com/user\n  env:\n    GITHUB_TOKEN: ${GITHUB_TOKEN:-none}\n  headers:\n    Authorization: Bearer ${GITHUB_TOKEN}\n//- project/.ai/tools/bad.yaml\nversion: \"1.0.0\"\ntool_type: http\nexecutor_id: runtimes/http_runtime\nconfig:\n  url: https://example.org\n  env: [A]\n",
+    );
+    let out = f.check(&[]);
+    assert!(!out.contains("gh.yaml"), "{out}");
+    assert!(out.contains("bad.yaml") && out.contains("T306"), "{out}");
+}
+
+#[test]
 fn t307_unknown_template_name() {
     let f = Fixture::new(&format!(
         "//- project/.ai/tools/report.py\n{}",
@@ -142,6 +154,30 @@ fn t307_unknown_template_name() {
             "runtimes/python_runtime",
             "CONFIG_SCHEMA = {\"type\": \"object\", \"properties\": {\"outdir\": {\"type\": \"string\"}}}\nCONFIG = {\"args\": [\"{tool_path}\", \"--out\", \"{outfile}\", \"{{literal}}\", \"{outdir}\"]}\n"
         )
+    ));
+    insta::assert_snapshot!(f.check(&[]));
+}
+
+#[test]
+fn t307_lists_the_parameters_and_offers_them() {
+    let f = Fixture::new(&format!(
+        "//- project/.ai/tools/report.py\n{}//- project/.ai/tools/count.yaml\nversion: \"1.0.0\"\ntool_type: python\nexecutor_id: runtimes/python_runtime\nconfig_schema:\n  type: object\n  properties:\n    path: {{type: string}}\nconfig:\n  args: [\"{{tool_path}}\", \"{{pth}}\"]\n",
+        tool(
+            "runtimes/python_runtime",
+            "CONFIG_SCHEMA = {\"type\": \"object\", \"properties\": {\"outdir\": {\"type\": \"string\"}, \"fmt\": {\"type\": \"string\"}}}\nCONFIG = {\"args\": [\"{tool_path}\", \"{outfile}\", \"{outdir}\", \"{fmt}\"]}\n"
+        )
+    ));
+    insta::assert_snapshot!(f.check(&[]));
+}
+
+#[test]
+fn d113_d115_step_parameters_against_the_tool_schema() {
+    let schema = "CONFIG_SCHEMA = {\"type\": \"object\", \"properties\": {\"path\": {\"type\": \"string\", \"description\": \"The file\"}, \"write\": {\"type\": \"boolean\"}, \"indent\": {\"type\": \"integer\", \"minimum\": 0, \"maximum\": 8}, \"mode\": {\"enum\": [\"append\", \"overwrite\"]}, \"tags\": {\"type\": \"array\"}}, \"required\": [\"path\"]}\n";
+    let steps = "    <step name=\"bad\">\n      <execute item_type=\"tool\" item_id=\"fmt/json\">\n        <param name=\"pth\" value=\"a.json\"/>\n        <param name=\"write\" value=\"maybe\"/>\n        <param name=\"indent\" value=\"99\"/>\n        <param name=\"mode\" value=\"apend\"/>\n      </execute>\n    </step>\n    <step name=\"good\">\n      <execute item_type=\"tool\" item_id=\"fmt/json\">\n        <param name=\"path\" value=\"{input:file}\"/>\n        <param name=\"write\" value=\"true\"/>\n        <param name=\"indent\" value=\"4\"/>\n        <param name=\"mode\" value=\"append\"/>\n        <param name=\"tags\" value='[\"a\"]'/>\n      </execute>\n    </step>\n    <step name=\"placeholder\">\n      <execute item_type=\"tool\" item_id=\"fmt/json\">\n        <param name=\"path\" value=\"x\"/>\n        <param name=\"indent\" value=\"{input:indent}\"/>\n      </execute>\n    </step>\n";
+    let f = Fixture::new(&format!(
+        "//- project/.ai/tools/fmt/json.py\n{}//- project/.ai/directives/fmt.md\n{}",
+        tool("runtimes/python_runtime", schema),
+        directive("fmt", steps)
     ));
     insta::assert_snapshot!(f.check(&[]));
 }

@@ -68,6 +68,40 @@ async fn diagnostics_on_open_utf8_and_utf16() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_diagnostic_links_to_its_catalogue_entry() {
+    let (_d, root) = common::project();
+    // A client that does not declare codeDescriptionSupport gets no link.
+    let mut c = Client::start(&root, false).await;
+    let g = greet(&root);
+    c.open(&g).await;
+    let diags = c.diagnostics(&g).await;
+    assert!(diags[0].get("codeDescription").is_none(), "{diags}");
+    c.shutdown().await;
+    let mut c = Client::start(&root, true).await;
+    c.open(&g).await;
+    let diags = c.diagnostics(&g).await;
+    let all = diags.as_array().expect("diagnostics");
+    assert!(!all.is_empty());
+    for d in all {
+        let code = d["code"].as_str().expect("a code");
+        let href = d["codeDescription"]["href"]
+            .as_str()
+            .expect("a codeDescription");
+        assert!(href.ends_with(&format!("#{code}")), "{href}");
+        // The page is on disk, read-only, with the code's anchor.
+        let path = href
+            .strip_prefix("file://")
+            .and_then(|p| p.split('#').next())
+            .expect("a file URI");
+        let page = std::fs::read_to_string(path).expect("the catalogue page");
+        assert!(page.contains(&format!("<a id=\"{code}\"></a>")), "{code}");
+        assert!(std::fs::metadata(path).unwrap().permissions().readonly());
+        assert_eq!(page, kiwi_kernel::diag::catalogue_markdown());
+    }
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn index_publishes_every_item() {
     let (_d, root) = common::project();
     let mut c = Client::start(&root, true).await;
@@ -646,4 +680,128 @@ async fn hover_names_an_extra_space() {
         .await;
     assert_eq!(warning["params"]["type"], 2, "{warning}");
     c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn references_and_rename_of_an_item_id() {
+    for utf8 in [true, false] {
+        let (_d, root) = common::project();
+        let mut c = Client::start(&root, utf8).await;
+        c.indexed().await;
+        let g = greet(&root);
+        c.open(&g).await;
+        let text = std::fs::read_to_string(&g).unwrap();
+        let sfx = if utf8 { "utf8" } else { "utf16" };
+        // From the tool's own file: the directive's call of it.
+        let refs = c
+            .call(
+                "textDocument/references",
+                json!({"textDocument": {"uri": uri(&echo(&root))}, "position": {"line": 0, "character": 0}, "context": {"includeDeclaration": false}}),
+            )
+            .await;
+        insta::assert_json_snapshot!(format!("references_{sfx}"), c.redact(&refs));
+        // From the call: the same place, plus the tool's file with the declaration.
+        let at = pos(&text, "text/echo", 2, utf8);
+        let refs = c
+            .call(
+                "textDocument/references",
+                json!({"textDocument": {"uri": uri(&g)}, "position": at, "context": {"includeDeclaration": true}}),
+            )
+            .await;
+        assert_eq!(refs.as_array().map(Vec::len), Some(2), "{refs}");
+        let prep = c
+            .call(
+                "textDocument/prepareRename",
+                json!({"textDocument": {"uri": uri(&g)}, "position": at}),
+            )
+            .await;
+        assert_eq!(prep["placeholder"], "text/echo", "{prep}");
+        let edit = c
+            .call(
+                "textDocument/rename",
+                json!({"textDocument": {"uri": uri(&g)}, "position": at, "newName": "text/say"}),
+            )
+            .await;
+        insta::assert_json_snapshot!(format!("rename_{sfx}"), c.redact(&edit));
+        // A bad id is refused with an error, not an edit.
+        let r = c
+            .request(
+                "textDocument/rename",
+                json!({"textDocument": {"uri": uri(&g)}, "position": at, "newName": "../out"}),
+            )
+            .await;
+        assert!(r.get("error").is_some(), "{r}");
+        c.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signature_help_and_parameter_completion_at_a_param() {
+    for utf8 in [true, false] {
+        let (_d, root) = common::project();
+        let mut c = Client::start(&root, utf8).await;
+        c.indexed().await;
+        let g = greet(&root);
+        c.open(&g).await;
+        let text = std::fs::read_to_string(&g).unwrap();
+        let at = pos(&text, "{input:who}\"/>", 3, utf8);
+        let sig = c
+            .call(
+                "textDocument/signatureHelp",
+                json!({"textDocument": {"uri": uri(&g)}, "position": at}),
+            )
+            .await;
+        assert_eq!(
+            sig["signatures"][0]["label"], "text/echo(name?: string)",
+            "{sig}"
+        );
+        assert_eq!(sig["activeParameter"], 0, "{sig}");
+        assert_eq!(
+            sig["signatures"][0]["parameters"][0]["label"],
+            "name?: string"
+        );
+        // A new <param name=": the parameter names not passed yet (none left here), and
+        // an attribute completion is a snippet with balanced quotes.
+        let edited = text.replace(
+            "<param name=\"name\" value=\"{input:who}\"/>",
+            "<param value=\"x\"/>\n        <param name=\"",
+        );
+        c.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri(&g), "version": 2}, "contentChanges": [{"text": edited}]}),
+        )
+        .await;
+        let at = pos(&edited, "<param name=\"", 13, utf8);
+        let comp = c
+            .call(
+                "textDocument/completion",
+                json!({"textDocument": {"uri": uri(&g)}, "position": at}),
+            )
+            .await;
+        let labels: Vec<&str> = comp
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|i| i["label"].as_str())
+            .collect();
+        assert_eq!(labels, ["name"], "{comp}");
+        let at = pos(&edited, "<param value", 7, utf8);
+        let comp = c
+            .call(
+                "textDocument/completion",
+                json!({"textDocument": {"uri": uri(&g)}, "position": at}),
+            )
+            .await;
+        let first = &comp[0];
+        assert_eq!(first["label"], "name", "{comp}");
+        if utf8 {
+            // The client supports snippets.
+            assert_eq!(first["insertTextFormat"], 2, "{comp}");
+            assert_eq!(first["textEdit"]["newText"], "name=\"$1\"", "{comp}");
+        } else {
+            assert!(first.get("insertTextFormat").is_none(), "{comp}");
+            assert_eq!(first["textEdit"]["newText"], "name=\"\"", "{comp}");
+        }
+        c.shutdown().await;
+    }
 }

@@ -22,7 +22,14 @@ pub fn init_env() {
         let _ = std::fs::create_dir_all(&dir);
         // Set once, before any server (and its Host) exists.
         std::env::set_var("KIWI_USERSPACE_DIR", &dir);
+        // Where the server writes the diagnostics catalogue its links point to.
+        std::env::set_var("XDG_CACHE_HOME", cache_dir());
     });
+}
+
+/// The cache directory of every test server.
+pub fn cache_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("kiwi-lsp-test-cache-{}", std::process::id()))
 }
 
 /// A copy of `fixtures/lsp` in a temp dir: (the guard, the project root).
@@ -142,8 +149,15 @@ impl Client {
                     "capabilities": {
                         "general": {"positionEncodings": encodings},
                         "window": {"workDoneProgress": true},
+                        // Snippets and links to the catalogue in the UTF-8 runs only: both
+                        // answers are seen.
+                        "textDocument": {
+                            "completion": {"completionItem": {"snippetSupport": utf8}},
+                            "publishDiagnostics": {"codeDescriptionSupport": utf8}
+                        },
                         "workspace": {
                             "didChangeWatchedFiles": {"dynamicRegistration": true},
+                            "workspaceEdit": {"documentChanges": utf8, "resourceOperations": ["rename"]},
                             "inlayHint": {"refreshSupport": true}
                         }
                     }
@@ -265,6 +279,7 @@ impl Client {
     pub fn redact(&self, v: &Value) -> Value {
         let mut s = serde_json::to_string(v).expect("json");
         s = s.replace(&self.root.display().to_string(), "[PROJECT]");
+        s = s.replace(&cache_dir().display().to_string(), "[CACHE]");
         if let Ok(p) = which::which("python3") {
             s = s.replace(&p.display().to_string(), "[PYTHON3]");
         }

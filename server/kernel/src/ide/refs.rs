@@ -1,0 +1,448 @@
+//! Find references and rename of an item id: every place of the workspace that names an
+//! item (a directive's calls and relationships, a tool's `executor_id`, a knowledge entry's
+//! reference fields, a permission whose pattern is exactly the id).
+
+use crate::diag::TextEdit;
+use crate::ids::{self, ItemType, Space};
+use crate::text::TextRange;
+use crate::tool::Field;
+use crate::workspace::{Item, Lookup, Parsed, Workspace};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// A place that names an item.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Occurrence {
+    pub path: PathBuf,
+    /// The id's text (inside any quotes).
+    pub range: TextRange,
+    /// What names it: `execute`, `executor_id`, `requires`, `permission`...
+    pub via: String,
+}
+
+/// The id text inside `range` of `text`: the range itself, or inside its quotes; `None`
+/// when the text there is not the id (a spelling the rename cannot rewrite in place).
+fn id_range(text: &str, range: TextRange, id: &str) -> Option<TextRange> {
+    let s = text.get(range.start..range.end)?;
+    if s == id {
+        return Some(range);
+    }
+    let trimmed_start = s.len() - s.trim_start_matches(['"', '\'', ' ']).len();
+    let inner = s.trim_matches(['"', '\'', ' ']);
+    (inner == id).then(|| {
+        TextRange::new(
+            range.start + trimmed_start,
+            range.start + trimmed_start + id.len(),
+        )
+    })
+}
+
+fn resolves_to(ws: &Workspace, t: ItemType, reference: &str, target: &Item) -> bool {
+    matches!(ws.find(t, reference, None), Lookup::Found(i) if i.path == target.path)
+}
+
+/// The item a reference of unknown type names (a tool, else a directive, else knowledge).
+fn resolve_any(ws: &Workspace, t: Option<ItemType>, id: &str) -> Option<Arc<Item>> {
+    let types: Vec<ItemType> = match t {
+        Some(t) => vec![t],
+        None => vec![ItemType::Tool, ItemType::Directive, ItemType::Knowledge],
+    };
+    types.into_iter().find_map(|t| match ws.find(t, id, None) {
+        Lookup::Found(i) => Some(i),
+        _ => None,
+    })
+}
+
+/// The reference under `offset` in `item`: the item it names and the occurrence.
+fn reference_at(ws: &Workspace, item: &Item, offset: usize) -> Option<(Arc<Item>, Occurrence)> {
+    let text = item.text();
+    match &item.parsed {
+        Parsed::Directive(d) => {
+            let r = d.references.iter().find(|r| r.range.touches(offset))?;
+            let target = resolve_any(ws, r.item_type, &r.id)?;
+            Some((
+                target,
+                Occurrence {
+                    path: item.path.clone(),
+                    range: id_range(text, r.range, &r.id).unwrap_or(r.range),
+                    via: r.via.clone(),
+                },
+            ))
+        }
+        Parsed::Tool(t) => {
+            let f = t.get(Field::ExecutorId)?;
+            if !f.value.range.touches(offset) {
+                return None;
+            }
+            let id = f.value.as_str()?;
+            let Lookup::Found(target) = ws.find(ItemType::Tool, id, None) else {
+                return None;
+            };
+            Some((
+                target,
+                Occurrence {
+                    path: item.path.clone(),
+                    range: id_range(text, f.value.range, id).unwrap_or(f.value.range),
+                    via: "executor_id".into(),
+                },
+            ))
+        }
+        Parsed::Knowledge(k) => {
+            let (field, id, range) = k
+                .references()
+                .into_iter()
+                .find(|(_, _, r)| r.touches(offset))?;
+            let (t, bare) = match id.split_once(':') {
+                Some((t, rest)) if ItemType::parse(t).is_some() => (ItemType::parse(t), rest),
+                _ => (None, id),
+            };
+            let target = resolve_any(ws, t, bare)?;
+            Some((
+                target,
+                Occurrence {
+                    path: item.path.clone(),
+                    range: id_range(text, range, bare).unwrap_or(range),
+                    via: field.to_string(),
+                },
+            ))
+        }
+        Parsed::Unreadable(_) => None,
+    }
+}
+
+/// The item `offset` is about: the one a reference there names, else `item` itself.
+pub fn target_at(ws: &Workspace, item: &Arc<Item>, offset: usize) -> Arc<Item> {
+    reference_at(ws, item, offset)
+        .map(|(t, _)| t)
+        .unwrap_or_else(|| item.clone())
+}
+
+/// Every place of the workspace (outside the builtin space) that names `target`.
+pub fn occurrences(ws: &Workspace, target: &Item) -> Vec<Occurrence> {
+    let mut out = Vec::new();
+    let bare = ids::bare_name(&target.id);
+    let may_name = |r: &str| r == target.id || r == bare || r.ends_with(bare);
+    for i in ws.items() {
+        if i.is_builtin() {
+            continue;
+        }
+        let text = i.text();
+        match &i.parsed {
+            Parsed::Directive(d) => {
+                for r in &d.references {
+                    if !may_name(&r.id) {
+                        continue;
+                    }
+                    let named = match r.item_type {
+                        Some(t) => t == target.item_type && resolves_to(ws, t, &r.id, target),
+                        None => resolve_any(ws, None, &r.id).is_some_and(|x| x.path == target.path),
+                    };
+                    if named {
+                        if let Some(range) = id_range(text, r.range, &r.id) {
+                            out.push(Occurrence {
+                                path: i.path.clone(),
+                                range,
+                                via: r.via.clone(),
+                            });
+                        }
+                    }
+                }
+                // A permission whose pattern is exactly this id (a glob names many: left alone).
+                for c in &d.capabilities {
+                    if c.pattern != target.id {
+                        continue;
+                    }
+                    let matches_type = match &c.resource {
+                        crate::directive::Resource::Items(Some(t)) => *t == target.item_type,
+                        crate::directive::Resource::Items(None) => true,
+                        _ => false,
+                    };
+                    if !matches_type {
+                        continue;
+                    }
+                    if let Some(range) = pattern_range(text, c.range, &target.id) {
+                        out.push(Occurrence {
+                            path: i.path.clone(),
+                            range,
+                            via: "permission".into(),
+                        });
+                    }
+                }
+            }
+            Parsed::Tool(t) if target.item_type == ItemType::Tool => {
+                if let Some(f) = t.get(Field::ExecutorId) {
+                    if let Some(id) = f.value.as_str() {
+                        if may_name(id) && resolves_to(ws, ItemType::Tool, id, target) {
+                            if let Some(range) = id_range(text, f.value.range, id) {
+                                out.push(Occurrence {
+                                    path: i.path.clone(),
+                                    range,
+                                    via: "executor_id".into(),
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+            Parsed::Knowledge(k) => {
+                for (field, id, range) in k.references() {
+                    let (t, bare_ref) = match id.split_once(':') {
+                        Some((t, rest)) if ItemType::parse(t).is_some() => {
+                            (ItemType::parse(t), rest)
+                        }
+                        _ => (None, id),
+                    };
+                    if !may_name(bare_ref) {
+                        continue;
+                    }
+                    if resolve_any(ws, t, bare_ref).is_some_and(|x| x.path == target.path) {
+                        if let Some(r) = id_range(text, range, bare_ref).or_else(|| {
+                            // `tool:a/b`: the id after the type.
+                            let s = text.get(range.start..range.end)?;
+                            let at = s.find(bare_ref)?;
+                            Some(TextRange::new(
+                                range.start + at,
+                                range.start + at + bare_ref.len(),
+                            ))
+                        }) {
+                            out.push(Occurrence {
+                                path: i.path.clone(),
+                                range: r,
+                                via: field.to_string(),
+                            });
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out.sort_by(|a, b| (&a.path, a.range.start).cmp(&(&b.path, b.range.start)));
+    out.dedup();
+    out
+}
+
+/// Where a permission element spells `id` (slashes, or rye's dots).
+fn pattern_range(text: &str, element: TextRange, id: &str) -> Option<TextRange> {
+    let s = text.get(element.start..element.end)?;
+    let dotted = id.replace('/', ".");
+    for spelling in [id, dotted.as_str()] {
+        let mut from = 0;
+        while let Some(at) = s[from..].find(spelling) {
+            let start = from + at;
+            let end = start + spelling.len();
+            let before = s[..start].chars().next_back();
+            let after = s[end..].chars().next();
+            let bounded = |c: Option<char>| {
+                c.is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '/' | '.')))
+            };
+            if bounded(before) && bounded(after) {
+                return Some(TextRange::new(element.start + start, element.start + end));
+            }
+            from = end;
+        }
+    }
+    None
+}
+
+/// Find references: the places naming the item at `offset` (or `item`), and with
+/// `include_declaration`, the item's own file (its declared name, else its start).
+pub fn references(
+    ws: &Workspace,
+    item: &Arc<Item>,
+    offset: usize,
+    include_declaration: bool,
+) -> Vec<Occurrence> {
+    if let Some(relying) = relying_on_permission(item, offset) {
+        return relying;
+    }
+    let target = target_at(ws, item, offset);
+    let mut out = Vec::new();
+    if include_declaration && !target.is_builtin() {
+        out.push(Occurrence {
+            path: target.path.clone(),
+            range: declaration_range(&target).unwrap_or(TextRange::empty(0)),
+            via: "declaration".into(),
+        });
+    }
+    out.extend(occurrences(ws, &target));
+    out
+}
+
+/// On a permission of a directive: the calls of its steps that rely on it (the item id of
+/// each call it grants).
+fn relying_on_permission(item: &Item, offset: usize) -> Option<Vec<Occurrence>> {
+    let d = item.directive()?;
+    if d.references.iter().any(|r| r.range.touches(offset)) {
+        return None;
+    }
+    let c = d.capabilities.iter().find(|c| c.range.touches(offset))?;
+    let mut out = Vec::new();
+    for call in &d.calls {
+        let Some(need) = crate::directive::Need::of_call(call) else {
+            continue;
+        };
+        let (Some(t), Some(id)) = (need.item_type, need.id.as_deref()) else {
+            continue;
+        };
+        if !c.deny && crate::directive::grants(std::slice::from_ref(c), &need.verb, t, id).is_some()
+        {
+            let range = call.item_id.as_ref().map(|i| i.range).unwrap_or(call.range);
+            out.push(Occurrence {
+                path: item.path.clone(),
+                range,
+                via: "granted".into(),
+            });
+        }
+    }
+    Some(out)
+}
+
+/// The declared name of an item in its own file: a directive's `name`, a knowledge `id`.
+fn declaration_range(item: &Item) -> Option<TextRange> {
+    match &item.parsed {
+        Parsed::Directive(d) => d.name.as_ref().map(|n| n.range),
+        Parsed::Knowledge(k) => {
+            let v = k.declared_id()?;
+            let s = v.as_string()?;
+            Some(if s.verbatim { s.content } else { v.range })
+        }
+        _ => None,
+    }
+}
+
+/// What a rename starts from: the range to show and the id it renames.
+pub fn prepare_rename(
+    ws: &Workspace,
+    item: &Arc<Item>,
+    offset: usize,
+) -> Option<(TextRange, String)> {
+    if let Some((target, occ)) = reference_at(ws, item, offset) {
+        if target.is_builtin() {
+            return None;
+        }
+        return Some((occ.range, target.id.clone()));
+    }
+    if item.is_builtin() {
+        return None;
+    }
+    if let Some(r) = declaration_range(item).filter(|r| r.touches(offset)) {
+        return Some((r, item.id.clone()));
+    }
+    None
+}
+
+/// A rename: text edits per file, and the renamed item's file move.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RenamePlan {
+    pub edits: Vec<(PathBuf, Vec<TextEdit>)>,
+    /// (from, to): the item's file, and its script beside it for a YAML tool with one.
+    pub moves: Vec<(PathBuf, PathBuf)>,
+}
+
+/// Rename the item at `offset` (a reference, or the item's own declaration) to `new_id`.
+pub fn rename(
+    ws: &Workspace,
+    item: &Arc<Item>,
+    offset: usize,
+    new_id: &str,
+) -> Result<RenamePlan, String> {
+    let new_id = new_id.trim();
+    let target = match reference_at(ws, item, offset) {
+        Some((t, _)) => t,
+        None if prepare_rename(ws, item, offset).is_some() => item.clone(),
+        None => return Err("no item id here to rename".into()),
+    };
+    if target.is_builtin() {
+        return Err(format!(
+            "`{}` is a builtin item: it cannot be renamed",
+            target.id
+        ));
+    }
+    ids::validate_id(new_id).map_err(|e| format!("`{new_id}` is not a valid id: {e}"))?;
+    if new_id == target.id {
+        return Ok(RenamePlan {
+            edits: Vec::new(),
+            moves: Vec::new(),
+        });
+    }
+    if ws
+        .all_with_id(target.item_type, new_id)
+        .iter()
+        .any(|i| i.space == target.space)
+    {
+        return Err(format!(
+            "a {} `{new_id}` already exists in the {} space",
+            target.item_type.as_str(),
+            target.space.as_str()
+        ));
+    }
+    let root = ws
+        .space_root(target.space)
+        .filter(|_| target.space != Space::Builtin)
+        .ok_or_else(|| "the item is in no space on disk".to_string())?;
+    let folder = root.join(
+        target
+            .item_type
+            .folder()
+            .ok_or_else(|| "this item type has no files".to_string())?,
+    );
+    let moved = |p: &PathBuf| -> Option<PathBuf> {
+        let ext = p.extension()?.to_str()?;
+        Some(folder.join(format!("{new_id}.{ext}")))
+    };
+    let mut moves = Vec::new();
+    if let Some(to) = moved(&target.path) {
+        if to.exists() {
+            return Err(format!("{} already exists", to.display()));
+        }
+        moves.push((target.path.clone(), to));
+    }
+    if let Some(script) = &target.script {
+        if let Some(to) = moved(script) {
+            moves.push((script.clone(), to));
+        }
+    }
+    let mut by_file: Vec<(PathBuf, Vec<TextEdit>)> = Vec::new();
+    let mut push =
+        |path: PathBuf, edit: TextEdit| match by_file.iter_mut().find(|(p, _)| *p == path) {
+            Some((_, v)) => v.push(edit),
+            None => by_file.push((path, vec![edit])),
+        };
+    let new_bare = ids::bare_name(new_id);
+    for occ in occurrences(ws, &target) {
+        let text = ws
+            .item(&occ.path)
+            .map(|i| i.text().to_string())
+            .unwrap_or_default();
+        let old = text.get(occ.range.start..occ.range.end).unwrap_or("");
+        let new_text = if old.contains('.') && !old.contains('/') && target.id.contains('/') {
+            new_id.replace('/', ".")
+        } else {
+            new_id.to_string()
+        };
+        push(
+            occ.path.clone(),
+            TextEdit {
+                range: occ.range,
+                new_text,
+            },
+        );
+    }
+    // The declared name follows the file's new stem.
+    if let Some(r) = declaration_range(&target) {
+        if target.text().get(r.start..r.end) == Some(ids::bare_name(&target.id)) {
+            push(
+                target.path.clone(),
+                TextEdit {
+                    range: r,
+                    new_text: new_bare.to_string(),
+                },
+            );
+        }
+    }
+    Ok(RenamePlan {
+        edits: by_file,
+        moves,
+    })
+}
