@@ -216,8 +216,15 @@ pub fn parse(text: &str) -> Knowledge {
     let ryeos = k
         .header
         .is_some_and(|h| text[h.start..h.end].starts_with("<!-- ryeos:"));
+    // rye-os's knowledge format requires `category` and `version` and has no `entry_type`
+    // (its `knowledge-metadata-reference`): an entry that declares both is rye's, and its
+    // missing `entry_type` is no defect.
+    let rye_format = value.entry("category").is_some() && value.entry("version").is_some();
     if doc.errors.is_empty() && !ryeos {
         for (keys, name) in REQUIRED {
+            if rye_format && keys == &["entry_type"] {
+                continue;
+            }
             let found = keys.iter().find_map(|key| value.entry(key));
             match found {
                 None => k.diagnostics.push(Diagnostic::new(
@@ -498,5 +505,15 @@ mod tests {
             ));
         }
         assert_snapshot!(out);
+    }
+
+    /// Issue 13: rye's knowledge format (`category` and `version` required, no `entry_type`)
+    /// gets no N602 for `entry_type`; kiwi's own format still does.
+    #[test]
+    fn rye_format_needs_no_entry_type() {
+        let rye = "---\nid: x\ntitle: T\ncategory: rye/core\nversion: \"1.0.0\"\n---\nbody\n";
+        assert_eq!(diags(rye), "");
+        let kiwi = "---\nid: x\ntitle: T\ncategory: rye/core\n---\nbody\n";
+        assert!(diags(kiwi).contains("N602"), "{}", diags(kiwi));
     }
 }
