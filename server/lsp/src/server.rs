@@ -516,8 +516,11 @@ impl Backend {
         }
     }
 
-    async fn index(&self) {
-        let (keys, caps) = {
+    /// Claim the workspaces of the folders for indexing: they count as loading from here on,
+    /// so a command that arrives before [`Self::index`] runs waits for them (it used to find
+    /// nothing loading and answer "no tool" from an empty workspace).
+    fn claim_index(&self) -> (Vec<Key>, Caps) {
+        {
             let mut st = self.lock();
             let mut keys: Vec<Key> = Vec::new();
             for f in st.folders.clone() {
@@ -554,7 +557,10 @@ impl Backend {
                 })
                 .collect();
             (keys, st.caps)
-        };
+        }
+    }
+
+    async fn index(&self, keys: Vec<Key>, caps: Caps) {
         let token = if caps.work_done {
             self.token(None, "index").await
         } else {
@@ -1126,12 +1132,13 @@ impl LanguageServer for Backend {
 
     async fn initialized(&self, _: InitializedParams) {
         let watch = self.lock().caps.watch_dynamic;
+        let (keys, caps) = self.claim_index();
         let this = self.clone();
         tokio::spawn(async move {
             if watch {
                 this.register_watchers().await;
             }
-            this.index().await;
+            this.index(keys, caps).await;
         });
     }
 

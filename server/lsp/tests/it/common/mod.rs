@@ -60,7 +60,7 @@ pub fn uri(path: &Path) -> String {
     format!("file://{}", path.display())
 }
 
-async fn write_frame<W: AsyncWrite + Unpin>(w: &mut W, v: &Value) {
+pub async fn write_frame<W: AsyncWrite + Unpin>(w: &mut W, v: &Value) {
     let body = serde_json::to_string(v).expect("json");
     let _ = w
         .write_all(format!("Content-Length: {}\r\n\r\n{}", body.len(), body).as_bytes())
@@ -68,7 +68,7 @@ async fn write_frame<W: AsyncWrite + Unpin>(w: &mut W, v: &Value) {
     let _ = w.flush().await;
 }
 
-async fn read_frame<R: AsyncBufRead + Unpin>(r: &mut R) -> Option<Value> {
+pub async fn read_frame<R: AsyncBufRead + Unpin>(r: &mut R) -> Option<Value> {
     let mut len = None;
     loop {
         let mut line = String::new();
