@@ -270,6 +270,11 @@ impl KiwiServer {
     /// The answer as MCP: redacted JSON as structured content and text.
     fn answer(&self, r: Result<Json, OpError>) -> CallToolResult {
         match r {
+            // A tool run that failed or timed out is an error result, its output and exit
+            // status in the body (the kernel marks it `ok: false`).
+            Ok(v) if v.get("ok") == Some(&Json::Bool(false)) => {
+                CallToolResult::structured_error(self.redact_json(v))
+            }
             Ok(v) => CallToolResult::structured(self.redact_json(v)),
             Err(e) => CallToolResult::structured_error(self.redact_json(e.to_json())),
         }

@@ -1288,7 +1288,8 @@ async fn without_a_project_calls_name_one() {
             json!({"item_type": "directive", "item_id": "d/greet"}),
         )
         .await;
-    assert_eq!(e["error"], "not_found");
+    // Not in the user or builtin space: the project it needs is missing (issue 16, point 3).
+    assert_eq!(e["error"], "no_project");
     c.ok(
         "load",
         json!({"item_type": "directive", "item_id": "d/greet", "project_path": p.to_str().unwrap()}),
@@ -1823,4 +1824,284 @@ async fn extra_space_items_are_searched_loaded_and_run() {
         .await;
     assert_eq!(e["error"], "read_only", "{e:#}");
     c.assert_no_canary();
+}
+
+// ---------------------------------------------------------------------------------------
+// Honest results (issue 16, points 1, 3, 4, 5)
+
+const FAIL: &str = r#"version: "1.0.0"
+tool_type: yaml
+executor_id: subprocess
+category: test
+description: Print a line and exit 3
+config:
+  command: bash
+  args: ["-c", "echo partial output; echo oops >&2; exit 3"]
+  timeout: 20
+"#;
+
+const HANG: &str = r#"version: "1.0.0"
+tool_type: yaml
+executor_id: subprocess
+category: test
+description: Print a line then sleep past its timeout
+config:
+  command: bash
+  args: ["-c", "echo before the timeout; sleep 30"]
+  timeout: 1
+"#;
+
+#[tokio::test]
+async fn a_failed_or_timed_out_run_is_an_error_with_its_output() {
+    let (d, mut c) = setup().await;
+    let ai = d.path().canonicalize().unwrap().join("proj/.ai");
+    write(&ai, "tools/t/fail.yaml", FAIL);
+    write(&ai, "tools/t/hang.yaml", HANG);
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "t/fail"}),
+        )
+        .await;
+    assert_eq!(e["error"], "tool_failed", "{e:#}");
+    assert_eq!(e["result"]["exit_code"], 3);
+    assert_eq!(e["result"]["stdout"], "partial output\n");
+    assert_eq!(e["result"]["stderr"], "oops\n");
+    assert!(e["message"].as_str().unwrap().contains("exit"), "{e:#}");
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "t/hang"}),
+        )
+        .await;
+    assert_eq!(e["error"], "timed_out", "{e:#}");
+    assert_eq!(e["result"]["timed_out"], true);
+    assert_eq!(e["result"]["exit_code_shell"], 124);
+    assert_eq!(e["result"]["stdout"], "before the timeout\n");
+    // A run that succeeds stays a success.
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "t/echo", "parameters": {"name": "Al"}}),
+        )
+        .await;
+    assert_eq!(v["result"]["exit_code"], 0);
+}
+
+#[tokio::test]
+async fn without_a_project_a_call_that_needs_one_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().canonicalize().unwrap();
+    let p = project(&tmp);
+    let mut c = Client::start(None, host(&tmp), &tmp).await;
+    let user = tmp.join("user");
+    let e = c
+        .err("search", json!({"item_type": "directive", "query": "greet"}))
+        .await;
+    assert_eq!(e["error"], "no_project", "{e:#}");
+    assert!(e["message"].as_str().unwrap().contains("project_path"));
+    // Asked explicitly, the user and builtin spaces are searched.
+    let v = c
+        .ok(
+            "search",
+            json!({"item_type": "directive", "query": "init", "source": "builtin"}),
+        )
+        .await;
+    assert_eq!(v["results"][0]["id"], "core/init");
+    c.ok(
+        "search",
+        json!({"item_type": "directive", "query": "init", "source": "user"}),
+    )
+    .await;
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "t/echo", "parameters": {"name": "x"}}),
+        )
+        .await;
+    assert_eq!(e["error"], "no_project", "{e:#}");
+    let e = c
+        .err(
+            "load",
+            json!({"item_type": "directive", "item_id": "d/greet"}),
+        )
+        .await;
+    assert_eq!(e["error"], "no_project", "{e:#}");
+    // Writing needs a project unless the user space is asked for.
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "knowledge", "action": "create", "item_id": "k/new",
+                   "parameters": {"content": NOTES}}),
+        )
+        .await;
+    assert_eq!(e["error"], "no_project", "{e:#}");
+    assert!(!user.join("knowledge/k/new.md").exists());
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "knowledge", "action": "create", "item_id": "k/new",
+                   "parameters": {"content": NOTES, "space": "user"}}),
+        )
+        .await;
+    assert_eq!(v["space"], "user");
+    assert!(user.join("knowledge/k/new.md").exists());
+    // An item of the user or builtin space needs no project; copying to the user space
+    // neither.
+    c.ok(
+        "load",
+        json!({"item_type": "directive", "item_id": "core/init"}),
+    )
+    .await;
+    c.ok(
+        "load",
+        json!({"item_type": "directive", "item_id": "core/init", "destination": "user"}),
+    )
+    .await;
+    // project_path still names one.
+    c.ok(
+        "search",
+        json!({"item_type": "directive", "query": "greet", "project_path": p.to_str().unwrap()}),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_project_path_other_than_the_servers_project_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().canonicalize().unwrap();
+    let p = project(&tmp);
+    let other = tmp.join("other");
+    write(&other.join(".ai"), "tools/t/echo.yaml", ECHO);
+    let mut c = Client::start(Some(p.clone()), host(&tmp), &tmp).await;
+    let e = c
+        .err(
+            "search",
+            json!({"item_type": "tool", "query": "echo", "project_path": other.to_str().unwrap()}),
+        )
+        .await;
+    assert_eq!(e["error"], "project_mismatch", "{e:#}");
+    assert!(e["message"].as_str().unwrap().contains(p.to_str().unwrap()));
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "t/echo",
+                   "parameters": {"name": "x"}, "project_path": other.to_str().unwrap()}),
+        )
+        .await;
+    assert_eq!(e["error"], "project_mismatch", "{e:#}");
+    // The same project, spelt another way, is that project.
+    let same = format!("{}/../proj", p.display());
+    c.ok(
+        "search",
+        json!({"item_type": "tool", "query": "echo", "project_path": same}),
+    )
+    .await;
+}
+
+const WORD_COUNT_PY: &str = r#"__version__ = "1.0.0"
+__tool_type__ = "python"
+__executor_id__ = "runtimes/python_runtime"
+__category__ = "text"
+__tool_description__ = "Count words"
+
+def main(**kwargs):
+    return {"words": 0}
+"#;
+
+#[tokio::test]
+async fn an_id_is_one_file_and_delete_says_what_it_resolves_to() {
+    let (d, mut c) = setup().await;
+    let ai = d.path().canonicalize().unwrap().join("proj/.ai");
+    write(&ai, "tools/text/word_count.py", WORD_COUNT_PY);
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "tool", "action": "create", "item_id": "text/word_count",
+                   "parameters": {"content": ECHO}}),
+        )
+        .await;
+    assert_eq!(e["error"], "exists", "{e:#}");
+    assert!(e["path"].as_str().unwrap().ends_with("word_count.py"), "{e:#}");
+    assert!(!ai.join("tools/text/word_count.yaml").exists());
+    // Not even with force: force overwrites the same file, it never adds a second one.
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "tool", "action": "create", "item_id": "text/word_count",
+                   "parameters": {"content": ECHO, "force": true}}),
+        )
+        .await;
+    assert_eq!(e["error"], "exists", "{e:#}");
+    assert!(!ai.join("tools/text/word_count.yaml").exists());
+
+    // A user copy of t/echo: deleting the project's leaves the user's.
+    c.ok(
+        "load",
+        json!({"item_type": "tool", "item_id": "t/echo", "destination": "user"}),
+    )
+    .await;
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "tool", "action": "delete", "item_id": "t/echo"}),
+        )
+        .await;
+    assert_eq!(v["now_resolves_to"]["space"], "user", "{v:#}");
+    assert!(v["now_resolves_to"]["path"]
+        .as_str()
+        .unwrap()
+        .ends_with("user/tools/t/echo.yaml"));
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "tool", "action": "delete", "item_id": "text/word_count"}),
+        )
+        .await;
+    assert_eq!(v["now_resolves_to"], Value::Null, "{v:#}");
+}
+
+#[tokio::test]
+async fn load_to_a_space_with_force_restores_from_the_next_space_down() {
+    let (d, mut c) = setup().await;
+    let user = d.path().canonicalize().unwrap().join("user");
+    let v = c
+        .ok(
+            "load",
+            json!({"item_type": "knowledge", "item_id": "core/permissions", "destination": "user"}),
+        )
+        .await;
+    let target = user.join("knowledge/core/permissions.md");
+    assert_eq!(v["path"], target.to_str().unwrap());
+    let mine = "---\nid: permissions\nentry_type: reference\ntitle: mine\n---\n\nmine\n";
+    std::fs::write(&target, mine).unwrap();
+    let e = c
+        .err(
+            "load",
+            json!({"item_type": "knowledge", "item_id": "core/permissions", "destination": "user"}),
+        )
+        .await;
+    assert_eq!(e["error"], "exists");
+    let v = c
+        .ok(
+            "load",
+            json!({"item_type": "knowledge", "item_id": "core/permissions", "destination": "user", "force": true}),
+        )
+        .await;
+    assert_eq!(v["from"], "builtin", "{v:#}");
+    assert_eq!(v["overwrote"], true, "{v:#}");
+    assert!(v["source_path"].as_str().unwrap().contains("knowledge/core/permissions.md"));
+    assert!(v["message"].as_str().unwrap().contains("onto"), "{v:#}");
+    let now = std::fs::read_to_string(&target).unwrap();
+    assert_ne!(now, mine, "force restored nothing");
+    assert!(now.contains("Permissions"));
+    // An item only in the destination space has nothing below it to copy.
+    write(&user, "knowledge/mine/only.md", mine);
+    let e = c
+        .err(
+            "load",
+            json!({"item_type": "knowledge", "item_id": "mine/only", "destination": "user", "force": true}),
+        )
+        .await;
+    assert_eq!(e["error"], "nothing_to_copy", "{e:#}");
 }
