@@ -255,6 +255,9 @@ pub struct Active {
 #[derive(Debug, Clone, Default)]
 pub struct Session {
     pub stack: Vec<Active>,
+    /// The protocol version the face negotiated with its client (`system` item `mcp`
+    /// shows it); `None`: the kernel's own [`system::PROTOCOL_VERSION`].
+    pub protocol_version: Option<String>,
 }
 
 fn cap_string(verb: &str, t: ItemType, id: Option<&str>) -> String {
@@ -1046,7 +1049,7 @@ impl Service {
         session.check("load", t, Some(id))?;
         if t == ItemType::System {
             let project = self.project_for(None)?;
-            let v = Self::system_item(id, &self.host, project.as_deref())?;
+            let v = Self::system_item(id, &self.host, project.as_deref(), session)?;
             return Ok((
                 serde_json::to_string_pretty(&v).unwrap_or_default(),
                 "application/json",
@@ -1178,9 +1181,14 @@ impl Service {
         }
     }
 
-    fn system_item(id: &str, host: &Host, project: Option<&Path>) -> Res<Json> {
+    fn system_item(
+        id: &str,
+        host: &Host,
+        project: Option<&Path>,
+        session: &Session,
+    ) -> Res<Json> {
         check_id(id)?;
-        let Some(v) = system::compute(id, host, project) else {
+        let Some(mut v) = system::compute(id, host, project) else {
             let ids: Vec<&str> = system::CATALOGUE.iter().map(|s| s.id).collect();
             let mut s: Vec<String> = closest_n(id, ids.iter().copied(), 3)
                 .into_iter()
@@ -1191,6 +1199,9 @@ impl Service {
             }
             return Err(OpError::new("not_found", format!("no system item `{id}`")).suggest(s));
         };
+        if let (Some(pv), Some(f)) = (&session.protocol_version, v.get_mut("protocol_version")) {
+            *f = json!(pv);
+        }
         let meta = system::item(id);
         Ok(json!({
             "item_type": "system",
@@ -1223,7 +1234,8 @@ impl Service {
                 )
                 .with("allowed_actions", json!(["run"]))));
             }
-            return Self::system_item(&a.item_id, &self.host, project.as_deref()).map_err(at);
+            return Self::system_item(&a.item_id, &self.host, project.as_deref(), session)
+                .map_err(at);
         }
         let ws = self.workspace(a.project_path.as_deref()).map_err(at)?;
         let item = Self::find_needing_project(&ws, t, &a.item_id, source).map_err(at)?;
@@ -1408,7 +1420,8 @@ impl Service {
         match (t, action) {
             (ItemType::System, _) => {
                 let project = self.project_for(pp).map_err(at)?;
-                Self::system_item(&a.item_id, &self.host, project.as_deref()).map_err(at)
+                let s = session.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                Self::system_item(&a.item_id, &self.host, project.as_deref(), &s).map_err(at)
             }
             (_, "create") | (_, "update") => self.write_item(t, action, a, &params).map_err(at),
             (_, "delete") => self.delete_item(t, a).map_err(at),
@@ -1580,6 +1593,13 @@ impl Service {
             )
             .suggest(vec!["content".into()]));
         };
+        if content.trim().is_empty() {
+            return Err(OpError::new(
+                "invalid_content",
+                format!("{action} needs the whole file in parameters.content; it is empty, and nothing was written"),
+            )
+            .suggest(vec!["content".into()]));
+        }
         let ws = self.workspace(a.project_path.as_deref())?;
         let existing = ws.get(t, &a.item_id).cloned();
         let (space, root, target) = if action == "update" {
@@ -1851,7 +1871,8 @@ fn exec_error(e: &exec::ExecError) -> OpError {
     };
     let mut o = OpError::new(error, e.message.clone())
         .with("kind", kind)
-        .with("details", json!(e.details));
+        .with("details", json!(e.details))
+        .suggest(e.suggestions.clone());
     if !e.diagnostics.is_empty() {
         o = o.with("diagnostics", json!(e.diagnostics));
     }

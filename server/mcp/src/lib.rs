@@ -260,6 +260,16 @@ impl KiwiServer {
         }
     }
 
+    /// Record the protocol version this request's session negotiated.
+    fn note_protocol(&self, ctx: Option<&RequestContext<RoleServer>>) {
+        if let Some(v) = ctx.and_then(|c| c.protocol_version()) {
+            let mut s = self.session.lock().unwrap_or_else(|p| p.into_inner());
+            if s.protocol_version.as_deref() != Some(v.as_str()) {
+                s.protocol_version = Some(v.as_str().to_string());
+            }
+        }
+    }
+
     fn session(&self) -> Session {
         self.session
             .lock()
@@ -292,6 +302,7 @@ impl KiwiServer {
         args: JsonObject,
         ctx: Option<RequestContext<RoleServer>>,
     ) -> Result<CallToolResult, McpError> {
+        self.note_protocol(ctx.as_ref());
         let svc = self.service.clone();
         let r = match name {
             "search" => (|| {
@@ -536,6 +547,7 @@ impl ServerHandler for KiwiServer {
         r: ReadResourceRequestParams,
         _c: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        self.note_protocol(Some(&_c));
         match self.service.read_resource(&self.session(), &r.uri) {
             Ok((text, mime)) => Ok(ReadResourceResult::new(vec![ResourceContents::text(
                 self.service.redact(&text),

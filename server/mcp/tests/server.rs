@@ -171,6 +171,11 @@ fn host(tmp: &Path) -> Host {
 
 impl Client {
     async fn start(project: Option<PathBuf>, host: Host, tmp: &Path) -> Client {
+        Self::start_with(project, host, tmp, "2025-11-25").await
+    }
+
+    /// A client that asks for protocol `version` in `initialize`.
+    async fn start_with(project: Option<PathBuf>, host: Host, tmp: &Path, version: &str) -> Client {
         let (a, b) = tokio::io::duplex(1 << 22);
         let server = KiwiServer::new(Service::new(project, host));
         tokio::spawn(async move {
@@ -190,11 +195,11 @@ impl Client {
         let init = c
             .request(
                 "initialize",
-                json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                json!({"protocolVersion": version, "capabilities": {},
                        "clientInfo": {"name": "tests", "version": "1"}}),
             )
             .await;
-        assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
+        assert_eq!(init["result"]["protocolVersion"], version);
         c.notify("notifications/initialized", json!({})).await;
         c
     }
@@ -2104,4 +2109,70 @@ async fn load_to_a_space_with_force_restores_from_the_next_space_down() {
         )
         .await;
     assert_eq!(e["error"], "nothing_to_copy", "{e:#}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Answers an agent can act on (issue 16, point 10)
+
+#[tokio::test]
+async fn a_misspelt_parameter_gets_a_did_you_mean() {
+    let (_d, mut c) = setup().await;
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "t/echo", "parameters": {"nme": "Bo"}}),
+        )
+        .await;
+    assert_eq!(e["error"], "execution_error");
+    assert_eq!(e["suggestions"], json!(["name"]), "{e:#}");
+    let details = e["details"].to_string();
+    assert!(details.contains("did you mean `name`"), "{e:#}");
+}
+
+#[tokio::test]
+async fn empty_content_creates_nothing() {
+    let (d, mut c) = setup().await;
+    let ai = d.path().canonicalize().unwrap().join("proj/.ai");
+    for content in ["", "  \n\t\n"] {
+        for t in ["tool", "directive", "knowledge"] {
+            let e = c
+                .err(
+                    "execute",
+                    json!({"item_type": t, "action": "create", "item_id": "e/empty",
+                           "parameters": {"content": content}}),
+                )
+                .await;
+            assert_eq!(e["error"], "invalid_content", "{t}: {e:#}");
+        }
+    }
+    assert!(!ai.join("tools/e").exists());
+    assert!(!ai.join("directives/e").exists());
+    assert!(!ai.join("knowledge/e").exists());
+}
+
+#[tokio::test]
+async fn system_mcp_names_the_negotiated_protocol_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().canonicalize().unwrap();
+    let p = project(&tmp);
+    for version in ["2025-06-18", "2025-11-25"] {
+        let mut c = Client::start_with(Some(p.clone()), host(&tmp), &tmp, version).await;
+        let v = c
+            .ok(
+                "execute",
+                json!({"item_type": "system", "action": "run", "item_id": "mcp"}),
+            )
+            .await;
+        assert_eq!(v["fields"]["protocol_version"], version, "{v:#}");
+        let v = c
+            .ok("load", json!({"item_type": "system", "item_id": "mcp"}))
+            .await;
+        assert_eq!(v["fields"]["protocol_version"], version, "{v:#}");
+        let r = c
+            .request("resources/read", json!({"uri": "kiwi://system/mcp"}))
+            .await;
+        let text = r["result"]["contents"][0]["text"].as_str().unwrap();
+        let v: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(v["fields"]["protocol_version"], version, "{v:#}");
+    }
 }

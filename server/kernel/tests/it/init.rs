@@ -49,3 +49,17 @@ fn a_user_space_holding_only_a_cache_is_initialised() {
     assert!(r.written.contains(&"config.yaml".to_string()), "{r:?}");
     assert!(user.join("directives/core/init.md").exists());
 }
+
+#[test]
+fn a_relative_user_space_is_recorded_absolute() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path().canonicalize().unwrap();
+    let mut host = Host::for_tests(&[("KIWI_USERSPACE_DIR", "rel/u"), ("SHELL", "/bin/bash")]);
+    host.cwd = Some(cwd.clone());
+    assert_eq!(host.user_space(), cwd.join("rel/u"));
+    let r = init_userspace(&host, false).unwrap();
+    assert_eq!(r.userspace, cwd.join("rel/u"));
+    let cfg = std::fs::read_to_string(cwd.join("rel/u/config.yaml")).unwrap();
+    let want = format!("userspace: \"{}\"", cwd.join("rel/u").display());
+    assert!(cfg.contains(&want), "{cfg}");
+}
