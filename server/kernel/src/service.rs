@@ -1017,6 +1017,21 @@ impl Service {
                     item.description().map(str::to_string),
                     mime_of(&item),
                 ));
+                // A YAML tool's script is a file of the tool too: its own resource.
+                if let Some(script) = &item.script {
+                    out.push((
+                        format!("kiwi://{t}/{id}{SCRIPT_QUERY}"),
+                        format!("{t} {id} (script)"),
+                        Some(format!(
+                            "The script of tool {id}: {}",
+                            script
+                                .file_name()
+                                .map(|n| n.to_string_lossy().into_owned())
+                                .unwrap_or_default()
+                        )),
+                        mime_of_path(script),
+                    ));
+                }
             }
         }
         for s in system::CATALOGUE {
@@ -1026,6 +1041,57 @@ impl Service {
                 Some(s.description.to_string()),
                 "application/json",
             ));
+        }
+        Ok(out)
+    }
+
+    /// Read `kiwi://TYPE/ID`: (uri, text, mime type) of each file: the item's, then for a
+    /// YAML tool with a script the script's (`kiwi://tool/ID?file=script`, also readable
+    /// alone).
+    pub fn read_resource_files(
+        &self,
+        session: &Session,
+        uri: &str,
+    ) -> Res<Vec<(String, String, &'static str)>> {
+        let (base, script_only) = match uri.strip_suffix(SCRIPT_QUERY) {
+            Some(b) => (b, true),
+            None => (uri, false),
+        };
+        let (text, mime) = self.read_resource(session, base)?;
+        let script = match base.strip_prefix("kiwi://tool/") {
+            Some(id) => {
+                let ws = self.workspace(None)?;
+                let item = Self::find(&ws, ItemType::Tool, id, None)?;
+                match &item.script {
+                    Some(sc) => Some((
+                        read_item_file(&ws, &item, sc).ok_or_else(|| {
+                            OpError::new(
+                                "invalid_item",
+                                format!(
+                                    "the script of tool `{}` cannot be read inside its space",
+                                    item.id
+                                ),
+                            )
+                        })?,
+                        mime_of_path(sc),
+                    )),
+                    None => None,
+                }
+            }
+            None => None,
+        };
+        if script_only {
+            let Some((st, sm)) = script else {
+                return Err(OpError::new(
+                    "not_found",
+                    format!("`{base}` has no script (only a YAML tool with a same-stem script file has one)"),
+                ));
+            };
+            return Ok(vec![(uri.to_string(), st, sm)]);
+        }
+        let mut out = vec![(uri.to_string(), text, mime)];
+        if let Some((st, sm)) = script {
+            out.push((format!("{uri}{SCRIPT_QUERY}"), st, sm));
         }
         Ok(out)
     }
@@ -1079,7 +1145,10 @@ impl Service {
         let source = parse_source(a.source.as_deref(), &extra).map_err(at)?;
         if t != ItemType::System
             && matches!(source, None | Some(Space::Project))
-            && self.project_for(a.project_path.as_deref()).map_err(at)?.is_none()
+            && self
+                .project_for(a.project_path.as_deref())
+                .map_err(at)?
+                .is_none()
         {
             return Err(at(no_project(&format!(
                 "a search of {} needs the project",
@@ -1181,12 +1250,7 @@ impl Service {
         }
     }
 
-    fn system_item(
-        id: &str,
-        host: &Host,
-        project: Option<&Path>,
-        session: &Session,
-    ) -> Res<Json> {
+    fn system_item(id: &str, host: &Host, project: Option<&Path>, session: &Session) -> Res<Json> {
         check_id(id)?;
         let Some(mut v) = system::compute(id, host, project) else {
             let ids: Vec<&str> = system::CATALOGUE.iter().map(|s| s.id).collect();
@@ -1807,8 +1871,15 @@ impl Service {
 // ---------------------------------------------------------------------------------------
 // Helpers
 
+/// The query that names a YAML tool's script as a resource: `kiwi://tool/ID?file=script`.
+pub const SCRIPT_QUERY: &str = "?file=script";
+
 fn mime_of(item: &Item) -> &'static str {
-    match item.path.extension().and_then(|e| e.to_str()) {
+    mime_of_path(&item.path)
+}
+
+fn mime_of_path(path: &Path) -> &'static str {
+    match path.extension().and_then(|e| e.to_str()) {
         Some("md") => "text/markdown",
         Some("py") => "text/x-python",
         Some("yaml") | Some("yml") => "application/yaml",

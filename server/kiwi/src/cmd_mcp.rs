@@ -154,7 +154,9 @@ pub fn init(force: bool, json: bool) -> Result<ExitCode> {
             out(&format!("  missing (not re-created without --force): {f}"));
         }
         for f in &r.missing_folders {
-            out(&format!("  missing folder (not re-created without --force): {f}/"));
+            out(&format!(
+                "  missing folder (not re-created without --force): {f}/"
+            ));
         }
     }
     Ok(ExitCode::SUCCESS)

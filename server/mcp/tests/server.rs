@@ -1901,7 +1901,10 @@ async fn without_a_project_a_call_that_needs_one_says_so() {
     let mut c = Client::start(None, host(&tmp), &tmp).await;
     let user = tmp.join("user");
     let e = c
-        .err("search", json!({"item_type": "directive", "query": "greet"}))
+        .err(
+            "search",
+            json!({"item_type": "directive", "query": "greet"}),
+        )
         .await;
     assert_eq!(e["error"], "no_project", "{e:#}");
     assert!(e["message"].as_str().unwrap().contains("project_path"));
@@ -2027,7 +2030,10 @@ async fn an_id_is_one_file_and_delete_says_what_it_resolves_to() {
         )
         .await;
     assert_eq!(e["error"], "exists", "{e:#}");
-    assert!(e["path"].as_str().unwrap().ends_with("word_count.py"), "{e:#}");
+    assert!(
+        e["path"].as_str().unwrap().ends_with("word_count.py"),
+        "{e:#}"
+    );
     assert!(!ai.join("tools/text/word_count.yaml").exists());
     // Not even with force: force overwrites the same file, it never adds a second one.
     let e = c
@@ -2095,7 +2101,10 @@ async fn load_to_a_space_with_force_restores_from_the_next_space_down() {
         .await;
     assert_eq!(v["from"], "builtin", "{v:#}");
     assert_eq!(v["overwrote"], true, "{v:#}");
-    assert!(v["source_path"].as_str().unwrap().contains("knowledge/core/permissions.md"));
+    assert!(v["source_path"]
+        .as_str()
+        .unwrap()
+        .contains("knowledge/core/permissions.md"));
     assert!(v["message"].as_str().unwrap().contains("onto"), "{v:#}");
     let now = std::fs::read_to_string(&target).unwrap();
     assert_ne!(now, mine, "force restored nothing");
@@ -2175,4 +2184,87 @@ async fn system_mcp_names_the_negotiated_protocol_version() {
         let v: Value = serde_json::from_str(text).unwrap();
         assert_eq!(v["fields"]["protocol_version"], version, "{v:#}");
     }
+}
+
+const SCRIPTED: &str = r#"version: "1.0.0"
+tool_type: yaml
+executor_id: subprocess
+category: test
+description: A YAML tool whose work is its script
+config:
+  command: python3
+  args: ["{tool_dir}/scripted.py"]
+  timeout: 20
+"#;
+
+#[tokio::test]
+async fn a_yaml_tool_with_a_script_exposes_the_script_as_a_resource() {
+    let (d, mut c) = setup().await;
+    let ai = d.path().canonicalize().unwrap().join("proj/.ai");
+    write(&ai, "tools/t/scripted.yaml", SCRIPTED);
+    write(&ai, "tools/t/scripted.py", "print('the script body')\n");
+    let v = c
+        .ok(
+            "load",
+            json!({"item_type": "tool", "item_id": "t/scripted"}),
+        )
+        .await;
+    assert!(
+        v["script"].is_object()
+            || v["script_path"].is_string()
+            || v.to_string().contains("scripted.py"),
+        "{v:#}"
+    );
+    let list = c.request("resources/list", json!({})).await;
+    let mut uris = Vec::new();
+    let mut cursor = list["result"]["nextCursor"].clone();
+    uris.extend(
+        list["result"]["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["uri"].as_str().unwrap().to_string()),
+    );
+    while let Some(cur) = cursor.as_str().map(str::to_string) {
+        let more = c.request("resources/list", json!({"cursor": cur})).await;
+        uris.extend(
+            more["result"]["resources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["uri"].as_str().unwrap().to_string()),
+        );
+        cursor = more["result"]["nextCursor"].clone();
+    }
+    assert!(uris.contains(&"kiwi://tool/t/scripted".to_string()));
+    assert!(
+        uris.contains(&"kiwi://tool/t/scripted?file=script".to_string()),
+        "{uris:?}"
+    );
+    let r = c
+        .request(
+            "resources/read",
+            json!({"uri": "kiwi://tool/t/scripted?file=script"}),
+        )
+        .await;
+    assert_eq!(
+        r["result"]["contents"][0]["text"], "print('the script body')\n",
+        "{r:#}"
+    );
+    assert_eq!(r["result"]["contents"][0]["mimeType"], "text/x-python");
+    // Reading the tool gives both files.
+    let r = c
+        .request("resources/read", json!({"uri": "kiwi://tool/t/scripted"}))
+        .await;
+    let contents = r["result"]["contents"].as_array().unwrap();
+    assert_eq!(contents.len(), 2, "{r:#}");
+    assert_eq!(contents[1]["uri"], "kiwi://tool/t/scripted?file=script");
+    // A tool without a script has no such resource.
+    let r = c
+        .request(
+            "resources/read",
+            json!({"uri": "kiwi://tool/t/echo?file=script"}),
+        )
+        .await;
+    assert!(r["error"].is_object(), "{r:#}");
 }

@@ -22,16 +22,32 @@ fn plain_init_never_recreates_what_the_user_deleted() {
 
     let again = init_userspace(&host, false).unwrap();
     assert!(again.existed);
-    assert!(!deleted.exists(), "plain init re-created a file the user deleted");
-    assert!(!user.join("vectors").exists(), "plain init re-created a folder");
+    assert!(
+        !deleted.exists(),
+        "plain init re-created a file the user deleted"
+    );
+    assert!(
+        !user.join("vectors").exists(),
+        "plain init re-created a folder"
+    );
     assert!(again.written.is_empty() && again.created_folders.is_empty());
-    assert_eq!(again.missing, vec!["directives/core/create_tool.md".to_string()]);
-    assert!(again.message.contains("nothing changed"), "{}", again.message);
+    assert_eq!(
+        again.missing,
+        vec!["directives/core/create_tool.md".to_string()]
+    );
+    assert!(
+        again.message.contains("nothing changed"),
+        "{}",
+        again.message
+    );
     assert!(again.message.contains("--force"), "{}", again.message);
 
     // --force restores them (a deleted file is not a changed one).
     let forced = init_userspace(&host, true).unwrap();
-    assert_eq!(forced.written, vec!["directives/core/create_tool.md".to_string()]);
+    assert_eq!(
+        forced.written,
+        vec!["directives/core/create_tool.md".to_string()]
+    );
     assert!(deleted.exists());
     assert!(user.join("vectors").is_dir());
     assert!(forced.missing.is_empty());
