@@ -1239,7 +1239,11 @@ impl Service {
         only: Option<Space>,
     ) -> Res<Arc<Item>> {
         match Self::find(ws, t, id, only) {
-            Err(e) if e.error == "not_found" && ws.project.is_none() && only.is_none() => {
+            Err(e)
+                if e.error == "not_found"
+                    && ws.project.is_none()
+                    && matches!(only, None | Some(Space::Project)) =>
+            {
                 let mut n = no_project(&format!(
                     "no {t} `{id}` in the user or builtin space, and no project to look in"
                 ));

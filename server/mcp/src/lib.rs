@@ -730,7 +730,7 @@ pub mod guard {
             (
                 -32602,
                 format!(
-                    "invalid params: the params of `{}` do not have the shape it takes",
+                    "invalid request: the params of `{}` do not have the shape it takes (invalid params)",
                     method.chars().take(100).collect::<String>()
                 ),
             )
