@@ -57,6 +57,30 @@ config:
   timeout: 20
 """
 
+FAIL_TOOL = """version: "1.0.0"
+tool_type: yaml
+executor_id: subprocess
+category: test
+description: Print a line and exit 3
+config:
+  command: bash
+  args: ["-c", "echo partial output; exit 3"]
+  timeout: 20
+"""
+
+HANG_TOOL = """version: "1.0.0"
+tool_type: yaml
+executor_id: subprocess
+category: test
+description: Print a line and sleep past its timeout
+config:
+  command: bash
+  args: ["-c", "echo before the timeout; sleep 30"]
+  timeout: 1
+"""
+
+MINE = "---\nid: permissions\nentry_type: reference\ntitle: mine\n---\n\nmine\n"
+
 
 SYSTEM_PRIMITIVE = """version: "1.0.0"
 tool_type: primitive
@@ -107,6 +131,8 @@ def make_project(tmp: Path) -> Path:
     tools.mkdir(parents=True)
     (tools / "slow.yaml").write_text(SLOW_TOOL)
     (tools / "envdump.yaml").write_text(ENV_TOOL)
+    (tools / "fail.yaml").write_text(FAIL_TOOL)
+    (tools / "hang.yaml").write_text(HANG_TOOL)
     return proj
 
 
@@ -313,7 +339,40 @@ async def scenario(mode, api, checks: Checks, proj: Path):
         assert not r.is_error, v
         assert v["result"]["stdout"].startswith("quokka from ") and v["result"]["stdout"].strip().endswith("/rye/.ai"), v
 
+    async def honest_results():
+        # A failed and a timed-out run are errors, their output and exit status in the body
+        # (issue 16, point 1).
+        r = checks.record(await api.call_tool("execute", {"item_type": "tool", "action": "run", "item_id": "e2e/fail"}))
+        v = structured(r)
+        assert r.is_error and v["error"] == "tool_failed", v
+        assert v["result"]["exit_code"] == 3 and v["result"]["stdout"] == "partial output\n", v
+        r = checks.record(await api.call_tool("execute", {"item_type": "tool", "action": "run", "item_id": "e2e/hang"}))
+        v = structured(r)
+        assert r.is_error and v["error"] == "timed_out", v
+        assert v["result"]["exit_code_shell"] == 124 and v["result"]["stdout"] == "before the timeout\n", v
+        # Another project's path is refused (point 3).
+        r = checks.record(await api.call_tool("search", {"item_type": "tool", "query": "x", "project_path": str(ROOT / "fixtures" / "demo")}))
+        v = structured(r)
+        assert r.is_error and v["error"] == "project_mismatch", v
+        # An id is one file (point 4): a YAML text/word_count beside word_count.py is refused.
+        r = checks.record(await api.call_tool("execute", {"item_type": "tool", "action": "create", "item_id": "text/word_count",
+                                                          "parameters": {"content": ENV_TOOL, "force": True}}))
+        v = structured(r)
+        assert r.is_error and v["error"] == "exists" and v["path"].endswith("word_count.py"), v
+        # load to the user space with force restores from the builtin (point 5).
+        r = checks.record(await api.call_tool("load", {"item_type": "knowledge", "item_id": "core/permissions",
+                                                       "destination": "user", "force": True}))
+        v = structured(r)
+        assert not r.is_error, v
+        Path(v["path"]).write_text(MINE)
+        r = checks.record(await api.call_tool("load", {"item_type": "knowledge", "item_id": "core/permissions",
+                                                       "destination": "user", "force": True}))
+        v = structured(r)
+        assert not r.is_error and v["from"] == "builtin" and v["overwrote"] is True, v
+        assert "onto" in v["message"] and Path(v["path"]).read_text() != MINE, v
+
     for name, fn in [
+        ("honest results", honest_results),
         ("extra space: search, load, run", extra_space),
         ("tools/list", tools_listed),
         ("prompts", prompts_listed),
@@ -362,6 +421,32 @@ async def main():
                         assert v in ("2026-07-28", "2025-11-25"), v
 
                     await checks.run("[auto] server/discover negotiated", negotiated())
+        # A server with no project (started in a folder without .ai/, no --project).
+        nowhere = tmp / "nowhere"
+        nowhere.mkdir()
+        params = StdioServerParameters(command=kiwi, args=["mcp"], env=env, cwd=str(nowhere))
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+
+                async def no_project():
+                    r = await session.call_tool("search", {"item_type": "tool", "query": "word count"})
+                    v = structured(r)
+                    assert r.is_error and v["error"] == "no_project" and "project_path" in v["message"], v
+                    r = await session.call_tool("execute", {"item_type": "tool", "action": "run", "item_id": "text/word_count"})
+                    v = structured(r)
+                    assert r.is_error and v["error"] == "no_project", v
+                    r = await session.call_tool("execute", {"item_type": "knowledge", "action": "create", "item_id": "e2e/nowhere",
+                                                            "parameters": {"content": MINE}})
+                    v = structured(r)
+                    assert r.is_error and v["error"] == "no_project", v
+                    assert not (tmp / "user" / "knowledge" / "e2e" / "nowhere.md").exists()
+                    # Asked explicitly, the builtin and user spaces still answer.
+                    r = await session.call_tool("search", {"item_type": "directive", "query": "init", "source": "builtin"})
+                    v = structured(r)
+                    assert not r.is_error and v["results"][0]["id"] == "core/init", v
+
+                await checks.run("[no project] a call that needs one says so", no_project())
     print(f"{checks.passed} passed, {checks.failed} failed")
     return 1 if checks.failed else 0
 

@@ -54,7 +54,13 @@ impl Host {
     pub fn user_space(&self) -> PathBuf {
         for var in ["KIWI_USERSPACE_DIR", "AI_USER_SPACE"] {
             if let Some(v) = self.get(var).filter(|v| !v.is_empty()) {
-                return expand_tilde(v, self.home.as_deref());
+                let p = expand_tilde(v, self.home.as_deref());
+                // A relative path is read from the working directory, once: everything that
+                // records the user space (config.yaml, system items) holds it absolute.
+                return match &self.cwd {
+                    Some(cwd) if p.is_relative() => cwd.join(p),
+                    _ => p,
+                };
             }
         }
         self.home

@@ -31,6 +31,11 @@ pub struct InitReport {
     pub unchanged: Vec<String>,
     /// Files the user changed since `init` wrote them (never overwritten).
     pub left_alone: Vec<String>,
+    /// Files `init` writes that are not there (deleted by the user): plain `init` leaves
+    /// them missing, `--force` restores them.
+    pub missing: Vec<String>,
+    /// Folders likewise.
+    pub missing_folders: Vec<String>,
     pub message: String,
 }
 
@@ -92,15 +97,64 @@ pub fn planned_files(host: &Host) -> Vec<(String, String)> {
     files
 }
 
-/// Create (or, with `force`, refresh) the user space.
+/// Whether the user space at `root` was initialised: `init` wrote its manifest or there is a
+/// `config.yaml` (a folder holding only the search cache is not a user space yet).
+pub fn initialised(root: &Path) -> bool {
+    root.join(MANIFEST).is_file() || root.join("config.yaml").is_file()
+}
+
+/// Create (or, with `force`, refresh) the user space. Once it exists, plain `init` changes
+/// nothing (07): files and folders the user deleted are reported `missing`, not re-created.
 pub fn init_userspace(host: &Host, force: bool) -> std::io::Result<InitReport> {
     let root = host.user_space();
-    let existed = root.is_dir();
+    let existed = initialised(&root);
     let mut r = InitReport {
         userspace: root.clone(),
         existed,
         ..InitReport::default()
     };
+    if existed && !force {
+        for f in FOLDERS {
+            if !root.join(f).is_dir() {
+                r.missing_folders.push(f.to_string());
+            }
+        }
+        let manifest = read_manifest(&root.join(MANIFEST));
+        for (rel, text) in planned_files(host) {
+            let path = root.join(&rel);
+            match std::fs::read_to_string(&path) {
+                Err(_) if std::fs::symlink_metadata(&path).is_err() => r.missing.push(rel),
+                Err(_) => r.left_alone.push(rel),
+                Ok(current) => {
+                    let h = hash(&current);
+                    if h == hash(&text) || manifest.get(&rel) == Some(&h) {
+                        r.unchanged.push(rel);
+                    } else {
+                        r.left_alone.push(rel);
+                    }
+                }
+            }
+        }
+        r.message = format!(
+            "the user space {} is already initialised; nothing changed{}{}",
+            root.display(),
+            if r.left_alone.is_empty() {
+                String::new()
+            } else {
+                format!(" ({} file(s) you changed left alone)", r.left_alone.len())
+            },
+            if r.missing.is_empty() && r.missing_folders.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; {} file(s) and {} folder(s) it would create are missing (deleted?): `kiwi init --force` restores them",
+                    r.missing.len(),
+                    r.missing_folders.len()
+                )
+            }
+        );
+        return Ok(r);
+    }
     for f in FOLDERS {
         let p = root.join(f);
         if !p.is_dir() {
@@ -109,10 +163,7 @@ pub fn init_userspace(host: &Host, force: bool) -> std::io::Result<InitReport> {
         }
     }
     let manifest_path = root.join(MANIFEST);
-    let mut manifest: BTreeMap<String, String> = std::fs::read_to_string(&manifest_path)
-        .ok()
-        .and_then(|s| serde_json::from_str(&s).ok())
-        .unwrap_or_default();
+    let mut manifest = read_manifest(&manifest_path);
     for (rel, text) in planned_files(host) {
         let path = root.join(&rel);
         let new_hash = hash(&text);
@@ -170,6 +221,13 @@ pub fn init_userspace(host: &Host, force: bool) -> std::io::Result<InitReport> {
         )
     };
     Ok(r)
+}
+
+fn read_manifest(path: &Path) -> BTreeMap<String, String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or_default()
 }
 
 fn write(root: &Path, path: &Path, text: &str) -> std::io::Result<()> {

@@ -218,6 +218,19 @@ fn parse_source(s: Option<&str>, extra: &[Space]) -> Res<Option<Space>> {
     }
 }
 
+/// The error of a call that needs a project when the server has none (05): what was
+/// asked, and the ways to name one or to ask for the user space only.
+fn no_project(what: &str) -> OpError {
+    OpError::new(
+        "no_project",
+        format!(
+            "no project: {what}. This server was started outside a project (no --project, no .ai/ in its folder): \
+             pass project_path (the absolute root of a folder holding .ai/), or ask for the user or builtin space \
+             explicitly (source: user or builtin; destination: user; parameters.space: user)"
+        ),
+    )
+}
+
 fn check_id(id: &str) -> Res<()> {
     ids::validate_id(id).map_err(|e| {
         OpError::new(
@@ -242,6 +255,9 @@ pub struct Active {
 #[derive(Debug, Clone, Default)]
 pub struct Session {
     pub stack: Vec<Active>,
+    /// The protocol version the face negotiated with its client (`system` item `mcp`
+    /// shows it); `None`: the kernel's own [`system::PROTOCOL_VERSION`].
+    pub protocol_version: Option<String>,
 }
 
 fn cap_string(verb: &str, t: ItemType, id: Option<&str>) -> String {
@@ -742,6 +758,24 @@ impl Service {
 
     fn project_for(&self, project_path: Option<&str>) -> Res<Option<PathBuf>> {
         if let Some(p) = &self.project {
+            // A call naming another project is refused, never silently answered from this
+            // one (the same folder spelt another way is this one).
+            if let Some(asked) = project_path.filter(|x| !x.is_empty()) {
+                let same = |a: &Path, b: &Path| {
+                    a == b
+                        || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+                };
+                if !same(Path::new(asked), p) {
+                    return Err(OpError::new(
+                        "project_mismatch",
+                        format!(
+                            "project_path `{asked}` is not this server's project `{}` (fixed by --project or the folder it started in); leave project_path out, or start a server for that project",
+                            p.display()
+                        ),
+                    )
+                    .with("project", json!(p.to_string_lossy())));
+                }
+            }
             return Ok(Some(p.clone()));
         }
         match project_path.filter(|p| !p.is_empty()) {
@@ -983,6 +1017,21 @@ impl Service {
                     item.description().map(str::to_string),
                     mime_of(&item),
                 ));
+                // A YAML tool's script is a file of the tool too: its own resource.
+                if let Some(script) = &item.script {
+                    out.push((
+                        format!("kiwi://{t}/{id}{SCRIPT_QUERY}"),
+                        format!("{t} {id} (script)"),
+                        Some(format!(
+                            "The script of tool {id}: {}",
+                            script
+                                .file_name()
+                                .map(|n| n.to_string_lossy().into_owned())
+                                .unwrap_or_default()
+                        )),
+                        mime_of_path(script),
+                    ));
+                }
             }
         }
         for s in system::CATALOGUE {
@@ -992,6 +1041,57 @@ impl Service {
                 Some(s.description.to_string()),
                 "application/json",
             ));
+        }
+        Ok(out)
+    }
+
+    /// Read `kiwi://TYPE/ID`: (uri, text, mime type) of each file: the item's, then for a
+    /// YAML tool with a script the script's (`kiwi://tool/ID?file=script`, also readable
+    /// alone).
+    pub fn read_resource_files(
+        &self,
+        session: &Session,
+        uri: &str,
+    ) -> Res<Vec<(String, String, &'static str)>> {
+        let (base, script_only) = match uri.strip_suffix(SCRIPT_QUERY) {
+            Some(b) => (b, true),
+            None => (uri, false),
+        };
+        let (text, mime) = self.read_resource(session, base)?;
+        let script = match base.strip_prefix("kiwi://tool/") {
+            Some(id) => {
+                let ws = self.workspace(None)?;
+                let item = Self::find(&ws, ItemType::Tool, id, None)?;
+                match &item.script {
+                    Some(sc) => Some((
+                        read_item_file(&ws, &item, sc).ok_or_else(|| {
+                            OpError::new(
+                                "invalid_item",
+                                format!(
+                                    "the script of tool `{}` cannot be read inside its space",
+                                    item.id
+                                ),
+                            )
+                        })?,
+                        mime_of_path(sc),
+                    )),
+                    None => None,
+                }
+            }
+            None => None,
+        };
+        if script_only {
+            let Some((st, sm)) = script else {
+                return Err(OpError::new(
+                    "not_found",
+                    format!("`{base}` has no script (only a YAML tool with a same-stem script file has one)"),
+                ));
+            };
+            return Ok(vec![(uri.to_string(), st, sm)]);
+        }
+        let mut out = vec![(uri.to_string(), text, mime)];
+        if let Some((st, sm)) = script {
+            out.push((format!("{uri}{SCRIPT_QUERY}"), st, sm));
         }
         Ok(out)
     }
@@ -1015,7 +1115,7 @@ impl Service {
         session.check("load", t, Some(id))?;
         if t == ItemType::System {
             let project = self.project_for(None)?;
-            let v = Self::system_item(id, &self.host, project.as_deref())?;
+            let v = Self::system_item(id, &self.host, project.as_deref(), session)?;
             return Ok((
                 serde_json::to_string_pretty(&v).unwrap_or_default(),
                 "application/json",
@@ -1043,6 +1143,21 @@ impl Service {
             .with(a.project_path.as_deref(), |sp| sp.extra_spaces())
             .map_err(at)?;
         let source = parse_source(a.source.as_deref(), &extra).map_err(at)?;
+        if t != ItemType::System
+            && matches!(source, None | Some(Space::Project))
+            && self
+                .project_for(a.project_path.as_deref())
+                .map_err(at)?
+                .is_none()
+        {
+            return Err(at(no_project(&format!(
+                "a search of {} needs the project",
+                match source {
+                    None => "every space",
+                    _ => "the project space",
+                }
+            ))));
+        }
         session.check("search", t, None).map_err(at)?;
         if a.query.len() > MAX_QUERY_BYTES {
             return Err(at(OpError::new(
@@ -1114,9 +1229,34 @@ impl Service {
         }
     }
 
-    fn system_item(id: &str, host: &Host, project: Option<&Path>) -> Res<Json> {
+    /// [`Self::find`] for a call that names an item of the workspace: without a project, an
+    /// item that is in no other space is one the call needed a project for, and the error
+    /// says so (issue 16: never a silent "no such item").
+    fn find_needing_project(
+        ws: &Workspace,
+        t: ItemType,
+        id: &str,
+        only: Option<Space>,
+    ) -> Res<Arc<Item>> {
+        match Self::find(ws, t, id, only) {
+            Err(e)
+                if e.error == "not_found"
+                    && ws.project.is_none()
+                    && matches!(only, None | Some(Space::Project)) =>
+            {
+                let mut n = no_project(&format!(
+                    "no {t} `{id}` in the user or builtin space, and no project to look in"
+                ));
+                n.suggestions = e.suggestions.clone();
+                Err(n)
+            }
+            r => r,
+        }
+    }
+
+    fn system_item(id: &str, host: &Host, project: Option<&Path>, session: &Session) -> Res<Json> {
         check_id(id)?;
-        let Some(v) = system::compute(id, host, project) else {
+        let Some(mut v) = system::compute(id, host, project) else {
             let ids: Vec<&str> = system::CATALOGUE.iter().map(|s| s.id).collect();
             let mut s: Vec<String> = closest_n(id, ids.iter().copied(), 3)
                 .into_iter()
@@ -1127,6 +1267,9 @@ impl Service {
             }
             return Err(OpError::new("not_found", format!("no system item `{id}`")).suggest(s));
         };
+        if let (Some(pv), Some(f)) = (&session.protocol_version, v.get_mut("protocol_version")) {
+            *f = json!(pv);
+        }
         let meta = system::item(id);
         Ok(json!({
             "item_type": "system",
@@ -1159,10 +1302,11 @@ impl Service {
                 )
                 .with("allowed_actions", json!(["run"]))));
             }
-            return Self::system_item(&a.item_id, &self.host, project.as_deref()).map_err(at);
+            return Self::system_item(&a.item_id, &self.host, project.as_deref(), session)
+                .map_err(at);
         }
         let ws = self.workspace(a.project_path.as_deref()).map_err(at)?;
-        let item = Self::find(&ws, t, &a.item_id, source).map_err(at)?;
+        let item = Self::find_needing_project(&ws, t, &a.item_id, source).map_err(at)?;
         match &a.destination {
             None => Ok(describe(&ws, &item)),
             Some(dest) => {
@@ -1177,12 +1321,35 @@ impl Service {
                         .suggest(vec!["project".into(), "user".into()])))
                     }
                 };
-                let root = ws.space_root(dest).ok_or_else(|| {
-                    at(OpError::new(
-                        "no_project",
-                        "no project: give project_path (or start the server with --project)",
-                    ))
-                })?;
+                let root = ws
+                    .space_root(dest)
+                    .ok_or_else(|| at(no_project("destination project needs one")))?;
+                // Without a source, the copy comes from the item's next space below the
+                // destination (what `force` restores: a user copy from the builtin), else from
+                // the other space that has it (a project item copied to the user space);
+                // never from the destination itself.
+                let item = if source.is_none() {
+                    let all = ws.all_with_id(t, &item.id);
+                    match all
+                        .iter()
+                        .find(|i| i.space > dest)
+                        .or_else(|| all.iter().find(|i| i.space != dest))
+                    {
+                        Some(i) => Arc::clone(i),
+                        None => {
+                            return Err(at(OpError::new(
+                                "nothing_to_copy",
+                                format!(
+                                    "{t} `{}` is only in the {dest} space ({}): there is nothing to copy onto it",
+                                    item.id,
+                                    item.path.display()
+                                ),
+                            )))
+                        }
+                    }
+                } else {
+                    item
+                };
                 // An item kiwi refused to read (a symlink out of its space, an unreadable
                 // file) is not copied: its text is not the file's, and nothing is written.
                 if let workspace::Parsed::Unreadable(d) = &item.parsed {
@@ -1236,9 +1403,19 @@ impl Service {
                     "item_type": t.as_str(),
                     "id": item.id,
                     "from": item.space.as_str(),
+                    "source_path": item.path.to_string_lossy(),
                     "destination": dest.as_str(),
                     "path": target.to_string_lossy(),
+                    "overwrote": exists,
                     "written": written,
+                    "message": format!(
+                        "copied {t} `{}` from the {} space ({}) {} {}",
+                        item.id,
+                        item.space,
+                        item.path.display(),
+                        if exists { "onto" } else { "to" },
+                        target.display()
+                    ),
                 }))
             }
         }
@@ -1311,13 +1488,14 @@ impl Service {
         match (t, action) {
             (ItemType::System, _) => {
                 let project = self.project_for(pp).map_err(at)?;
-                Self::system_item(&a.item_id, &self.host, project.as_deref()).map_err(at)
+                let s = session.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                Self::system_item(&a.item_id, &self.host, project.as_deref(), &s).map_err(at)
             }
             (_, "create") | (_, "update") => self.write_item(t, action, a, &params).map_err(at),
             (_, "delete") => self.delete_item(t, a).map_err(at),
             (_, "validate") => {
                 let ws = self.workspace(pp).map_err(at)?;
-                let item = Self::find(&ws, t, &a.item_id, None).map_err(at)?;
+                let item = Self::find_needing_project(&ws, t, &a.item_id, None).map_err(at)?;
                 let diags = check_item(&ws, &item);
                 let errors = diags
                     .iter()
@@ -1333,7 +1511,7 @@ impl Service {
             }
             (ItemType::Directive, "run") => {
                 let ws = self.workspace(pp).map_err(at)?;
-                let item = Self::find(&ws, t, &a.item_id, None).map_err(at)?;
+                let item = Self::find_needing_project(&ws, t, &a.item_id, None).map_err(at)?;
                 let out = run_directive(&ws, &item, &params, &self.host).map_err(at)?;
                 let mut s = session.lock().unwrap_or_else(|p| p.into_inner());
                 let caps = item
@@ -1373,7 +1551,7 @@ impl Service {
             }
             (ItemType::Tool, "run") | (ItemType::Tool, "dry_run") => {
                 let ws = self.workspace(pp).map_err(at)?;
-                let tool = Self::find(&ws, t, &a.item_id, None).map_err(at)?;
+                let tool = Self::find_needing_project(&ws, t, &a.item_id, None).map_err(at)?;
                 let builtin_init = tool.id == INIT_TOOL
                     && (tool.is_builtin()
                         || workspace::builtin_file("tools/core/init_userspace.yaml")
@@ -1411,11 +1589,24 @@ impl Service {
                 if let Json::Object(m) = &mut v {
                     m.insert("exit_code_shell".into(), json!(r.exit_code()));
                 }
-                Ok(json!({"item_type": "tool", "id": tool.id, "result": v}))
+                let mut out = json!({"item_type": "tool", "id": tool.id, "result": v});
+                if let Some((error, message)) = run_failure(&tool.id, &r) {
+                    // A failed run is an error the agent sees as one (its output and exit
+                    // status stay in the body): `ok: false` and the error fields.
+                    out["ok"] = json!(false);
+                    out["error"] = json!(error);
+                    out["action"] = json!(action);
+                    out["item_id"] = json!(a.item_id);
+                    out["message"] = json!(message);
+                    out["suggestions"] = json!([]);
+                } else {
+                    out["ok"] = json!(true);
+                }
+                Ok(out)
             }
             (ItemType::Knowledge, "run") => {
                 let ws = self.workspace(pp).map_err(at)?;
-                let item = Self::find(&ws, t, &a.item_id, None).map_err(at)?;
+                let item = Self::find_needing_project(&ws, t, &a.item_id, None).map_err(at)?;
                 Ok(describe(&ws, &item))
             }
             (ItemType::Knowledge, "link") => self.link(a, &params).map_err(at),
@@ -1445,19 +1636,13 @@ impl Service {
                 OpError::new("invalid_space", format!("`{s}` is not a space"))
                     .suggest(vec!["project".into(), "user".into()])
             })?,
-            None => {
-                if ws.project.is_some() {
-                    Space::Project
-                } else {
-                    Space::User
-                }
-            }
+            None => Space::Project,
         };
         let root = ws.space_root(space).ok_or_else(|| {
-            OpError::new(
-                "no_project",
-                "no project: give project_path (or start the server with --project), or parameters.space = \"user\"",
-            )
+            no_project(&format!(
+                "`{}` would write into the project space",
+                a.action
+            ))
         })?;
         Ok((space, root))
     }
@@ -1476,10 +1661,23 @@ impl Service {
             )
             .suggest(vec!["content".into()]));
         };
+        if content.trim().is_empty() {
+            return Err(OpError::new(
+                "invalid_content",
+                format!("{action} needs the whole file in parameters.content; it is empty, and nothing was written"),
+            )
+            .suggest(vec!["content".into()]));
+        }
         let ws = self.workspace(a.project_path.as_deref())?;
         let existing = ws.get(t, &a.item_id).cloned();
         let (space, root, target) = if action == "update" {
             let Some(item) = existing.clone() else {
+                if ws.project.is_none() {
+                    return Err(no_project(&format!(
+                        "no {t} `{}` in the user space to update, and no project to look in",
+                        a.item_id
+                    )));
+                }
                 return Err(OpError::new(
                     "not_found",
                     format!("no {t} `{}` to update; use create", a.item_id),
@@ -1507,6 +1705,27 @@ impl Service {
             let target = root.join(folder).join(format!("{}.{ext}", a.item_id));
             (space, root, target)
         };
+        // An id is one file: a create next to another file of the same id in that space (a
+        // YAML `X.yaml` beside `X.py`) is refused, force or not (force overwrites the same
+        // file, it never adds a second).
+        if action == "create" {
+            if let Some(other) = ws
+                .all_with_id(t, &a.item_id)
+                .into_iter()
+                .find(|i| i.space == space && i.path != target)
+            {
+                return Err(OpError::new(
+                    "exists",
+                    format!(
+                        "{t} `{}` is already the file {} in the {space} space; an id is one file: update that file (execute update), or delete it first",
+                        a.item_id,
+                        other.path.display()
+                    ),
+                )
+                .with("path", json!(other.path.to_string_lossy()))
+                .suggest(vec!["update".into(), "delete".into()]));
+            }
+        }
         let force = action == "update" || params.get("force").and_then(Json::as_bool) == Some(true);
         if !force && std::fs::symlink_metadata(&target).is_ok() {
             return Err(OpError::new(
@@ -1566,7 +1785,7 @@ impl Service {
 
     fn delete_item(&self, t: ItemType, a: &ExecuteArgs) -> Res<Json> {
         let ws = self.workspace(a.project_path.as_deref())?;
-        let item = Self::find(&ws, t, &a.item_id, None)?;
+        let item = Self::find_needing_project(&ws, t, &a.item_id, None)?;
         if item.is_builtin() || item.id != a.item_id {
             if item.is_builtin() {
                 return Err(OpError::new(
@@ -1591,17 +1810,21 @@ impl Service {
                 format!("cannot delete {}: {e}", item.path.display()),
             )
         })?;
-        let shadowed = ws
-            .all_with_id(t, &item.id)
-            .get(1)
-            .map(|i| i.space.as_str().to_string());
-        let _ = self.workspace(a.project_path.as_deref());
+        // What the id names now, read from the workspace after the deletion (another file
+        // of the same space, a lower space's item, or nothing).
+        let after = self.workspace(a.project_path.as_deref())?;
+        let now = after.get(t, &item.id).map(|i| {
+            json!({
+                "space": i.space.as_str(),
+                "path": i.path.to_string_lossy(),
+            })
+        });
         Ok(json!({
             "item_type": t.as_str(),
             "id": item.id,
             "deleted": item.path.to_string_lossy(),
             "space": item.space.as_str(),
-            "now_resolves_to": shadowed,
+            "now_resolves_to": now,
         }))
     }
 
@@ -1620,7 +1843,7 @@ impl Service {
         };
         check_id(reference)?;
         let ws = self.workspace(a.project_path.as_deref())?;
-        let item = Self::find(&ws, ItemType::Knowledge, &a.item_id, None)?;
+        let item = Self::find_needing_project(&ws, ItemType::Knowledge, &a.item_id, None)?;
         if item.is_builtin() {
             return Err(OpError::new(
                 "read_only",
@@ -1652,12 +1875,66 @@ impl Service {
 // ---------------------------------------------------------------------------------------
 // Helpers
 
+/// The query that names a YAML tool's script as a resource: `kiwi://tool/ID?file=script`.
+pub const SCRIPT_QUERY: &str = "?file=script";
+
 fn mime_of(item: &Item) -> &'static str {
-    match item.path.extension().and_then(|e| e.to_str()) {
+    mime_of_path(&item.path)
+}
+
+fn mime_of_path(path: &Path) -> &'static str {
+    match path.extension().and_then(|e| e.to_str()) {
         Some("md") => "text/markdown",
         Some("py") => "text/x-python",
         Some("yaml") | Some("yml") => "application/yaml",
         _ => "text/plain",
+    }
+}
+
+/// Why a finished run failed, if it did: (error kind, message). A run fails when it timed
+/// out, was cancelled, exited with a status other than 0, was ended by a signal, or (HTTP)
+/// answered 400 or more.
+pub fn run_failure(id: &str, r: &exec::RunResult) -> Option<(&'static str, String)> {
+    match &r.output {
+        exec::Output::Process(p) => {
+            if p.timed_out {
+                Some((
+                    "timed_out",
+                    format!(
+                        "tool `{id}` timed out after {} ms and was stopped (exit status 124); its output so far is in result",
+                        p.duration_ms
+                    ),
+                ))
+            } else if p.cancelled {
+                Some((
+                    "cancelled",
+                    format!("tool `{id}` was cancelled (exit status 130); its output so far is in result"),
+                ))
+            } else if let Some(code) = p.exit_code.filter(|c| *c != 0) {
+                Some((
+                    "tool_failed",
+                    format!("tool `{id}` failed: exit status {code}; its output is in result (stdout, stderr)"),
+                ))
+            } else if let (None, Some(sig)) = (p.exit_code, p.signal) {
+                Some((
+                    "tool_failed",
+                    format!(
+                        "tool `{id}` was ended by signal {sig} (exit status {}); its output is in result",
+                        128 + sig
+                    ),
+                ))
+            } else {
+                None
+            }
+        }
+        exec::Output::Http(h) if h.status >= 400 => Some((
+            "tool_failed",
+            format!(
+                "tool `{id}` failed: the server answered HTTP {}; the body is in result",
+                h.status
+            ),
+        )),
+        exec::Output::Http(_) => None,
     }
 }
 
@@ -1669,7 +1946,8 @@ fn exec_error(e: &exec::ExecError) -> OpError {
     };
     let mut o = OpError::new(error, e.message.clone())
         .with("kind", kind)
-        .with("details", json!(e.details));
+        .with("details", json!(e.details))
+        .suggest(e.suggestions.clone());
     if !e.diagnostics.is_empty() {
         o = o.with("diagnostics", json!(e.diagnostics));
     }

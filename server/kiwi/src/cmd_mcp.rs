@@ -150,6 +150,14 @@ pub fn init(force: bool, json: bool) -> Result<ExitCode> {
         for f in &r.left_alone {
             out(&format!("  left alone (you changed it): {f}"));
         }
+        for f in &r.missing {
+            out(&format!("  missing (not re-created without --force): {f}"));
+        }
+        for f in &r.missing_folders {
+            out(&format!(
+                "  missing folder (not re-created without --force): {f}/"
+            ));
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

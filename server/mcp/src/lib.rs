@@ -260,6 +260,16 @@ impl KiwiServer {
         }
     }
 
+    /// Record the protocol version this request's session negotiated.
+    fn note_protocol(&self, ctx: Option<&RequestContext<RoleServer>>) {
+        if let Some(v) = ctx.and_then(|c| c.protocol_version()) {
+            let mut s = self.session.lock().unwrap_or_else(|p| p.into_inner());
+            if s.protocol_version.as_deref() != Some(v.as_str()) {
+                s.protocol_version = Some(v.as_str().to_string());
+            }
+        }
+    }
+
     fn session(&self) -> Session {
         self.session
             .lock()
@@ -270,6 +280,11 @@ impl KiwiServer {
     /// The answer as MCP: redacted JSON as structured content and text.
     fn answer(&self, r: Result<Json, OpError>) -> CallToolResult {
         match r {
+            // A tool run that failed or timed out is an error result, its output and exit
+            // status in the body (the kernel marks it `ok: false`).
+            Ok(v) if v.get("ok") == Some(&Json::Bool(false)) => {
+                CallToolResult::structured_error(self.redact_json(v))
+            }
             Ok(v) => CallToolResult::structured(self.redact_json(v)),
             Err(e) => CallToolResult::structured_error(self.redact_json(e.to_json())),
         }
@@ -287,6 +302,7 @@ impl KiwiServer {
         args: JsonObject,
         ctx: Option<RequestContext<RoleServer>>,
     ) -> Result<CallToolResult, McpError> {
+        self.note_protocol(ctx.as_ref());
         let svc = self.service.clone();
         let r = match name {
             "search" => (|| {
@@ -531,12 +547,16 @@ impl ServerHandler for KiwiServer {
         r: ReadResourceRequestParams,
         _c: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        match self.service.read_resource(&self.session(), &r.uri) {
-            Ok((text, mime)) => Ok(ReadResourceResult::new(vec![ResourceContents::text(
-                self.service.redact(&text),
-                r.uri.clone(),
+        self.note_protocol(Some(&_c));
+        match self.service.read_resource_files(&self.session(), &r.uri) {
+            Ok(files) => Ok(ReadResourceResult::new(
+                files
+                    .into_iter()
+                    .map(|(uri, text, mime)| {
+                        ResourceContents::text(self.service.redact(&text), uri).with_mime_type(mime)
+                    })
+                    .collect(),
             )
-            .with_mime_type(mime)])
             .into()),
             Err(e) if e.error == "not_found" => Err(McpError::resource_not_found(
                 e.message.clone(),
@@ -552,27 +572,103 @@ pub async fn serve_stdio(service: Service) -> Result<(), Box<dyn std::error::Err
     let server = KiwiServer::new(service);
     let svc = server.service.clone();
     tokio::task::spawn_blocking(move || svc.warm());
-    // stdin goes through `guard` (see there) on its way to rmcp.
+    serve_io(server, tokio::io::stdin(), tokio::io::stdout()).await
+}
+
+/// Serve MCP over a byte stream pair (stdin and stdout; a test's pipes) until `input` ends.
+pub async fn serve_io<I, O>(
+    server: KiwiServer,
+    input: I,
+    output: O,
+) -> Result<(), Box<dyn std::error::Error>>
+where
+    I: tokio::io::AsyncRead + Unpin + Send + 'static,
+    O: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    // The input goes through `guard` (see there) on its way to rmcp; rmcp's output and the
+    // guard's own answers go out through one writer, a whole line at a time.
     let (to_rmcp, from_guard) = tokio::io::duplex(1 << 20);
+    let (rmcp_out, from_rmcp) = tokio::io::duplex(1 << 20);
+    let (answers, answers_rx) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+    let writer = tokio::spawn(guard::write_out(from_rmcp, answers_rx, output));
     tokio::spawn(async move {
-        let _ = guard::run(tokio::io::stdin(), to_rmcp).await;
+        let _ = guard::run(input, to_rmcp, answers).await;
         // stdin closed: the client is gone (the MCP stdio shutdown). Running tools are
         // cancelled now; the caller waits for their clean-up before exiting.
         kiwi_kernel::exec::process::stop_all(std::time::Duration::ZERO).await;
     });
-    let running = match server.serve((from_guard, tokio::io::stdout())).await {
+    let running = match server.serve((from_guard, rmcp_out)).await {
         Ok(r) => r,
         // The client went away before starting a session: nothing to serve.
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
         Err(e) => return Err(e.into()),
     };
     running.waiting().await?;
+    // Everything rmcp wrote reaches the output before we return (bounded: the guard's side
+    // stays open while the input does).
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), writer).await;
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 16, point 10: a request whose params have the wrong shape is answered
+    /// -32602 (invalid params) with its id, a malformed request -32600; never -32601.
+    #[tokio::test]
+    async fn malformed_params_are_invalid_params() {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+        let dir = tempfile::tempdir().unwrap();
+        let host = kiwi_kernel::context::Host::for_tests(&[(
+            "KIWI_USERSPACE_DIR",
+            dir.path().join("u").to_str().unwrap(),
+        )]);
+        let server = KiwiServer::new(Service::new(None, host));
+        let (client, server_end) = tokio::io::duplex(1 << 16);
+        let (sr, sw) = tokio::io::split(server_end);
+        tokio::spawn(async move {
+            let _ = serve_io(server, sr, sw).await.map_err(|e| e.to_string());
+        });
+        let (r, mut w) = tokio::io::split(client);
+        let mut lines = BufReader::new(r).lines();
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}});
+        w.write_all(format!("{init}\n").as_bytes()).await.unwrap();
+        let _ = lines.next_line().await.unwrap().unwrap();
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        w.write_all(format!("{note}\n").as_bytes()).await.unwrap();
+        for (bad, code) in [
+            (
+                json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": "search"}),
+                -32602,
+            ),
+            (
+                json!({"jsonrpc": "2.0", "id": "s", "method": "tools/call", "params": [1]}),
+                -32602,
+            ),
+            (
+                json!({"jsonrpc": "1.0", "id": 8, "method": "tools/list"}),
+                -32600,
+            ),
+            (json!({"jsonrpc": "2.0", "id": 9, "method": 7}), -32600),
+        ] {
+            w.write_all(format!("{bad}\n").as_bytes()).await.unwrap();
+            let line = tokio::time::timeout(std::time::Duration::from_secs(10), lines.next_line())
+                .await
+                .unwrap()
+                .unwrap()
+                .unwrap();
+            let v: Json = serde_json::from_str(&line).unwrap();
+            assert_eq!(v["id"], bad["id"], "{v}");
+            assert_eq!(v["error"]["code"], code, "{bad}: {v}");
+            assert!(
+                v["error"]["message"].as_str().unwrap().contains("invalid"),
+                "{v}"
+            );
+        }
+    }
 
     #[tokio::test]
     async fn a_panic_becomes_an_error_result() {
@@ -597,15 +693,17 @@ mod tests {
 /// A guard in front of rmcp's stdio reader. rmcp 3.9 answers a line that is JSON but not a
 /// message it knows (`params` of the wrong type, say) with "Invalid request" and *no* id,
 /// so a client waiting for that id would wait forever. Such a line, when it carries a usable
-/// id, becomes a request for a method named after the problem: rmcp answers it "method not
-/// found" with that id and that text. Every other line goes on unchanged (rmcp skips lines
-/// that are not JSON, as the other MCP SDKs do).
+/// id, is answered here with that id: -32600 (invalid request) when it is no JSON-RPC 2.0
+/// request, -32602 (invalid params) when its params do not have the shape its method takes.
+/// Every other line goes on unchanged (rmcp skips lines that are not JSON, as the other MCP
+/// SDKs do).
 pub mod guard {
     use serde_json::{json, Value as Json};
     use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
-    /// The line to hand to rmcp in place of `line` (without its newline).
-    pub fn rewrite(line: &[u8]) -> Option<Vec<u8>> {
+    /// The error response to send for `line` (without its newline) instead of handing it to
+    /// rmcp, if it is one the guard answers.
+    pub fn answer(line: &[u8]) -> Option<Vec<u8>> {
         if serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(line).is_ok() {
             return None;
         }
@@ -618,19 +716,36 @@ pub mod guard {
             return None;
         }
         let method = obj.get("method").and_then(Json::as_str).unwrap_or("");
-        let problem = if obj.get("jsonrpc") != Some(&json!("2.0")) {
-            "invalid request: `jsonrpc` must be \"2.0\"".to_string()
+        let (code, message) = if obj.get("jsonrpc") != Some(&json!("2.0")) {
+            (
+                -32600,
+                "invalid request: `jsonrpc` must be \"2.0\"".to_string(),
+            )
         } else if method.is_empty() {
-            "invalid request: `method` must be a non-empty string".to_string()
+            (
+                -32600,
+                "invalid request: `method` must be a non-empty string".to_string(),
+            )
         } else {
-            format!("invalid request: the params of `{method}` do not have the shape it takes")
+            (
+                -32602,
+                format!(
+                    "invalid request: the params of `{}` do not have the shape it takes (invalid params)",
+                    method.chars().take(100).collect::<String>()
+                ),
+            )
         };
-        let msg = json!({"jsonrpc": "2.0", "id": id, "method": problem});
+        let msg = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
         Some(msg.to_string().into_bytes())
     }
 
-    /// Copy lines from `input` to `out`, rewriting as [`rewrite`] says.
-    pub async fn run<I, W>(input: I, mut out: W) -> std::io::Result<()>
+    /// Copy lines from `input` to `out`, except those [`answer`] answers: their answers go
+    /// to `answers`.
+    pub async fn run<I, W>(
+        input: I,
+        mut out: W,
+        answers: tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
+    ) -> std::io::Result<()>
     where
         I: AsyncRead + Unpin,
         W: AsyncWrite + Unpin,
@@ -644,14 +759,54 @@ pub mod guard {
             }
             let body = line.strip_suffix(b"\n").unwrap_or(&line);
             let body = body.strip_suffix(b"\r").unwrap_or(body);
-            match rewrite(body) {
-                Some(new) => {
-                    out.write_all(&new).await?;
-                    out.write_all(b"\n").await?;
+            match answer(body) {
+                Some(reply) => {
+                    let _ = answers.send(reply);
                 }
-                None => out.write_all(&line).await?,
+                None => {
+                    out.write_all(&line).await?;
+                    out.flush().await?;
+                }
             }
-            out.flush().await?;
         }
+    }
+
+    /// Write rmcp's output lines and the guard's answers to `out`, each line whole, until
+    /// both end.
+    pub async fn write_out<R, W>(
+        from_rmcp: R,
+        mut answers: tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>,
+        mut out: W,
+    ) -> std::io::Result<()>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin,
+    {
+        let mut r = BufReader::new(from_rmcp);
+        let mut line = Vec::new();
+        let mut rmcp_open = true;
+        let mut answers_open = true;
+        while rmcp_open || answers_open {
+            tokio::select! {
+                n = r.read_until(b'\n', &mut line), if rmcp_open => {
+                    if n? == 0 {
+                        rmcp_open = false;
+                    } else {
+                        out.write_all(&line).await?;
+                        out.flush().await?;
+                        line.clear();
+                    }
+                }
+                a = answers.recv(), if answers_open => match a {
+                    Some(mut reply) => {
+                        reply.push(b'\n');
+                        out.write_all(&reply).await?;
+                        out.flush().await?;
+                    }
+                    None => answers_open = false,
+                },
+            }
+        }
+        Ok(())
     }
 }

@@ -171,6 +171,11 @@ fn host(tmp: &Path) -> Host {
 
 impl Client {
     async fn start(project: Option<PathBuf>, host: Host, tmp: &Path) -> Client {
+        Self::start_with(project, host, tmp, "2025-11-25").await
+    }
+
+    /// A client that asks for protocol `version` in `initialize`.
+    async fn start_with(project: Option<PathBuf>, host: Host, tmp: &Path, version: &str) -> Client {
         let (a, b) = tokio::io::duplex(1 << 22);
         let server = KiwiServer::new(Service::new(project, host));
         tokio::spawn(async move {
@@ -190,11 +195,11 @@ impl Client {
         let init = c
             .request(
                 "initialize",
-                json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                json!({"protocolVersion": version, "capabilities": {},
                        "clientInfo": {"name": "tests", "version": "1"}}),
             )
             .await;
-        assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
+        assert_eq!(init["result"]["protocolVersion"], version);
         c.notify("notifications/initialized", json!({})).await;
         c
     }
@@ -1288,7 +1293,8 @@ async fn without_a_project_calls_name_one() {
             json!({"item_type": "directive", "item_id": "d/greet"}),
         )
         .await;
-    assert_eq!(e["error"], "not_found");
+    // Not in the user or builtin space: the project it needs is missing (issue 16, point 3).
+    assert_eq!(e["error"], "no_project");
     c.ok(
         "load",
         json!({"item_type": "directive", "item_id": "d/greet", "project_path": p.to_str().unwrap()}),
@@ -1823,4 +1829,442 @@ async fn extra_space_items_are_searched_loaded_and_run() {
         .await;
     assert_eq!(e["error"], "read_only", "{e:#}");
     c.assert_no_canary();
+}
+
+// ---------------------------------------------------------------------------------------
+// Honest results (issue 16, points 1, 3, 4, 5)
+
+const FAIL: &str = r#"version: "1.0.0"
+tool_type: yaml
+executor_id: subprocess
+category: test
+description: Print a line and exit 3
+config:
+  command: bash
+  args: ["-c", "echo partial output; echo oops >&2; exit 3"]
+  timeout: 20
+"#;
+
+const HANG: &str = r#"version: "1.0.0"
+tool_type: yaml
+executor_id: subprocess
+category: test
+description: Print a line then sleep past its timeout
+config:
+  command: bash
+  args: ["-c", "echo before the timeout; sleep 30"]
+  timeout: 1
+"#;
+
+#[tokio::test]
+async fn a_failed_or_timed_out_run_is_an_error_with_its_output() {
+    let (d, mut c) = setup().await;
+    let ai = d.path().canonicalize().unwrap().join("proj/.ai");
+    write(&ai, "tools/t/fail.yaml", FAIL);
+    write(&ai, "tools/t/hang.yaml", HANG);
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "t/fail"}),
+        )
+        .await;
+    assert_eq!(e["error"], "tool_failed", "{e:#}");
+    assert_eq!(e["result"]["exit_code"], 3);
+    assert_eq!(e["result"]["stdout"], "partial output\n");
+    assert_eq!(e["result"]["stderr"], "oops\n");
+    assert!(e["message"].as_str().unwrap().contains("exit"), "{e:#}");
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "t/hang"}),
+        )
+        .await;
+    assert_eq!(e["error"], "timed_out", "{e:#}");
+    assert_eq!(e["result"]["timed_out"], true);
+    assert_eq!(e["result"]["exit_code_shell"], 124);
+    assert_eq!(e["result"]["stdout"], "before the timeout\n");
+    // A run that succeeds stays a success.
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "t/echo", "parameters": {"name": "Al"}}),
+        )
+        .await;
+    assert_eq!(v["result"]["exit_code"], 0);
+}
+
+#[tokio::test]
+async fn without_a_project_a_call_that_needs_one_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().canonicalize().unwrap();
+    let p = project(&tmp);
+    let mut c = Client::start(None, host(&tmp), &tmp).await;
+    let user = tmp.join("user");
+    let e = c
+        .err(
+            "search",
+            json!({"item_type": "directive", "query": "greet"}),
+        )
+        .await;
+    assert_eq!(e["error"], "no_project", "{e:#}");
+    assert!(e["message"].as_str().unwrap().contains("project_path"));
+    // Asked explicitly, the user and builtin spaces are searched.
+    let v = c
+        .ok(
+            "search",
+            json!({"item_type": "directive", "query": "init", "source": "builtin"}),
+        )
+        .await;
+    assert_eq!(v["results"][0]["id"], "core/init");
+    c.ok(
+        "search",
+        json!({"item_type": "directive", "query": "init", "source": "user"}),
+    )
+    .await;
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "t/echo", "parameters": {"name": "x"}}),
+        )
+        .await;
+    assert_eq!(e["error"], "no_project", "{e:#}");
+    let e = c
+        .err(
+            "load",
+            json!({"item_type": "directive", "item_id": "d/greet"}),
+        )
+        .await;
+    assert_eq!(e["error"], "no_project", "{e:#}");
+    // Writing needs a project unless the user space is asked for.
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "knowledge", "action": "create", "item_id": "k/new",
+                   "parameters": {"content": NOTES}}),
+        )
+        .await;
+    assert_eq!(e["error"], "no_project", "{e:#}");
+    assert!(!user.join("knowledge/k/new.md").exists());
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "knowledge", "action": "create", "item_id": "k/new",
+                   "parameters": {"content": NOTES, "space": "user"}}),
+        )
+        .await;
+    assert_eq!(v["space"], "user");
+    assert!(user.join("knowledge/k/new.md").exists());
+    // An item of the user or builtin space needs no project; copying to the user space
+    // neither.
+    c.ok(
+        "load",
+        json!({"item_type": "directive", "item_id": "core/init"}),
+    )
+    .await;
+    c.ok(
+        "load",
+        json!({"item_type": "directive", "item_id": "core/init", "destination": "user"}),
+    )
+    .await;
+    // project_path still names one.
+    c.ok(
+        "search",
+        json!({"item_type": "directive", "query": "greet", "project_path": p.to_str().unwrap()}),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_project_path_other_than_the_servers_project_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().canonicalize().unwrap();
+    let p = project(&tmp);
+    let other = tmp.join("other");
+    write(&other.join(".ai"), "tools/t/echo.yaml", ECHO);
+    let mut c = Client::start(Some(p.clone()), host(&tmp), &tmp).await;
+    let e = c
+        .err(
+            "search",
+            json!({"item_type": "tool", "query": "echo", "project_path": other.to_str().unwrap()}),
+        )
+        .await;
+    assert_eq!(e["error"], "project_mismatch", "{e:#}");
+    assert!(e["message"].as_str().unwrap().contains(p.to_str().unwrap()));
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "t/echo",
+                   "parameters": {"name": "x"}, "project_path": other.to_str().unwrap()}),
+        )
+        .await;
+    assert_eq!(e["error"], "project_mismatch", "{e:#}");
+    // The same project, spelt another way, is that project.
+    let same = format!("{}/../proj", p.display());
+    c.ok(
+        "search",
+        json!({"item_type": "tool", "query": "echo", "project_path": same}),
+    )
+    .await;
+}
+
+const WORD_COUNT_PY: &str = r#"__version__ = "1.0.0"
+__tool_type__ = "python"
+__executor_id__ = "runtimes/python_runtime"
+__category__ = "text"
+__tool_description__ = "Count words"
+
+def main(**kwargs):
+    return {"words": 0}
+"#;
+
+#[tokio::test]
+async fn an_id_is_one_file_and_delete_says_what_it_resolves_to() {
+    let (d, mut c) = setup().await;
+    let ai = d.path().canonicalize().unwrap().join("proj/.ai");
+    write(&ai, "tools/text/word_count.py", WORD_COUNT_PY);
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "tool", "action": "create", "item_id": "text/word_count",
+                   "parameters": {"content": ECHO}}),
+        )
+        .await;
+    assert_eq!(e["error"], "exists", "{e:#}");
+    assert!(
+        e["path"].as_str().unwrap().ends_with("word_count.py"),
+        "{e:#}"
+    );
+    assert!(!ai.join("tools/text/word_count.yaml").exists());
+    // Not even with force: force overwrites the same file, it never adds a second one.
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "tool", "action": "create", "item_id": "text/word_count",
+                   "parameters": {"content": ECHO, "force": true}}),
+        )
+        .await;
+    assert_eq!(e["error"], "exists", "{e:#}");
+    assert!(!ai.join("tools/text/word_count.yaml").exists());
+
+    // A user copy of t/echo: deleting the project's leaves the user's.
+    c.ok(
+        "load",
+        json!({"item_type": "tool", "item_id": "t/echo", "destination": "user"}),
+    )
+    .await;
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "tool", "action": "delete", "item_id": "t/echo"}),
+        )
+        .await;
+    assert_eq!(v["now_resolves_to"]["space"], "user", "{v:#}");
+    assert!(v["now_resolves_to"]["path"]
+        .as_str()
+        .unwrap()
+        .ends_with("user/tools/t/echo.yaml"));
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "tool", "action": "delete", "item_id": "text/word_count"}),
+        )
+        .await;
+    assert_eq!(v["now_resolves_to"], Value::Null, "{v:#}");
+}
+
+#[tokio::test]
+async fn load_to_a_space_with_force_restores_from_the_next_space_down() {
+    let (d, mut c) = setup().await;
+    let user = d.path().canonicalize().unwrap().join("user");
+    let v = c
+        .ok(
+            "load",
+            json!({"item_type": "knowledge", "item_id": "core/permissions", "destination": "user"}),
+        )
+        .await;
+    let target = user.join("knowledge/core/permissions.md");
+    assert_eq!(v["path"], target.to_str().unwrap());
+    let mine = "---\nid: permissions\nentry_type: reference\ntitle: mine\n---\n\nmine\n";
+    std::fs::write(&target, mine).unwrap();
+    let e = c
+        .err(
+            "load",
+            json!({"item_type": "knowledge", "item_id": "core/permissions", "destination": "user"}),
+        )
+        .await;
+    assert_eq!(e["error"], "exists");
+    let v = c
+        .ok(
+            "load",
+            json!({"item_type": "knowledge", "item_id": "core/permissions", "destination": "user", "force": true}),
+        )
+        .await;
+    assert_eq!(v["from"], "builtin", "{v:#}");
+    assert_eq!(v["overwrote"], true, "{v:#}");
+    assert!(v["source_path"]
+        .as_str()
+        .unwrap()
+        .contains("knowledge/core/permissions.md"));
+    assert!(v["message"].as_str().unwrap().contains("onto"), "{v:#}");
+    let now = std::fs::read_to_string(&target).unwrap();
+    assert_ne!(now, mine, "force restored nothing");
+    assert!(now.contains("Permissions"));
+    // An item only in the destination space has nothing below it to copy.
+    write(&user, "knowledge/mine/only.md", mine);
+    let e = c
+        .err(
+            "load",
+            json!({"item_type": "knowledge", "item_id": "mine/only", "destination": "user", "force": true}),
+        )
+        .await;
+    assert_eq!(e["error"], "nothing_to_copy", "{e:#}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Answers an agent can act on (issue 16, point 10)
+
+#[tokio::test]
+async fn a_misspelt_parameter_gets_a_did_you_mean() {
+    let (_d, mut c) = setup().await;
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "t/echo", "parameters": {"nme": "Bo"}}),
+        )
+        .await;
+    assert_eq!(e["error"], "execution_error");
+    assert_eq!(e["suggestions"], json!(["name"]), "{e:#}");
+    let details = e["details"].to_string();
+    assert!(details.contains("did you mean `name`"), "{e:#}");
+}
+
+#[tokio::test]
+async fn empty_content_creates_nothing() {
+    let (d, mut c) = setup().await;
+    let ai = d.path().canonicalize().unwrap().join("proj/.ai");
+    for content in ["", "  \n\t\n"] {
+        for t in ["tool", "directive", "knowledge"] {
+            let e = c
+                .err(
+                    "execute",
+                    json!({"item_type": t, "action": "create", "item_id": "e/empty",
+                           "parameters": {"content": content}}),
+                )
+                .await;
+            assert_eq!(e["error"], "invalid_content", "{t}: {e:#}");
+        }
+    }
+    assert!(!ai.join("tools/e").exists());
+    assert!(!ai.join("directives/e").exists());
+    assert!(!ai.join("knowledge/e").exists());
+}
+
+#[tokio::test]
+async fn system_mcp_names_the_negotiated_protocol_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().canonicalize().unwrap();
+    let p = project(&tmp);
+    for version in ["2025-06-18", "2025-11-25"] {
+        let mut c = Client::start_with(Some(p.clone()), host(&tmp), &tmp, version).await;
+        let v = c
+            .ok(
+                "execute",
+                json!({"item_type": "system", "action": "run", "item_id": "mcp"}),
+            )
+            .await;
+        assert_eq!(v["fields"]["protocol_version"], version, "{v:#}");
+        let v = c
+            .ok("load", json!({"item_type": "system", "item_id": "mcp"}))
+            .await;
+        assert_eq!(v["fields"]["protocol_version"], version, "{v:#}");
+        let r = c
+            .request("resources/read", json!({"uri": "kiwi://system/mcp"}))
+            .await;
+        let text = r["result"]["contents"][0]["text"].as_str().unwrap();
+        let v: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(v["fields"]["protocol_version"], version, "{v:#}");
+    }
+}
+
+const SCRIPTED: &str = r#"version: "1.0.0"
+tool_type: yaml
+executor_id: subprocess
+category: test
+description: A YAML tool whose work is its script
+config:
+  command: python3
+  args: ["{tool_dir}/scripted.py"]
+  timeout: 20
+"#;
+
+#[tokio::test]
+async fn a_yaml_tool_with_a_script_exposes_the_script_as_a_resource() {
+    let (d, mut c) = setup().await;
+    let ai = d.path().canonicalize().unwrap().join("proj/.ai");
+    write(&ai, "tools/t/scripted.yaml", SCRIPTED);
+    write(&ai, "tools/t/scripted.py", "print('the script body')\n");
+    let v = c
+        .ok(
+            "load",
+            json!({"item_type": "tool", "item_id": "t/scripted"}),
+        )
+        .await;
+    assert!(
+        v["script"].is_object()
+            || v["script_path"].is_string()
+            || v.to_string().contains("scripted.py"),
+        "{v:#}"
+    );
+    let list = c.request("resources/list", json!({})).await;
+    let mut uris = Vec::new();
+    let mut cursor = list["result"]["nextCursor"].clone();
+    uris.extend(
+        list["result"]["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["uri"].as_str().unwrap().to_string()),
+    );
+    while let Some(cur) = cursor.as_str().map(str::to_string) {
+        let more = c.request("resources/list", json!({"cursor": cur})).await;
+        uris.extend(
+            more["result"]["resources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["uri"].as_str().unwrap().to_string()),
+        );
+        cursor = more["result"]["nextCursor"].clone();
+    }
+    assert!(uris.contains(&"kiwi://tool/t/scripted".to_string()));
+    assert!(
+        uris.contains(&"kiwi://tool/t/scripted?file=script".to_string()),
+        "{uris:?}"
+    );
+    let r = c
+        .request(
+            "resources/read",
+            json!({"uri": "kiwi://tool/t/scripted?file=script"}),
+        )
+        .await;
+    assert_eq!(
+        r["result"]["contents"][0]["text"], "print('the script body')\n",
+        "{r:#}"
+    );
+    assert_eq!(r["result"]["contents"][0]["mimeType"], "text/x-python");
+    // Reading the tool gives both files.
+    let r = c
+        .request("resources/read", json!({"uri": "kiwi://tool/t/scripted"}))
+        .await;
+    let contents = r["result"]["contents"].as_array().unwrap();
+    assert_eq!(contents.len(), 2, "{r:#}");
+    assert_eq!(contents[1]["uri"], "kiwi://tool/t/scripted?file=script");
+    // A tool without a script has no such resource.
+    let r = c
+        .request(
+            "resources/read",
+            json!({"uri": "kiwi://tool/t/echo?file=script"}),
+        )
+        .await;
+    assert!(r["error"].is_object(), "{r:#}");
 }

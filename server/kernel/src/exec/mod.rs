@@ -657,6 +657,30 @@ pub fn validate_params(tool: &Item, params: &Json) -> Result<Json, ExecError> {
                 (None, _) => details.push(format!("{err}")),
             }
         }
+        // A given name the schema does not declare, close to one it does, is most likely
+        // a typo of it: say so.
+        let declared: Vec<&str> = schema
+            .get("properties")
+            .and_then(Json::as_object)
+            .map(|m| m.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        let mut suggestions = Vec::new();
+        if !details.is_empty() {
+            for given in params.keys().filter(|k| !declared.contains(&k.as_str())) {
+                if let Some(best) = crate::diag::closest_n(given, declared.iter().copied(), 1)
+                    .into_iter()
+                    .next()
+                {
+                    let plain = format!("`{given}`: not a parameter of this tool");
+                    let line = format!("{plain}; did you mean `{best}`?");
+                    match details.iter_mut().find(|d| **d == plain) {
+                        Some(d) => *d = line,
+                        None => details.push(line),
+                    }
+                    suggestions.push(best.to_string());
+                }
+            }
+        }
         if !details.is_empty() {
             let mut e = ExecError::new(
                 ErrorKind::Parameters,
@@ -666,6 +690,7 @@ pub fn validate_params(tool: &Item, params: &Json) -> Result<Json, ExecError> {
                 ),
             );
             e.details = details;
+            e.suggestions = suggestions;
             return Err(e);
         }
         if let Some(props) = schema.get("properties").and_then(Json::as_object) {

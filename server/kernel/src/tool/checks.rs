@@ -124,6 +124,11 @@ pub(crate) fn check(tool: &mut ToolFile, text: &str, unreadable: &[TextRange]) {
         if !unreadable.is_empty() && matches!(v.kind, ValueKind::Null) {
             continue; // most likely lost to the syntax error
         }
+        if on_a_broken_line(text, unreadable, v.range) {
+            // What the parser's recovery made of a broken line (an unterminated string read
+            // as a float): the syntax error already says what is wrong.
+            continue;
+        }
         match spec.field {
             Field::Version => version(format, name, v, &mut out),
             Field::ToolType if runnable => tool_type(format, name, v, &mut out),
@@ -180,6 +185,21 @@ pub(crate) fn check(tool: &mut ToolFile, text: &str, unreadable: &[TextRange]) {
         }
     }
     tool.diagnostics.extend(out);
+}
+
+/// Whether `range` touches a line that holds a syntax error (one of `unreadable`).
+fn on_a_broken_line(text: &str, unreadable: &[TextRange], range: TextRange) -> bool {
+    unreadable.iter().any(|u| {
+        let start = text
+            .get(..u.start)
+            .and_then(|t| t.rfind('\n'))
+            .map_or(0, |i| i + 1);
+        let end = text
+            .get(u.end..)
+            .and_then(|t| t.find('\n'))
+            .map_or(text.len(), |i| u.end + i);
+        range.start <= end && range.end >= start
+    })
 }
 
 /// T301 at every non-literal part of a field's value.

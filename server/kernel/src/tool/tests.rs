@@ -655,3 +655,15 @@ fn t301_field_assigned_inside_a_block() {
         assert!(t.diagnostics.is_empty(), "{fine}: {:?}", t.diagnostics);
     }
 }
+
+/// Issue 16, point 10: an unterminated `__version__` string is the syntax error it is, never
+/// also "not a float" (what tree-sitter's recovery made of the broken line).
+#[test]
+fn an_unterminated_version_is_only_a_syntax_error() {
+    let text = "__version__ = \"1.0.0\n__tool_type__ = \"python\"\n__executor_id__ = \"runtimes/python_runtime\"\n__category__ = \"t\"\n";
+    let t = parse_python(text);
+    let rendered = render_diagnostics(text, &t.diagnostics);
+    assert!(rendered.contains("T301"), "{rendered}");
+    assert!(!rendered.contains("float"), "{rendered}");
+    assert!(!rendered.contains("T302"), "{rendered}");
+}

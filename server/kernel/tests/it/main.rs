@@ -13,6 +13,7 @@ mod exec_refuse;
 mod exec_run;
 mod fuzz_regressions;
 mod grammars;
+mod init;
 mod quick_fixes;
 mod ryeread;
 mod search_relevance;
