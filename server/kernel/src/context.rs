@@ -85,7 +85,18 @@ impl Host {
 pub fn hide_initial_environment() -> bool {
     #[cfg(target_os = "linux")]
     {
-        scrub_linux().is_some()
+        let scrubbed = scrub_linux().is_some();
+        // The environment now lives on the heap, and a run's supervisor is a fork of kiwi:
+        // a tool of the same user read it back through /proc/$PPID/mem (issue 12). A process
+        // that is not dumpable has its /proc/<pid>/{mem,environ,maps} owned by root and
+        // refused to every other process without CAP_SYS_PTRACE, which tools run without
+        // (`exec::supervisor` drops it from their bounding set). Forks inherit the flag;
+        // `execve` resets it, so tools themselves are dumpable as usual.
+        // SAFETY: a plain system call.
+        unsafe {
+            libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+        }
+        scrubbed
     }
     #[cfg(not(target_os = "linux"))]
     {

@@ -13,8 +13,8 @@
 //!    - a plain word (ASCII letters only: `wayland`, `ubuntu`, `password`),
 //!    - a number (`1`, `1000`, `3.14`) or a boolean (`true`, `false`, `yes`, `no`, `on`,
 //!      `off`),
-//!    - an absolute path (`/usr/bin`, `/run/user/1000/keyring`: starts with `/` and holds
-//!      no whitespace).
+//!    - an absolute path that exists (`/usr/bin`, `/run/user/1000/keyring`: starts with
+//!      `/`, holds no whitespace and names a file; a base64 secret can start with `/`).
 //!
 //! So `XDG_SESSION_CLASS=user`, `GITHUB_ACTIONS=true` and `SSH_AUTH_SOCK=/run/...` are
 //! never replaced (replacing `user` everywhere breaks JSON keys and paths, and replacing
@@ -67,7 +67,12 @@ pub fn looks_secret(value: &str) -> bool {
     {
         return false;
     }
-    if v.starts_with('/') && !v.bytes().any(|b| b.is_ascii_whitespace()) {
+    // An absolute path is not a secret, but a base64 secret can start with `/` too (one
+    // AWS secret access key in 64): only a path that names something is left alone.
+    if v.starts_with('/')
+        && !v.bytes().any(|b| b.is_ascii_whitespace())
+        && std::fs::symlink_metadata(v).is_ok()
+    {
         return false;
     }
     true
@@ -311,11 +316,11 @@ mod tests {
             "true",
             "1",
             "/usr/bin",
+            "/proc/self/status",
             "wayland",
             "password",
             "12345678",
             "3.14159265",
-            "/run/user/1000/keyring",
             "  true  ",
             "",
             "short-1",
@@ -331,6 +336,24 @@ mod tests {
             "unix:path=/run/user/1000/bus",
         ] {
             assert!(looks_secret(yes), "{yes:?} is a secret");
+        }
+    }
+
+    /// An AWS secret access key is 40 characters of base64 (`A-Za-z0-9/+`): one in 64
+    /// starts with `/`, and then it looked like an absolute path and was never replaced (in
+    /// `kiwi run`'s output, `kiwi env --json`, MCP results). A path is left alone only when
+    /// it names something that exists.
+    #[test]
+    fn a_secret_that_starts_with_a_slash_is_still_a_secret() {
+        for yes in [
+            "/K7MDENG/bPxRfiCYEXAMPLEKEYwJalrXUtnFEMI",
+            "/wJalrXUtnFEMI+K7MDENGbPxRfiCYEXAMPLEKEY",
+            "/no-such-dir-kiwi/token-1234",
+        ] {
+            assert!(looks_secret(yes), "{yes:?} is a secret");
+        }
+        for not in ["/usr/bin", "/proc/self/status", "/tmp"] {
+            assert!(!looks_secret(not), "{not:?} is a path");
         }
     }
 

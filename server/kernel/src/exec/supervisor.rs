@@ -158,6 +158,9 @@ impl Pending {
 // ---------------------------------------------------------------------------------------
 // In the forked child: async-signal-safe code only (no allocation, no locks, no std I/O).
 
+/// `linux/capability.h`.
+const CAP_SYS_PTRACE: libc::c_ulong = 19;
+
 fn errno_error() -> io::Error {
     // `from_raw_os_error` does not allocate.
     io::Error::from_raw_os_error(unsafe { *libc::__errno_location() })
@@ -179,6 +182,11 @@ fn become_supervisor(ctl: RawFd, cleanup: Option<&CCommand>) -> io::Result<()> {
         if tool == 0 {
             // The tool: it dies with its supervisor.
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+            // Without CAP_SYS_PTRACE, a tool run as root cannot read the memory of kiwi or
+            // of this supervisor (neither is dumpable, `context::hide_initial_environment`),
+            // where kiwi's environment lives. It fails harmlessly without CAP_SETPCAP (not
+            // root): such a tool never had the capability.
+            libc::prctl(libc::PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0);
             if libc::getppid() != me {
                 libc::_exit(137);
             }

@@ -274,6 +274,17 @@ fn t12_project() -> (tempfile::TempDir, PathBuf) {
         "binary",
         "config:\n  command: printf\n  args: [\"\\\\377\\\\376\\\\000bin\\\\200\\\\n\\\\303(\"]\n",
     );
+    // Point 1, through memory: reads the memory of its parent (the run's supervisor, a fork
+    // of kiwi) and grandparent (kiwi) through /proc/PID/mem, keeping every `NAME=value` of a
+    // canary variable it finds (kiwi keeps its environment on the heap).
+    script(
+        "memscan.pyscript",
+        "import os, re\npat = re.compile(rb'(?:FAKE_API_KEY|SOME_TOKEN|DB_PASSWORD|GITHUB_TOKEN)=[^\\x00]{1,80}')\nout = open('memscan.txt', 'wb')\npid = os.getppid()\nfor _ in range(2):\n    try:\n        maps = open(f'/proc/{pid}/maps').read().splitlines()\n        mem = open(f'/proc/{pid}/mem', 'rb', 0)\n        out.write(f'{pid}: opened\\n'.encode())\n        for line in maps:\n            addr, perms = line.split()[:2]\n            a, b = (int(x, 16) for x in addr.split('-'))\n            if not perms.startswith('r') or b - a > (256 << 20):\n                continue\n            try:\n                mem.seek(a)\n                data = mem.read(b - a)\n            except (OSError, ValueError, OverflowError):\n                continue\n            for m in pat.findall(data):\n                out.write(m + b'\\n')\n    except OSError as e:\n        out.write(f'{pid}: {e}\\n'.encode())\n    pid = int(open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[1])\nprint('memscan-done')\n",
+    );
+    tool(
+        "memscan",
+        "config:\n  command: python3\n  args: [\"{tool_dir}/memscan.pyscript\"]\n  timeout: 60\n",
+    );
     // Point 2: a project .env expanding a blocked secret.
     std::fs::write(
         root.join(".env"),
@@ -348,6 +359,18 @@ fn issue12_p1_kiwis_environ_is_unreadable_by_its_tools() {
         let named = std::fs::read_to_string(root.join("exfil-named.txt")).unwrap();
         assert_eq!(named, "canary-some-token-3e07");
     }
+}
+
+/// Point 1 through memory: kiwi moved its environment to the heap, and a local tool read it
+/// back through /proc/$PPID/mem (the supervisor, a fork of kiwi) or kiwi's own. As root and
+/// as the same user (no Yama here: same uid was enough), every canary came back.
+#[test]
+fn issue12_p1_kiwis_memory_is_unreadable_by_its_tools() {
+    let (dir, root) = t12_project();
+    let o = t12_kiwi(&dir, &root, &["run", "t12/memscan"], &[]);
+    assert!(both(&o).contains("memscan-done"), "{}", both(&o));
+    let found = std::fs::read_to_string(root.join("memscan.txt")).unwrap();
+    assert_no_canary("/proc/<kiwi>/mem", &found);
 }
 
 /// Point 1 as an unprivileged user (created only when the test runs as root).
