@@ -92,6 +92,28 @@ struct Inner {
     max_len: usize,
 }
 
+impl Inner {
+    /// The byte ranges to replace: every occurrence of every secret, overlapping ones merged
+    /// into one range (`abcd-1234-wxyz` and `wxyz-5678-qrst` in `abcd-1234-wxyz-5678-qrst`
+    /// are one range: replacing the first would leave most of the second in the clear).
+    fn spans(&self, bytes: &[u8]) -> Vec<(usize, usize)> {
+        let mut found: Vec<(usize, usize)> = self
+            .matcher
+            .find_overlapping_iter(bytes)
+            .map(|m| (m.start(), m.end()))
+            .collect();
+        found.sort_unstable();
+        let mut out: Vec<(usize, usize)> = Vec::with_capacity(found.len());
+        for (s, e) in found {
+            match out.last_mut() {
+                Some(last) if s < last.1 => last.1 = last.1.max(e),
+                _ => out.push((s, e)),
+            }
+        }
+        out
+    }
+}
+
 impl std::fmt::Debug for Secrets {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Secrets([{} redacted])", self.len())
@@ -127,8 +149,9 @@ impl Secrets {
         if v.is_empty() {
             return Secrets::none();
         }
+        // Standard semantics: every occurrence, overlapping ones too ([`Inner::spans`]).
         let Ok(matcher) = AhoCorasick::builder()
-            .match_kind(MatchKind::LeftmostLongest)
+            .match_kind(MatchKind::Standard)
             .build(&v)
         else {
             // Only a pattern set too large for the automaton fails: fail closed with a
@@ -188,7 +211,14 @@ impl Secrets {
         if !i.matcher.is_match(text) {
             return Cow::Borrowed(text);
         }
-        Cow::Owned(i.matcher.replace_all(text, &vec![REDACTED; i.values.len()]))
+        match self.redact_bytes(text.as_bytes()) {
+            Cow::Borrowed(_) => Cow::Borrowed(text),
+            // Whole secrets are replaced by ASCII: the rest keeps its UTF-8 boundaries.
+            Cow::Owned(b) => Cow::Owned(
+                String::from_utf8(b)
+                    .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+            ),
+        }
     }
 
     /// [`Self::redact_str`] into an owned string.
@@ -204,8 +234,15 @@ impl Secrets {
         if !i.matcher.is_match(bytes) {
             return Cow::Borrowed(bytes);
         }
-        let with = vec![REDACTED.as_bytes(); i.values.len()];
-        Cow::Owned(i.matcher.replace_all_bytes(bytes, &with))
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut last = 0;
+        for (start, end) in i.spans(bytes) {
+            out.extend_from_slice(&bytes[last..start]);
+            out.extend_from_slice(REDACTED.as_bytes());
+            last = end;
+        }
+        out.extend_from_slice(&bytes[last..]);
+        Cow::Owned(out)
     }
 
     /// Every string of a value redacted in place, object keys included (two keys that
@@ -280,15 +317,23 @@ impl StreamRedactor {
             })
             .unwrap_or(0);
         let safe = buf.len() - hold;
+        // Every secret that completes later starts in the held tail (it is the longest end
+        // that begins one), so a span that ends before `safe` is final. A span that reaches
+        // into the tail may still grow by an overlapping secret: it is held back whole.
+        let mut safe = safe;
         let mut out = Vec::with_capacity(buf.len());
         let mut last = 0;
-        for m in i.matcher.find_iter(&buf[..]) {
-            if m.start() >= safe {
+        for (start, end) in i.spans(&buf) {
+            if start >= safe {
                 break;
             }
-            out.extend_from_slice(&buf[last..m.start()]);
+            if end > safe {
+                safe = start;
+                break;
+            }
+            out.extend_from_slice(&buf[last..start]);
             out.extend_from_slice(REDACTED.as_bytes());
-            last = m.end();
+            last = end;
         }
         let keep_from = last.max(safe);
         out.extend_from_slice(&buf[last..keep_from]);
@@ -308,6 +353,27 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use serde_json::json;
+
+    /// Found by the hostile suite: two secrets that overlap in the output were replaced one
+    /// at a time, and the second showed 10 of its 14 bytes (`[redacted]-5678-qrst`).
+    #[test]
+    fn overlapping_secrets_are_redacted_whole() {
+        let s = Secrets::new(["abcd-1234-wxyz", "wxyz-5678-qrst"]);
+        let text = "x abcd-1234-wxyz-5678-qrst y";
+        assert_eq!(s.redact(text), "x [redacted] y");
+        // The same across every split of a stream.
+        for cut in 0..=text.len() {
+            let mut r = s.stream();
+            let mut out = r.push(&text.as_bytes()[..cut]);
+            out.extend(r.push(&text.as_bytes()[cut..]));
+            out.extend(r.finish());
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                "x [redacted] y",
+                "cut at {cut}"
+            );
+        }
+    }
 
     #[test]
     fn the_rule() {
