@@ -218,5 +218,31 @@ fn refuse_outside(ws: &Workspace, plan: &Plan) -> Result<(), ExecError> {
             }
         }
     }
+    // A file the command names inside a link's own folder (`{tool_dir}/evil.sh`) is one the
+    // item runs too: it must not lead out of the space through a symlink.
+    if let super::Action::Process(spec) = &plan.action {
+        for link in plan.chain.links.iter().filter(|l| !l.is_builtin()) {
+            let (Some(root), Some(dir)) = (ws.space_root(link.space), link.path.parent()) else {
+                continue;
+            };
+            for arg in &spec.args {
+                let file = std::path::Path::new(arg);
+                if !file.is_absolute() || !file.starts_with(dir) || file.symlink_metadata().is_err()
+                {
+                    continue;
+                }
+                if let Err(e) = crate::ids::confine(&root, file) {
+                    return Err(ExecError::new(
+                        ErrorKind::Invalid,
+                        format!(
+                            "refused: {} (named by the command of `{}`, in its folder) cannot be run: {e}; a file an item reads or runs must lie inside its space (K006); nothing was run",
+                            file.display(),
+                            link.id
+                        ),
+                    ));
+                }
+            }
+        }
+    }
     Ok(())
 }

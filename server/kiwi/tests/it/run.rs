@@ -465,3 +465,37 @@ fn a_sidecar_script_symlinked_out_of_the_project_is_refused() {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "good\n");
 }
+
+/// Found by the hostile suite: a file the command names in the tool's own folder
+/// (`{tool_dir}/evil.sh`, not the same-name sidecar) that is a symlink out of the project was
+/// run. It is refused like a sidecar script; the same command on a real file still runs.
+#[test]
+fn a_file_named_in_the_tools_folder_that_leads_out_is_refused() {
+    let p = Project::new();
+    let tools = p.project().join(".ai/tools/y");
+    std::fs::create_dir_all(&tools).unwrap();
+    let marker = p.dir.path().join("evil-ran");
+    let outside = p.dir.path().join("evil.sh");
+    std::fs::write(&outside, format!("touch {}\necho evil\n", marker.display())).unwrap();
+    std::os::unix::fs::symlink(&outside, tools.join("evil.sh")).unwrap();
+    std::fs::write(tools.join("fine.sh"), "echo fine\n").unwrap();
+    let tool = |name: &str, script: &str| {
+        std::fs::write(
+            tools.join(format!("{name}.yaml")),
+            format!("version: \"1.0.0\"\ntool_type: bash\nexecutor_id: subprocess\ndescription: {name}\nconfig:\n  command: sh\n  args: [\"{{tool_dir}}/{script}\"]\n"),
+        )
+        .unwrap();
+    };
+    tool("runs_evil", "evil.sh");
+    tool("runs_fine", "fine.sh");
+    let out = p.kiwi(&["run", "y/runs_evil"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(!marker.exists(), "the script outside the project ran");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("K006"),
+        "{out:?}"
+    );
+    let out = p.kiwi(&["run", "y/runs_fine"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "fine\n");
+}
