@@ -244,9 +244,14 @@ impl Backend {
         }
     }
 
-    fn snapshot(&self, uri: &Uri) -> Option<Snap> {
+    /// A snapshot of the document's item and its workspace, once the workspace is loaded:
+    /// before that it holds only the open documents and the builtin items, and every answer
+    /// (a shadowed runtime, a missing tool, lenses without `▶ Run step`, a short completion
+    /// list) would be wrong. Requests wait as commands do (bounded by [`Self::wait_loaded`]).
+    async fn snapshot(&self, uri: &Uri) -> Option<Snap> {
         let path = to_path(uri)?;
         let key = self.key_for(&path)?;
+        self.wait_loaded(Some(&path)).await;
         let st = self.lock();
         let ws = st.spaces.get(&key)?.clone();
         let item = ws.item(&path)?.clone();
@@ -570,6 +575,9 @@ impl Backend {
             };
             self.load(key, token.as_ref().map(|t| (t, what))).await;
         }
+        // A workspace whose load a didOpen started before this ran is part of the index too:
+        // "Indexed" means every answer is complete.
+        self.wait_loaded(None).await;
         if let Some(t) = &token {
             self.progress_end(t, "Indexed".into()).await;
         }
@@ -1286,7 +1294,9 @@ impl LanguageServer for Backend {
 
     async fn hover(&self, p: HoverParams) -> Result<Option<Hover>> {
         guard(async {
-            let Some(snap) = self.snapshot(&p.text_document_position_params.text_document.uri)
+            let Some(snap) = self
+                .snapshot(&p.text_document_position_params.text_document.uri)
+                .await
             else {
                 return Ok(None);
             };
@@ -1308,7 +1318,7 @@ impl LanguageServer for Backend {
 
     async fn code_lens(&self, p: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
         guard(async {
-            let Some(snap) = self.snapshot(&p.text_document.uri) else {
+            let Some(snap) = self.snapshot(&p.text_document.uri).await else {
                 return Ok(None);
             };
             let (ws, item) = (snap.ws.clone(), snap.item.clone());
@@ -1374,7 +1384,7 @@ impl LanguageServer for Backend {
 
     async fn inlay_hint(&self, p: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
         guard(async {
-            let Some(snap) = self.snapshot(&p.text_document.uri) else {
+            let Some(snap) = self.snapshot(&p.text_document.uri).await else {
                 return Ok(None);
             };
             let (ws, item) = (snap.ws.clone(), snap.item.clone());
@@ -1400,7 +1410,10 @@ impl LanguageServer for Backend {
 
     async fn completion(&self, p: CompletionParams) -> Result<Option<CompletionResponse>> {
         guard(async {
-            let Some(snap) = self.snapshot(&p.text_document_position.text_document.uri) else {
+            let Some(snap) = self
+                .snapshot(&p.text_document_position.text_document.uri)
+                .await
+            else {
                 return Ok(None);
             };
             let off = Self::offset(&snap, p.text_document_position.position);
@@ -1446,7 +1459,9 @@ impl LanguageServer for Backend {
         p: GotoDefinitionParams,
     ) -> Result<Option<GotoDefinitionResponse>> {
         guard(async {
-            let Some(snap) = self.snapshot(&p.text_document_position_params.text_document.uri)
+            let Some(snap) = self
+                .snapshot(&p.text_document_position_params.text_document.uri)
+                .await
             else {
                 return Ok(None);
             };
@@ -1502,7 +1517,7 @@ impl LanguageServer for Backend {
         p: DocumentSymbolParams,
     ) -> Result<Option<DocumentSymbolResponse>> {
         guard(async {
-            let Some(snap) = self.snapshot(&p.text_document.uri) else {
+            let Some(snap) = self.snapshot(&p.text_document.uri).await else {
                 return Ok(None);
             };
             let item = snap.item.clone();
@@ -1516,6 +1531,7 @@ impl LanguageServer for Backend {
 
     async fn symbol(&self, p: WorkspaceSymbolParams) -> Result<Option<WorkspaceSymbolResponse>> {
         guard(async {
+            self.wait_loaded(None).await;
             let (spaces, enc) = {
                 let st = self.lock();
                 (st.spaces.values().cloned().collect::<Vec<_>>(), st.enc)
@@ -1579,7 +1595,7 @@ impl LanguageServer for Backend {
 
     async fn code_action(&self, p: CodeActionParams) -> Result<Option<CodeActionResponse>> {
         guard(async {
-            let Some(snap) = self.snapshot(&p.text_document.uri) else {
+            let Some(snap) = self.snapshot(&p.text_document.uri).await else {
                 return Ok(None);
             };
             let start = Self::offset(&snap, p.range.start);

@@ -2,5 +2,6 @@
 
 mod common;
 mod e2e;
+mod fresh;
 mod incremental;
 mod init;
