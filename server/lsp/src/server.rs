@@ -803,8 +803,14 @@ impl Backend {
             self.progress_begin(t, &format!("Running {}", tool.id), true)
                 .await;
         }
-        // If this request is cancelled ($/cancelRequest drops the handler), the run stops too.
+        // If this request is cancelled ($/cancelRequest drops the handler), the run stops too,
+        // and its progress ends ("cancelled") instead of spinning for ever.
         let drop_guard = cancel.clone().drop_guard();
+        let mut ended = RunEnd {
+            backend: Some(self.clone()),
+            token: token.clone(),
+            key: key.clone(),
+        };
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
         let sink = ChannelSink {
             tx,
@@ -825,6 +831,7 @@ impl Backend {
         }
         let result = run.await;
         drop_guard.disarm();
+        ended.backend = None;
         if let Some(k) = &key {
             self.shared
                 .cancels
@@ -839,7 +846,9 @@ impl Backend {
             Err(_) => json!({"error": {"kind": "cancelled", "message": "the run was stopped"}}),
         };
         if let Some(t) = &token {
-            let msg = if value.get("error").is_some() {
+            let msg = if cancel.is_cancelled() {
+                "cancelled"
+            } else if value.get("error").is_some() {
                 "failed"
             } else {
                 "done"
@@ -911,6 +920,35 @@ impl Backend {
             "valid": !diags.iter().any(|d| d.severity == diag::Severity::Error),
             "diagnostics": list,
         })))
+    }
+}
+
+/// Ends a run's progress when its request is dropped before the run ended (the client sent
+/// `$/cancelRequest`): the cancellation entry goes, and the progress ends "cancelled".
+struct RunEnd {
+    backend: Option<Backend>,
+    token: Option<ProgressToken>,
+    key: Option<String>,
+}
+
+impl Drop for RunEnd {
+    fn drop(&mut self) {
+        let Some(backend) = self.backend.take() else {
+            return; // the run ended normally and reported
+        };
+        if let Some(k) = &self.key {
+            backend
+                .shared
+                .cancels
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(k);
+        }
+        if let Some(t) = self.token.take() {
+            if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                rt.spawn(async move { backend.progress_end(&t, "cancelled".into()).await });
+            }
+        }
     }
 }
 

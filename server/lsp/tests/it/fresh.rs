@@ -278,3 +278,63 @@ async fn answers_before_indexing_equal_answers_after() {
     assert!(mismatched.is_empty(), "{}", mismatched.join("\n"));
     c.shutdown().await;
 }
+
+/// The `$/progress` end of run token `token` (waits for it).
+async fn progress_end(c: &mut Client, token: Value) -> Value {
+    c.wait_for(|m| {
+        m["method"] == "$/progress"
+            && m["params"]["token"] == token
+            && m["params"]["value"]["kind"] == "end"
+    })
+    .await["params"]["value"]
+        .clone()
+}
+
+async fn start_slow_run(c: &mut Client, token: Value) -> i64 {
+    let id = c
+        .send(
+            "workspace/executeCommand",
+            json!({"command": "kiwi.runTool", "arguments": [{"id": "text/slow"}], "workDoneToken": token}),
+        )
+        .await;
+    let t = token.clone();
+    c.wait_for(move |m| {
+        m["method"] == "$/progress"
+            && m["params"]["token"] == t
+            && m["params"]["value"]["message"] == "started"
+    })
+    .await;
+    id
+}
+
+/// Issue 15, point 7: a run stopped by `$/cancelRequest` ends its progress (no spinner for
+/// ever), and says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_request_ends_the_run_progress() {
+    let (_d, root) = common::project();
+    let mut c = Client::start(&root, true).await;
+    c.indexed().await;
+    let id = start_slow_run(&mut c, json!("run-a")).await;
+    c.notify("$/cancelRequest", json!({"id": id})).await;
+    let end = progress_end(&mut c, json!("run-a")).await;
+    assert_eq!(end["message"], "cancelled", "{end}");
+    let r = c.response(id).await;
+    assert!(r.get("error").is_some(), "{r}");
+    c.shutdown().await;
+}
+
+/// Issue 15, point 7: a run cancelled through its progress token ends with "cancelled".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_cancel_ends_with_cancelled() {
+    let (_d, root) = common::project();
+    let mut c = Client::start(&root, true).await;
+    c.indexed().await;
+    let id = start_slow_run(&mut c, json!(8)).await;
+    c.notify("window/workDoneProgress/cancel", json!({"token": 8}))
+        .await;
+    let end = progress_end(&mut c, json!(8)).await;
+    assert_eq!(end["message"], "cancelled", "{end}");
+    let r = c.response(id).await;
+    assert!(r["result"].to_string().contains("cancel"), "{r}");
+    c.shutdown().await;
+}
