@@ -338,3 +338,107 @@ async fn progress_cancel_ends_with_cancelled() {
     assert!(r["result"].to_string().contains("cancel"), "{r}");
     c.shutdown().await;
 }
+
+/// A definition's single location: (uri, the file it names).
+fn only_location(r: &Value) -> (String, PathBuf) {
+    let locs = r.as_array().unwrap_or_else(|| panic!("locations: {r}"));
+    assert_eq!(locs.len(), 1, "{r}");
+    let u = locs[0]["uri"].as_str().expect("a uri").to_string();
+    let p = PathBuf::from(u.strip_prefix("file://").expect("a file: uri"));
+    (u, p)
+}
+
+fn assert_builtin_copy(path: &Path, rel: &str) {
+    let root = common::cache_dir()
+        .join("kiwi/builtin")
+        .join(env!("CARGO_PKG_VERSION"));
+    assert_eq!(path, root.join(rel), "where the builtin file is served");
+    let text = std::fs::read_to_string(path).expect("the served file exists");
+    assert_eq!(
+        Some(text.as_str()),
+        kiwi_kernel::workspace::builtin_file(rel),
+        "{rel}"
+    );
+    let meta = std::fs::metadata(path).expect("metadata");
+    assert!(
+        meta.permissions().readonly(),
+        "{} is read-only",
+        path.display()
+    );
+}
+
+/// Issue 15, point 8: builtin items are reachable — definition of `subprocess` and of builtin
+/// runtimes, and related information pointing at a shadowed builtin item, give `file:` URIs of
+/// read-only copies in the cache directory, rewritten when someone changed them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn builtin_items_are_served_as_read_only_files() {
+    let (_d, root) = common::project();
+    let shadow = root.join(".ai/tools/runtimes/python_runtime.py");
+    std::fs::create_dir_all(shadow.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&shadow, RUNTIME).expect("write");
+    let bash = root.join(".ai/tools/sh/hello.py");
+    std::fs::create_dir_all(bash.parent().expect("parent")).expect("mkdir");
+    std::fs::write(
+        &bash,
+        "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"runtimes/bash_runtime\"\n",
+    )
+    .expect("write");
+    let mut c = Client::start(&root, true).await;
+    c.indexed().await;
+    for p in [&shadow, &bash] {
+        c.open(p).await;
+    }
+    // Related information of the shadowing (K005) names the builtin runtime.
+    let diags = c.diagnostics(&shadow).await;
+    let k005 = diags
+        .as_array()
+        .and_then(|a| a.iter().find(|d| d["code"] == "K005"))
+        .unwrap_or_else(|| panic!("K005 in {diags}"))
+        .clone();
+    let related = k005["relatedInformation"]
+        .as_array()
+        .unwrap_or_else(|| panic!("related information in {k005}"));
+    let u = related
+        .iter()
+        .filter_map(|r| r["location"]["uri"].as_str())
+        .find(|u| u.contains("/builtin/"))
+        .unwrap_or_else(|| panic!("a related location in the builtin space: {k005}"));
+    assert_builtin_copy(
+        Path::new(u.strip_prefix("file://").expect("file:")),
+        "tools/runtimes/python_runtime.py",
+    );
+
+    let definition = |path: &Path, needle: &str| {
+        let text = std::fs::read_to_string(path).expect("read");
+        json!({"textDocument": {"uri": uri(path)}, "position": pos(&text, needle, 2, true)})
+    };
+    let r = c
+        .call("textDocument/definition", definition(&shadow, "subprocess"))
+        .await;
+    let (_, p) = only_location(&r);
+    assert_builtin_copy(&p, "tools/subprocess.yaml");
+    let r = c
+        .call(
+            "textDocument/definition",
+            definition(&bash, "runtimes/bash_runtime"),
+        )
+        .await;
+    let (_, p) = only_location(&r);
+    assert_builtin_copy(&p, "tools/runtimes/bash_runtime.py");
+
+    // Someone changed the copy: it is not trusted, but written again.
+    let mut perms = std::fs::metadata(&p).expect("metadata").permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perms.set_readonly(false);
+    std::fs::set_permissions(&p, perms).expect("chmod");
+    std::fs::write(&p, "tampered").expect("tamper");
+    let r = c
+        .call(
+            "textDocument/definition",
+            definition(&bash, "runtimes/bash_runtime"),
+        )
+        .await;
+    let (_, p) = only_location(&r);
+    assert_builtin_copy(&p, "tools/runtimes/bash_runtime.py");
+    c.shutdown().await;
+}
