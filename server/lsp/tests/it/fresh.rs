@@ -442,3 +442,68 @@ async fn builtin_items_are_served_as_read_only_files() {
     assert_builtin_copy(&p, "tools/runtimes/bash_runtime.py");
     c.shutdown().await;
 }
+
+fn has_code(diags: &Value, code: &str, needle: &str) -> bool {
+    diags.as_array().is_some_and(|a| {
+        a.iter()
+            .any(|d| d["code"] == code && d["message"].as_str().is_some_and(|m| m.contains(needle)))
+    })
+}
+
+/// Issue 15, point 1: a client that cannot watch files (Neovim on Linux) still sees files
+/// added and removed outside the editor, in a new folder too: the server watches by itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_client_watching_the_server_sees_disk_changes() {
+    let (_d, root) = common::project();
+    let mut c = Client::start_with(&root, true, false).await;
+    c.indexed().await;
+    let greet = root.join(".ai/directives/greet.md");
+    c.open(&greet).await;
+    let diags = c.diagnostics(&greet).await;
+    assert!(has_code(&diags, "K003", "text/ecko"), "{diags}");
+    // `git checkout` brings the missing tool.
+    let ecko = root.join(".ai/tools/text/ecko.py");
+    std::fs::write(
+        &ecko,
+        "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"rt/py_rt\"\n",
+    )
+    .expect("write");
+    let u = uri(&greet);
+    c.wait_for(|m| {
+        m["method"] == "textDocument/publishDiagnostics"
+            && m["params"]["uri"] == json!(u)
+            && !has_code(&m["params"]["diagnostics"], "K003", "text/ecko")
+    })
+    .await;
+    // And takes it away again.
+    std::fs::remove_file(&ecko).expect("remove");
+    c.wait_for(|m| {
+        m["method"] == "textDocument/publishDiagnostics"
+            && m["params"]["uri"] == json!(u)
+            && has_code(&m["params"]["diagnostics"], "K003", "text/ecko")
+    })
+    .await;
+    // A folder created after the server started is watched as well.
+    let text = std::fs::read_to_string(&greet).expect("read");
+    let moved = text.replace("text/ecko", "more/deep/ecko");
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": u, "version": 2}, "contentChanges": [{"text": moved}]}),
+    )
+    .await;
+    let dir = root.join(".ai/tools/more/deep");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(
+        dir.join("ecko.py"),
+        "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"rt/py_rt\"\n",
+    )
+    .expect("write");
+    c.wait_for(|m| {
+        m["method"] == "textDocument/publishDiagnostics"
+            && m["params"]["uri"] == json!(u)
+            && m["params"]["version"] == json!(2)
+            && !has_code(&m["params"]["diagnostics"], "K003", "ecko")
+    })
+    .await;
+    c.shutdown().await;
+}
