@@ -617,99 +617,6 @@ impl Backend {
         .await;
     }
 
-    /// Files changed on disk (the client's watched-file events, or the server's own watcher):
-    /// re-read the item files among them, re-check what a changed environment affects, then
-    /// ask the client to refresh its inlay hints and lenses.
-    fn files_changed(&self, paths: Vec<PathBuf>) {
-        let mut affected: HashSet<Key> = HashSet::new();
-        // Changed item files: published even when they are gone (to clear their diagnostics).
-        let mut changed: HashMap<Key, Vec<PathBuf>> = HashMap::new();
-        let mut env_changed = false;
-        {
-            let mut st = self.lock();
-            for path in paths {
-                let in_ai = path.components().any(|c| c.as_os_str() == ".ai");
-                if in_ai {
-                    if let Some(key) = self.key_for(&path) {
-                        if st.docs.contains_key(&path) {
-                            continue; // the editor owns an open document
-                        }
-                        if let Some(ws) = st.spaces.get_mut(&key) {
-                            Arc::make_mut(ws).refresh_path(&path);
-                            changed.entry(key.clone()).or_default().push(path.clone());
-                            affected.insert(key);
-                        }
-                    }
-                } else {
-                    // A virtual environment, a version file or a dotenv file: resolutions
-                    // change for every workspace whose project holds it (or all).
-                    env_changed = true;
-                    for k in st.spaces.keys() {
-                        match k {
-                            Some(root) if path.starts_with(root) => {
-                                affected.insert(k.clone());
-                            }
-                            None => {
-                                affected.insert(None);
-                            }
-                            _ => {}
-                        }
-                    }
-                }
-            }
-        }
-        let caps = self.lock().caps;
-        let _ = env_changed;
-        let this = self.clone();
-        tokio::spawn(async move {
-            for key in affected {
-                let paths = Self::item_paths(&this.lock(), &key);
-                let mut paths = paths;
-                for p in changed.remove(&key).unwrap_or_default() {
-                    if !paths.contains(&p) {
-                        paths.push(p);
-                    }
-                }
-                this.publish(key, paths, None).await;
-            }
-            if caps.inlay_refresh {
-                let _ =
-                    tokio::time::timeout(Duration::from_secs(5), this.client.inlay_hint_refresh())
-                        .await;
-            }
-            if caps.lens_refresh {
-                let _ =
-                    tokio::time::timeout(Duration::from_secs(5), this.client.code_lens_refresh())
-                        .await;
-            }
-        });
-    }
-
-    /// The client cannot watch files: watch each project (its `.ai/`, `.venv`, version and
-    /// dotenv files) with the server's own watcher, bursts gathered for 100 ms.
-    fn watch_by_itself(&self) {
-        let roots: Vec<PathBuf> = self.lock().spaces.keys().flatten().cloned().collect();
-        if roots.is_empty() {
-            return;
-        }
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<PathBuf>>();
-        if !crate::watch::spawn(roots, tx) {
-            return;
-        }
-        let this = self.clone();
-        tokio::spawn(async move {
-            while let Some(mut paths) = rx.recv().await {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                while let Ok(more) = rx.try_recv() {
-                    paths.extend(more);
-                }
-                paths.sort();
-                paths.dedup();
-                this.files_changed(paths);
-            }
-        });
-    }
-
     // -----------------------------------------------------------------------------------
     // custom methods
 
@@ -1271,9 +1178,6 @@ impl LanguageServer for Backend {
                 this.register_watchers().await;
             }
             this.index().await;
-            if !watch {
-                this.watch_by_itself();
-            }
         });
     }
 
@@ -1359,8 +1263,71 @@ impl LanguageServer for Backend {
     }
 
     async fn did_change_watched_files(&self, p: DidChangeWatchedFilesParams) {
-        let paths = p.changes.iter().filter_map(|c| to_path(&c.uri)).collect();
-        self.files_changed(paths);
+        let mut affected: HashSet<Key> = HashSet::new();
+        // Changed item files: published even when they are gone (to clear their diagnostics).
+        let mut changed: HashMap<Key, Vec<PathBuf>> = HashMap::new();
+        let mut env_changed = false;
+        {
+            let mut st = self.lock();
+            for change in &p.changes {
+                let Some(path) = to_path(&change.uri) else {
+                    continue;
+                };
+                let in_ai = path.components().any(|c| c.as_os_str() == ".ai");
+                if in_ai {
+                    if let Some(key) = self.key_for(&path) {
+                        if st.docs.contains_key(&path) {
+                            continue; // the editor owns an open document
+                        }
+                        if let Some(ws) = st.spaces.get_mut(&key) {
+                            Arc::make_mut(ws).refresh_path(&path);
+                            changed.entry(key.clone()).or_default().push(path.clone());
+                            affected.insert(key);
+                        }
+                    }
+                } else {
+                    // A virtual environment, a version file or a dotenv file: resolutions
+                    // change for every workspace whose project holds it (or all).
+                    env_changed = true;
+                    for k in st.spaces.keys() {
+                        match k {
+                            Some(root) if path.starts_with(root) => {
+                                affected.insert(k.clone());
+                            }
+                            None => {
+                                affected.insert(None);
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
+        }
+        let caps = self.lock().caps;
+        let _ = env_changed;
+        let this = self.clone();
+        tokio::spawn(async move {
+            for key in affected {
+                let paths = Self::item_paths(&this.lock(), &key);
+                let mut paths = paths;
+                for p in changed.remove(&key).unwrap_or_default() {
+                    if !paths.contains(&p) {
+                        paths.push(p);
+                    }
+                }
+                this.publish(key, paths, None).await;
+            }
+            if caps.inlay_refresh {
+                let _ =
+                    tokio::time::timeout(Duration::from_secs(5), this.client.inlay_hint_refresh())
+                        .await;
+            }
+            if caps.lens_refresh {
+                let _ =
+                    tokio::time::timeout(Duration::from_secs(5), this.client.code_lens_refresh())
+                        .await;
+            }
+        });
     }
 
     async fn hover(&self, p: HoverParams) -> Result<Option<Hover>> {

@@ -105,12 +105,6 @@ pub struct Client {
 impl Client {
     /// Start a server and initialize it with `root` as the workspace folder.
     pub async fn start(root: &Path, utf8: bool) -> Client {
-        Client::start_with(root, utf8, true).await
-    }
-
-    /// As [`Client::start`]; `watch` is the client's `didChangeWatchedFiles.dynamicRegistration`
-    /// (false: the client cannot watch files, as Neovim on Linux).
-    pub async fn start_with(root: &Path, utf8: bool, watch: bool) -> Client {
         init_env();
         let (client_io, server_io) = tokio::io::duplex(1 << 20);
         let (sr, sw) = tokio::io::split(server_io);
@@ -162,7 +156,7 @@ impl Client {
                             "publishDiagnostics": {"codeDescriptionSupport": utf8}
                         },
                         "workspace": {
-                            "didChangeWatchedFiles": {"dynamicRegistration": watch},
+                            "didChangeWatchedFiles": {"dynamicRegistration": true},
                             "workspaceEdit": {"documentChanges": utf8, "resourceOperations": ["rename"]},
                             "inlayHint": {"refreshSupport": true}
                         }
