@@ -256,7 +256,10 @@ async function runTool(arg: CommandArg | undefined): Promise<RunResult | undefin
       if (asked === undefined) {
         return undefined; // cancelled: nothing runs
       }
-      parameters = asked;
+      // A step's lens carries its fixed parameters and asks for the templated ones.
+      const fixed = target.parameters;
+      parameters =
+        fixed && typeof fixed === 'object' && !Array.isArray(fixed) ? { ...(fixed as Record<string, unknown>), ...asked } : asked;
     }
     const request: CommandArg = { id: target.id, path: target.path, uri: target.uri };
     if (parameters !== undefined) {

@@ -43,11 +43,81 @@ pub fn to_path(uri: &Uri) -> Option<PathBuf> {
     uri.to_file_path().map(|p| p.into_owned())
 }
 
+/// A path's `file:` URI. A builtin item's virtual path (`<builtin>/…`) is served as a
+/// read-only copy in the cache directory ([`builtin_copy`]), so that definition, references
+/// and related information reach it in every client.
 pub fn to_uri(path: &Path) -> Option<Uri> {
+    if let Ok(rel) = path.strip_prefix(kiwi_kernel::workspace::BUILTIN_ROOT) {
+        return Uri::from_file_path(builtin_copy(rel)?);
+    }
     if !path.is_absolute() {
         return None;
     }
     Uri::from_file_path(path)
+}
+
+/// `$XDG_CACHE_HOME/kiwi`, `~/.cache/kiwi`, else the temporary directory's `kiwi`.
+fn cache_root() -> PathBuf {
+    std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("kiwi")
+}
+
+/// The file showing builtin file `rel` (relative to the builtin space):
+/// `<cache>/builtin/<version>/<rel>`, as rust-analyzer materializes the standard library's
+/// sources. Written read-only and atomically (a temporary file renamed over it); never
+/// trusted once changed: a file whose size or time differs from what this process wrote or
+/// checked is read again, and written again unless it holds the builtin text. `None` when
+/// `rel` is no builtin file or the cache cannot be written.
+pub fn builtin_copy(rel: &Path) -> Option<PathBuf> {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    use std::time::SystemTime;
+    type Seen = HashMap<PathBuf, (u64, Option<SystemTime>)>;
+    static CHECKED: std::sync::OnceLock<Mutex<Seen>> = std::sync::OnceLock::new();
+    let text = kiwi_kernel::workspace::builtin_file(rel.to_str()?)?;
+    let path = cache_root()
+        .join("builtin")
+        .join(env!("CARGO_PKG_VERSION"))
+        .join(rel);
+    let stamp = |m: &std::fs::Metadata| (m.len(), m.modified().ok());
+    let checked = CHECKED.get_or_init(|| Mutex::new(HashMap::new()));
+    let mut checked = checked.lock().unwrap_or_else(|e| e.into_inner());
+    if let Ok(meta) = std::fs::symlink_metadata(&path) {
+        if meta.is_file() && checked.get(&path) == Some(&stamp(&meta)) {
+            return Some(path);
+        }
+        if meta.is_file() && std::fs::read(&path).ok().as_deref() == Some(text.as_bytes()) {
+            checked.insert(path.clone(), stamp(&meta));
+            return Some(path);
+        }
+    }
+    let dir = path.parent()?;
+    std::fs::create_dir_all(dir).ok()?;
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let tmp = dir.join(format!(
+        ".{}.{}-{}.tmp",
+        path.file_name()?.to_string_lossy(),
+        std::process::id(),
+        COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    let written = (|| {
+        std::fs::write(&tmp, text)?;
+        let mut perms = std::fs::metadata(&tmp)?.permissions();
+        perms.set_readonly(true);
+        std::fs::set_permissions(&tmp, perms)?;
+        std::fs::rename(&tmp, &path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+        return None;
+    }
+    let meta = std::fs::symlink_metadata(&path).ok()?;
+    checked.insert(path.clone(), stamp(&meta));
+    Some(path)
 }
 
 /// Where a code's `codeDescription` links: `KIWI_DIAGNOSTICS_URL` (the catalogue page's URL;
@@ -64,12 +134,7 @@ fn catalogue_base() -> Option<&'static str> {
         {
             return Some(url);
         }
-        let dir = std::env::var_os("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-            .unwrap_or_else(std::env::temp_dir)
-            .join("kiwi");
+        let dir = cache_root();
         let page = dir.join(format!("diagnostics-{}.md", env!("CARGO_PKG_VERSION")));
         let text = diag::catalogue_markdown();
         if std::fs::read_to_string(&page).ok().as_deref() != Some(text.as_str()) {

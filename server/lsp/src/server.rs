@@ -244,9 +244,14 @@ impl Backend {
         }
     }
 
-    fn snapshot(&self, uri: &Uri) -> Option<Snap> {
+    /// A snapshot of the document's item and its workspace, once the workspace is loaded:
+    /// before that it holds only the open documents and the builtin items, and every answer
+    /// (a shadowed runtime, a missing tool, lenses without `▶ Run step`, a short completion
+    /// list) would be wrong. Requests wait as commands do (bounded by [`Self::wait_loaded`]).
+    async fn snapshot(&self, uri: &Uri) -> Option<Snap> {
         let path = to_path(uri)?;
         let key = self.key_for(&path)?;
+        self.wait_loaded(Some(&path)).await;
         let st = self.lock();
         let ws = st.spaces.get(&key)?.clone();
         let item = ws.item(&path)?.clone();
@@ -576,6 +581,9 @@ impl Backend {
             };
             self.load(key, token.as_ref().map(|t| (t, what))).await;
         }
+        // A workspace whose load a didOpen started before this ran is part of the index too:
+        // "Indexed" means every answer is complete.
+        self.wait_loaded(None).await;
         if let Some(t) = &token {
             self.progress_end(t, "Indexed".into()).await;
         }
@@ -801,8 +809,14 @@ impl Backend {
             self.progress_begin(t, &format!("Running {}", tool.id), true)
                 .await;
         }
-        // If this request is cancelled ($/cancelRequest drops the handler), the run stops too.
+        // If this request is cancelled ($/cancelRequest drops the handler), the run stops too,
+        // and its progress ends ("cancelled") instead of spinning for ever.
         let drop_guard = cancel.clone().drop_guard();
+        let mut ended = RunEnd {
+            backend: Some(self.clone()),
+            token: token.clone(),
+            key: key.clone(),
+        };
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
         let sink = ChannelSink {
             tx,
@@ -823,6 +837,7 @@ impl Backend {
         }
         let result = run.await;
         drop_guard.disarm();
+        ended.backend = None;
         if let Some(k) = &key {
             self.shared
                 .cancels
@@ -837,7 +852,9 @@ impl Backend {
             Err(_) => json!({"error": {"kind": "cancelled", "message": "the run was stopped"}}),
         };
         if let Some(t) = &token {
-            let msg = if value.get("error").is_some() {
+            let msg = if cancel.is_cancelled() {
+                "cancelled"
+            } else if value.get("error").is_some() {
                 "failed"
             } else {
                 "done"
@@ -909,6 +926,35 @@ impl Backend {
             "valid": !diags.iter().any(|d| d.severity == diag::Severity::Error),
             "diagnostics": list,
         })))
+    }
+}
+
+/// Ends a run's progress when its request is dropped before the run ended (the client sent
+/// `$/cancelRequest`): the cancellation entry goes, and the progress ends "cancelled".
+struct RunEnd {
+    backend: Option<Backend>,
+    token: Option<ProgressToken>,
+    key: Option<String>,
+}
+
+impl Drop for RunEnd {
+    fn drop(&mut self) {
+        let Some(backend) = self.backend.take() else {
+            return; // the run ended normally and reported
+        };
+        if let Some(k) = &self.key {
+            backend
+                .shared
+                .cancels
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(k);
+        }
+        if let Some(t) = self.token.take() {
+            if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                rt.spawn(async move { backend.progress_end(&t, "cancelled".into()).await });
+            }
+        }
     }
 }
 
@@ -1293,7 +1339,9 @@ impl LanguageServer for Backend {
 
     async fn hover(&self, p: HoverParams) -> Result<Option<Hover>> {
         guard(async {
-            let Some(snap) = self.snapshot(&p.text_document_position_params.text_document.uri)
+            let Some(snap) = self
+                .snapshot(&p.text_document_position_params.text_document.uri)
+                .await
             else {
                 return Ok(None);
             };
@@ -1315,7 +1363,7 @@ impl LanguageServer for Backend {
 
     async fn code_lens(&self, p: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
         guard(async {
-            let Some(snap) = self.snapshot(&p.text_document.uri) else {
+            let Some(snap) = self.snapshot(&p.text_document.uri).await else {
                 return Ok(None);
             };
             let (ws, item) = (snap.ws.clone(), snap.item.clone());
@@ -1381,7 +1429,7 @@ impl LanguageServer for Backend {
 
     async fn inlay_hint(&self, p: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
         guard(async {
-            let Some(snap) = self.snapshot(&p.text_document.uri) else {
+            let Some(snap) = self.snapshot(&p.text_document.uri).await else {
                 return Ok(None);
             };
             let (ws, item) = (snap.ws.clone(), snap.item.clone());
@@ -1407,7 +1455,10 @@ impl LanguageServer for Backend {
 
     async fn completion(&self, p: CompletionParams) -> Result<Option<CompletionResponse>> {
         guard(async {
-            let Some(snap) = self.snapshot(&p.text_document_position.text_document.uri) else {
+            let Some(snap) = self
+                .snapshot(&p.text_document_position.text_document.uri)
+                .await
+            else {
                 return Ok(None);
             };
             let off = Self::offset(&snap, p.text_document_position.position);
@@ -1453,7 +1504,9 @@ impl LanguageServer for Backend {
         p: GotoDefinitionParams,
     ) -> Result<Option<GotoDefinitionResponse>> {
         guard(async {
-            let Some(snap) = self.snapshot(&p.text_document_position_params.text_document.uri)
+            let Some(snap) = self
+                .snapshot(&p.text_document_position_params.text_document.uri)
+                .await
             else {
                 return Ok(None);
             };
@@ -1509,7 +1562,7 @@ impl LanguageServer for Backend {
         p: DocumentSymbolParams,
     ) -> Result<Option<DocumentSymbolResponse>> {
         guard(async {
-            let Some(snap) = self.snapshot(&p.text_document.uri) else {
+            let Some(snap) = self.snapshot(&p.text_document.uri).await else {
                 return Ok(None);
             };
             let item = snap.item.clone();
@@ -1523,6 +1576,7 @@ impl LanguageServer for Backend {
 
     async fn symbol(&self, p: WorkspaceSymbolParams) -> Result<Option<WorkspaceSymbolResponse>> {
         guard(async {
+            self.wait_loaded(None).await;
             let (spaces, enc) = {
                 let st = self.lock();
                 (st.spaces.values().cloned().collect::<Vec<_>>(), st.enc)
@@ -1586,7 +1640,7 @@ impl LanguageServer for Backend {
 
     async fn code_action(&self, p: CodeActionParams) -> Result<Option<CodeActionResponse>> {
         guard(async {
-            let Some(snap) = self.snapshot(&p.text_document.uri) else {
+            let Some(snap) = self.snapshot(&p.text_document.uri).await else {
                 return Ok(None);
             };
             let start = Self::offset(&snap, p.range.start);

@@ -263,7 +263,12 @@ local function run_asking(client, argument, bufnr)
     end
     local a = vim.deepcopy(argument)
     a.ask = nil
-    a.parameters = params
+    -- A step's lens carries its fixed parameters and asks for the templated ones.
+    if type(argument.parameters) == 'table' then
+      a.parameters = vim.tbl_extend('force', argument.parameters, params)
+    else
+      a.parameters = params
+    end
     M.run(client, a, bufnr)
   end)
 end

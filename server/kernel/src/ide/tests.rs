@@ -793,3 +793,88 @@ fn references_of_a_permission_are_the_calls_relying_on_it() {
     assert_eq!(covered, ["rt/py"], "{refs:?}");
     assert_eq!(refs[0].via, "granted");
 }
+
+/// Issue 15, point 6: `▶ Run step tool X` passes the step's `<param>`s; a value holding an
+/// `{input:…}` placeholder is asked for (as `▶ Run…` asks), described by the input.
+#[test]
+fn run_step_lens_passes_the_step_parameters() {
+    let tool_src = r#"__version__ = "1.0.0"
+__tool_type__ = "python"
+__executor_id__ = "rt/py"
+CONFIG_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "description": "The file"},
+        "top": {"type": "integer"},
+        "label": {"type": "string"},
+        "deep": {"type": "boolean"},
+    },
+    "required": ["path"],
+}
+"#;
+    let text = DIRECTIVE.replace(
+        r#"<param name="path" value="{input:readme}"/>"#,
+        r#"<param name="path" value="{input:readme}"/>
+        <param name="top" value="5"/>
+        <param name="label" value="7 words"/>
+        <param name="deep" value="true"/>"#,
+    );
+    let text = text.replace(r#"item_id="rt/py""#, r#"item_id="rt/count""#);
+    let (mut ws, d) = ws_with("directives/t.md", ItemType::Directive, "t", &text);
+    let tool = parse_item(
+        ItemType::Tool,
+        "rt/count".into(),
+        Space::Project,
+        PathBuf::from("/nonexistent/proj/.ai/tools/rt/count.py"),
+        tool_src.as_bytes(),
+    )
+    .expect("tool");
+    ws.insert(Arc::new(tool));
+    let lenses = code_lenses(&ws, &d);
+    let step = lenses
+        .iter()
+        .find(|l| l.title == "▶ Run step tool rt/count")
+        .expect("the step's lens");
+    assert_eq!(
+        step.args,
+        vec![serde_json::json!({
+            "id": "rt/count",
+            "parameters": {"top": 5, "label": "7 words", "deep": true},
+            "ask": true,
+            "schema": {
+                "type": "object",
+                "properties": {
+                    "path": {
+                        "type": "string",
+                        "description": "{input:readme}: The README file",
+                        "default": "README.md",
+                    },
+                },
+                "required": ["path"],
+            },
+        })]
+    );
+    // A step whose values are all fixed runs at once with them.
+    let fixed = text.replace("{input:readme}", "docs/a.md");
+    let (mut ws, d) = ws_with("directives/t.md", ItemType::Directive, "t", &fixed);
+    let tool = parse_item(
+        ItemType::Tool,
+        "rt/count".into(),
+        Space::Project,
+        PathBuf::from("/nonexistent/proj/.ai/tools/rt/count.py"),
+        tool_src.as_bytes(),
+    )
+    .expect("tool");
+    ws.insert(Arc::new(tool));
+    let step = code_lenses(&ws, &d)
+        .into_iter()
+        .find(|l| l.title == "▶ Run step tool rt/count")
+        .expect("the step's lens");
+    assert_eq!(
+        step.args,
+        vec![serde_json::json!({
+            "id": "rt/count",
+            "parameters": {"path": "docs/a.md", "top": 5, "label": "7 words", "deep": true},
+        })]
+    );
+}

@@ -26,7 +26,10 @@ impl Backend {
         &self,
         p: ReferenceParams,
     ) -> Result<Option<Vec<Location>>> {
-        let Some(snap) = self.snapshot(&p.text_document_position.text_document.uri) else {
+        let Some(snap) = self
+            .snapshot(&p.text_document_position.text_document.uri)
+            .await
+        else {
             return Ok(None);
         };
         let off = Self::offset(&snap, p.text_document_position.position);
@@ -50,7 +53,7 @@ impl Backend {
         &self,
         p: TextDocumentPositionParams,
     ) -> Result<Option<PrepareRenameResponse>> {
-        let Some(snap) = self.snapshot(&p.text_document.uri) else {
+        let Some(snap) = self.snapshot(&p.text_document.uri).await else {
             return Ok(None);
         };
         let off = Self::offset(&snap, p.position);
@@ -65,7 +68,10 @@ impl Backend {
     }
 
     pub(super) async fn rename_at(&self, p: RenameParams) -> Result<Option<WorkspaceEdit>> {
-        let Some(snap) = self.snapshot(&p.text_document_position.text_document.uri) else {
+        let Some(snap) = self
+            .snapshot(&p.text_document_position.text_document.uri)
+            .await
+        else {
             return Ok(None);
         };
         let off = Self::offset(&snap, p.text_document_position.position);
@@ -147,7 +153,10 @@ impl Backend {
         &self,
         p: SignatureHelpParams,
     ) -> Result<Option<SignatureHelp>> {
-        let Some(snap) = self.snapshot(&p.text_document_position_params.text_document.uri) else {
+        let Some(snap) = self
+            .snapshot(&p.text_document_position_params.text_document.uri)
+            .await
+        else {
             return Ok(None);
         };
         let off = Self::offset(&snap, p.text_document_position_params.position);

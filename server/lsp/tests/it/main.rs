@@ -3,5 +3,6 @@
 mod common;
 mod e2e;
 mod early;
+mod fresh;
 mod incremental;
 mod init;
