@@ -221,13 +221,26 @@ async function activate(context) {
       return f && fs.readFileSync(f, 'utf8').includes('▶ text/slow\nstarted\n');
     }, 20000, 250);
     // Click the notification's Cancel button in the page, as a user would.
-    const clicked = await waitFor('the Cancel button of the progress notification', () => cdpEvaluate(cdp, `(() => {
-      const toast = [...document.querySelectorAll('.notification-toast')].find((t) => t.textContent.includes('Kiwi: running text/slow'));
-      const b = toast && [...toast.querySelectorAll('.monaco-button')].find((x) => x.textContent.trim() === 'Cancel');
-      if (!b) return false;
-      b.click();
-      return true;
-    })()`), 15000, 500);
+    // Earlier checks leave notifications on screen (the failing run's error): VS Code may then
+    // keep the progress in the notification center instead of a toast, so the earlier ones
+    // are cleared first and the center is searched too.
+    await vscode.commands.executeCommand('notifications.clearAll');
+    let opened = false;
+    const clicked = await waitFor('the Cancel button of the progress notification', async () => {
+      const found = await cdpEvaluate(cdp, `(() => {
+        const items = [...document.querySelectorAll('.notification-list-item')].filter((t) => t.innerText.includes('Kiwi: running text/slow'));
+        for (const item of items) {
+          const b = [...item.querySelectorAll('.monaco-button')].find((x) => x.innerText.trim() === 'Cancel');
+          if (b) { b.click(); return true; }
+        }
+        return false;
+      })()`);
+      if (!found && !opened && Date.now() - t0 > 5000) {
+        opened = true;
+        await vscode.commands.executeCommand('notifications.showList');
+      }
+      return found;
+    }, 20000, 500);
     const r = await withTimeout(running, 20000, 'the cancelled run');
     const ms = Date.now() - t0;
     assert(r && (r.cancelled === true || (r.error && r.error.kind === 'cancelled')), `result: ${JSON.stringify(r)}`);
