@@ -54,10 +54,12 @@ PLAIN = "plain-value-from-dotenv"
 
 
 def kiwi_bin():
+    # Absolute: some checks start the server in another directory (`tests/run.sh` passes a
+    # path relative to the repository).
     if os.environ.get("KIWI_BIN"):
-        return os.environ["KIWI_BIN"]
+        return os.path.abspath(os.environ["KIWI_BIN"])
     target = os.environ.get("CARGO_TARGET_DIR", str(ROOT / "target"))
-    return str(Path(target) / "release" / "kiwi")
+    return os.path.abspath(str(Path(target) / "release" / "kiwi"))
 
 
 def pieces(value, n=12):
