@@ -20,7 +20,10 @@
 //!       "commit": "3f1c…",
 //!       "digest": "sha256:…",
 //!       "signer": "9a0b…",
-//!       "files": ["tools/text/word_count.py"]
+//!       "files": ["tools/text/word_count.py"],
+//!       "signed_at": "2026-11-24T07:30:00Z",
+//!       "signature": "…",
+//!       "public_key": "…"
 //!     }
 //!   ]
 //! }
@@ -29,6 +32,9 @@
 //! `files` are relative to the `.ai/` folder the item was written to (the project's, or the
 //! user space for `--to user`), `/`-separated; `digest` is [`crate::trust::item_digest`] over
 //! exactly those files with exactly those paths, so [`LockEntry::current_digest`] recomputes it.
+//! `signed_at`, `signature` and `public_key` (left out when empty) let the pin be verified
+//! offline ([`LockEntry::verify`]). An entry with an empty `registry` was pinned locally by
+//! `kiwi sign` rather than pulled.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -60,6 +66,17 @@ pub struct LockEntry {
     pub signer: String,
     /// The item's files, relative to the `.ai/` folder it was written to.
     pub files: Vec<String>,
+    /// When it was signed (the envelope's `signed_at`); empty when not signed.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub signed_at: String,
+    /// The signature over [`LockEntry::envelope`] (base64), so `kiwi check` and `kiwi verify`
+    /// can verify the pin offline; empty when not signed.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub signature: String,
+    /// The signer's public key as the registry gave it ([`crate::trust::public_key_text`]):
+    /// tells a valid signature by an untrusted key from a bad one. Optional.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub public_key: String,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -245,6 +262,33 @@ pub enum FileState {
 }
 
 impl LockEntry {
+    /// Whether the entry came from a registry (else it was pinned by `kiwi sign`).
+    pub fn is_pulled(&self) -> bool {
+        !self.registry.is_empty()
+    }
+
+    /// The envelope the entry's signature covers (its locked digest, not the files' current
+    /// one: drift is [`LockEntry::state`]'s business).
+    pub fn envelope(&self) -> crate::trust::Envelope {
+        crate::trust::Envelope {
+            item_type: self.item_type.clone(),
+            id: self.id.clone(),
+            version: self.version.clone(),
+            digest: self.digest.clone(),
+            signed_at: self.signed_at.clone(),
+            signer: self.signer.clone(),
+        }
+    }
+
+    /// Verify the entry's signature; `None` when it is not signed.
+    pub fn verify(&self, store: &crate::trust::TrustStore) -> Option<crate::trust::Verdict> {
+        if self.signature.is_empty() {
+            return None;
+        }
+        let key = Some(self.public_key.as_str()).filter(|k| !k.is_empty());
+        Some(store.verify(&self.envelope(), &self.signature, key))
+    }
+
     /// The digest of the entry's files as they are now under `space_ai` (the `.ai/` folder
     /// they were written to), or the files that are missing. A file that is a symlink, or that
     /// resolves outside `space_ai`, counts as missing: kiwi never reads through links here.
@@ -295,6 +339,9 @@ mod tests {
             digest: "sha256:00".into(),
             signer: "ff".into(),
             files: files.iter().map(|s| s.to_string()).collect(),
+            signed_at: String::new(),
+            signature: String::new(),
+            public_key: String::new(),
         }
     }
 
@@ -397,5 +444,27 @@ mod tests {
         // A symlink counts as missing.
         std::os::unix::fs::symlink("/etc/hostname", ai.join("tools/a.py")).unwrap();
         assert!(matches!(e.state(ai), FileState::Missing { .. }));
+    }
+
+    #[test]
+    fn a_signed_entry_verifies_offline_and_a_tampered_one_does_not() {
+        let u = tempfile::tempdir().unwrap();
+        let keys = crate::trust::Keys::generate(u.path()).unwrap();
+        let store = crate::trust::TrustStore::load(u.path()).unwrap();
+        let mut e = entry("tool", "a", &["tools/a.py"]);
+        assert_eq!(e.verify(&store), None);
+        e.signer = keys.fingerprint();
+        e.signed_at = "2026-11-24T07:30:00Z".into();
+        e.signature = keys.sign(&e.envelope());
+        assert!(e.verify(&store).unwrap().is_trusted());
+        let text = Lockfile {
+            entries: vec![e.clone()],
+        }
+        .to_text();
+        assert!(text.contains("\"signature\""));
+        let back = Lockfile::parse(&text).unwrap();
+        assert!(back.entries[0].verify(&store).unwrap().is_trusted());
+        e.version = "9.9.9".into();
+        assert_eq!(e.verify(&store), Some(crate::trust::Verdict::BadSignature));
     }
 }

@@ -121,6 +121,54 @@ pub fn item_digest(files: &[(String, Vec<u8>)]) -> String {
     format!("sha256:{}", hex(&h.finalize()))
 }
 
+/// An item's files: its own file and, for a YAML tool, its script, as (the path relative to
+/// its space's `.ai/` folder, `/`-separated; the absolute path). The input of [`item_digest`]
+/// and of a lock entry's `files`. Refuses builtin items (they have no files) and a file that
+/// resolves outside its space (a symlink out: K006).
+pub fn item_file_paths(
+    ws: &crate::workspace::Workspace,
+    item: &crate::workspace::Item,
+) -> Result<Vec<(String, PathBuf)>, String> {
+    let root = ws
+        .space_root(item.space)
+        .ok_or_else(|| format!("`{}` is a builtin item: it has no files", item.id))?;
+    let mut out = Vec::new();
+    for file in [Some(item.path.as_path()), item.script.as_deref()]
+        .into_iter()
+        .flatten()
+    {
+        crate::ids::confine(&root, file)
+            .map_err(|e| format!("{}: {e} (K006)", file.display()))?;
+        let rel = file
+            .strip_prefix(&root)
+            .map_err(|_| format!("{} is outside {}", file.display(), root.display()))?;
+        let rel = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("/");
+        out.push((rel, file.to_path_buf()));
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// [`item_file_paths`] with each file's bytes.
+pub fn item_files(
+    ws: &crate::workspace::Workspace,
+    item: &crate::workspace::Item,
+) -> Result<Vec<(String, Vec<u8>)>, String> {
+    item_file_paths(ws, item)?
+        .into_iter()
+        .map(|(rel, abs)| {
+            std::fs::read(&abs)
+                .map(|b| (rel, b))
+                .map_err(|e| format!("{}: {e}", abs.display()))
+        })
+        .collect()
+}
+
 /// `sha256:<hex>` of one file's bytes (the index lines' per-file `sha256` is the bare hex:
 /// [`sha256_hex`]).
 pub fn sha256_hex(bytes: &[u8]) -> String {
