@@ -18,6 +18,7 @@
 //! rye-os names keys by a 16-hex-character fingerprint of its own ([`rye::rye_fingerprint`]);
 //! the trust store answers to both.
 
+pub mod audit;
 pub mod pem;
 pub mod rye;
 
@@ -137,8 +138,7 @@ pub fn item_file_paths(
         .into_iter()
         .flatten()
     {
-        crate::ids::confine(&root, file)
-            .map_err(|e| format!("{}: {e} (K006)", file.display()))?;
+        crate::ids::confine(&root, file).map_err(|e| format!("{}: {e} (K006)", file.display()))?;
         let rel = file
             .strip_prefix(&root)
             .map_err(|_| format!("{} is outside {}", file.display(), root.display()))?;
