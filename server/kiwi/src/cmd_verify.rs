@@ -88,7 +88,7 @@ pub fn run(items: &[String], project: Option<&Path>, json: bool) -> Result<ExitC
             println!("✗ {m}");
         }
     }
-    Ok(if all_ok && !(results.is_empty() && !items.is_empty()) {
+    Ok(if all_ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

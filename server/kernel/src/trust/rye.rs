@@ -126,9 +126,7 @@ pub fn content_hash(item: &crate::workspace::Item) -> Option<String> {
     let mut rest: Vec<&str> = text.split('\n').collect();
     // The signature line is line 1, or line 2 after a shebang.
     let at = usize::from(rest.first().is_some_and(|l| l.starts_with("#!")));
-    if rest.get(at).and_then(|l| parse_header(l)).is_none() {
-        return None;
-    }
+    rest.get(at).and_then(|l| parse_header(l))?;
     rest.remove(at);
     if at == 1 {
         rest.remove(0);
