@@ -484,3 +484,30 @@ fn the_corpus_files_are_reported_unverified_not_broken() {
         );
     }
 }
+
+/// MCP `execute` runs through the same `exec::prepare`: the same refusal.
+#[test]
+fn mcp_execute_refuses_a_pulled_item_that_changed() {
+    let w = World::new();
+    w.run("alice", &["keys", "new"]).ok();
+    w.run("alice", &["sign", "t/hello"]).ok();
+    w.as_pulled();
+    let mut p = crate::common::mcp(&w.project(), &w.user("alice"));
+    let args = serde_json::json!({"item_type": "tool", "action": "run", "item_id": "t/hello"});
+    let r = p.call("execute", args.clone());
+    assert_ne!(r["isError"], true, "{r}");
+    w.write(
+        "tools/t/hello.py",
+        &std::fs::read_to_string(w.ai().join("tools/t/hello.py"))
+            .unwrap()
+            .replace("print('hello')", "print('pwned')"),
+    );
+    let r = p.call("execute", args);
+    assert_eq!(r["isError"], true, "{r}");
+    let text = r.to_string();
+    assert!(
+        text.contains("changed since it was pulled") && !text.contains("pwned\\n"),
+        "{text}"
+    );
+    p.close();
+}
