@@ -511,3 +511,53 @@ fn mcp_execute_refuses_a_pulled_item_that_changed() {
     );
     p.close();
 }
+
+/// The language server: drift and an untrusted signer as diagnostics of the pulled item's
+/// file, and its first line's hover showing where it came from.
+#[test]
+fn lsp_shows_provenance_and_drift() {
+    use serde_json::json;
+    let w = World::new();
+    w.run("alice", &["keys", "new"]).ok();
+    w.run("alice", &["sign", "t/hello"]).ok();
+    w.as_pulled();
+    let file = w.ai().join("tools/t/hello.py");
+    std::fs::write(
+        &file,
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .replace("hello')", "hi')"),
+    )
+    .unwrap();
+    let mut p = crate::common::lsp(&w.project(), &w.user("bob"));
+    let u = format!("file://{}", file.display());
+    let text = std::fs::read_to_string(&file).unwrap();
+    p.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": u, "languageId": "python", "version": 1, "text": text}}),
+    );
+    let uu = u.clone();
+    let note = p.wait_note(crate::common::ANSWER, move |m| {
+        m["method"] == "textDocument/publishDiagnostics"
+            && m["params"]["uri"] == json!(uu)
+            && m["params"]["diagnostics"].to_string().contains("R701")
+    });
+    let diags = note["params"]["diagnostics"].to_string();
+    assert!(diags.contains("R703"), "{diags}");
+    let r = p.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": u}, "position": {"line": 0, "character": 2}}),
+    );
+    let hover = r["result"]["contents"].to_string();
+    for want in [
+        "file:///srv/registry.git",
+        "1.2.0",
+        "a key you do not trust",
+        "lock drift",
+    ] {
+        assert!(hover.contains(want), "{want}: {hover}");
+    }
+    let _ = p.request("shutdown", Json::Null);
+    p.notify("exit", Json::Null);
+    p.close();
+}
