@@ -17,4 +17,7 @@ mod init;
 mod quick_fixes;
 mod ryeread;
 mod search_relevance;
+mod service_inputs;
+mod service_sessions;
+mod service_writes;
 mod spaces;
