@@ -17,6 +17,7 @@ pub mod ide;
 pub mod ids;
 pub mod init;
 pub mod knowledge;
+pub mod lookup;
 pub mod pattern;
 pub mod redact;
 pub mod search;

@@ -2,6 +2,7 @@
 
 use crate::fs::{WriteError, WriteErrorKind};
 use crate::ids::{self, ItemType, Space};
+use crate::lookup::LookupError;
 use serde::Serialize;
 use serde_json::{json, Map, Value as Json};
 
@@ -146,11 +147,16 @@ pub(super) fn no_project(what: &str) -> OpError {
     )
 }
 
-pub(super) fn check_id(id: &str) -> Res<()> {
-    ids::validate_id(id).map_err(|e| {
-        OpError::new(
-            "invalid_id",
-            format!("refused: {e}; ids stay inside their space"),
-        )
-    })
+/// A refusal of an id that is not one (empty, absolute, climbing out of its space): the
+/// lookup's own wording ([`LookupError::invalid_id`]).
+pub(super) fn check_id(t: ItemType, id: &str) -> Res<()> {
+    ids::validate_id(id).map_err(|e| LookupError::invalid_id(t, id, &e).into())
+}
+
+/// A failed lookup as the agent sees it: `not_found`, `ambiguous` or `invalid_id`, the
+/// message every face shows, the suggestions.
+impl From<LookupError> for OpError {
+    fn from(e: LookupError) -> OpError {
+        OpError::new(e.kind.code(), e.message).suggest(e.suggestions)
+    }
 }

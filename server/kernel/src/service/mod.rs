@@ -170,7 +170,7 @@ impl Service {
             .suggest(s)
             .with("allowed_actions", json!(allowed))));
         }
-        check_id(&a.item_id).map_err(at)?;
+        check_id(t, &a.item_id).map_err(at)?;
         let params = match &a.parameters {
             None | Some(Json::Null) => Map::new(),
             Some(Json::Object(m)) => m.clone(),

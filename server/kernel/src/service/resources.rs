@@ -206,7 +206,7 @@ impl Service {
             ));
         };
         let t = parse_type(t)?;
-        check_id(id)?;
+        check_id(t, id)?;
         session.check("load", t, Some(id))?;
         if t == ItemType::System {
             let project = self.project_for(None)?;

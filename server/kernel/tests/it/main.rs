@@ -14,6 +14,7 @@ mod exec_run;
 mod fuzz_regressions;
 mod grammars;
 mod init;
+mod lookup_errors;
 mod quick_fixes;
 mod ryeread;
 mod search_relevance;
