@@ -3,6 +3,7 @@
 use crate::fs::{WriteError, WriteErrorKind};
 use crate::ids::{self, ItemType, Space};
 use crate::lookup::LookupError;
+use crate::redact::Secrets;
 use serde::Serialize;
 use serde_json::{json, Map, Value as Json};
 
@@ -80,6 +81,29 @@ impl OpError {
         self.extra.insert(key.into(), v);
         self
     }
+    /// Every secret redacted from every field (the extra fields' keys included).
+    pub fn redacted(mut self, secrets: &Secrets) -> OpError {
+        if secrets.is_empty() {
+            return self;
+        }
+        let b = &mut *self.0;
+        for f in [&mut b.item_type, &mut b.action, &mut b.item_id]
+            .into_iter()
+            .flatten()
+        {
+            *f = secrets.redact(f);
+        }
+        b.error = secrets.redact(&b.error);
+        b.message = secrets.redact(&b.message);
+        for s in &mut b.suggestions {
+            *s = secrets.redact(s);
+        }
+        if let Json::Object(m) = secrets.redact_json(Json::Object(std::mem::take(&mut b.extra))) {
+            b.extra = m;
+        }
+        self
+    }
+
     pub fn to_json(&self) -> Json {
         serde_json::to_value(self).unwrap_or_else(|_| json!({"error": self.error}))
     }

@@ -79,7 +79,8 @@ pub(super) fn system_item(
 }
 
 impl Service {
-    pub fn load(&self, session: &Session, a: &LoadArgs) -> Res<Json> {
+    /// `load`: an item as the agent sees it, or its copy to another space.
+    pub(super) fn load_answer(&self, session: &Session, a: &LoadArgs) -> Res<Json> {
         let at = |e: OpError| e.at(Some(&a.item_type), Some("load"), Some(&a.item_id));
         let t = parse_type(&a.item_type).map_err(at)?;
         let extra = self

@@ -19,6 +19,7 @@ mod quick_fixes;
 mod ryeread;
 mod search_relevance;
 mod service_inputs;
+mod service_secrets;
 mod service_sessions;
 mod service_writes;
 mod spaces;

@@ -14,7 +14,7 @@
 use kiwi_kernel::check;
 use kiwi_kernel::context::Host;
 use kiwi_kernel::diag::Diagnostic;
-use kiwi_kernel::exec::{CancellationToken, NullSink};
+use kiwi_kernel::exec::{CancellationToken, NullSink, OutputSink};
 use kiwi_kernel::ids::Space;
 use kiwi_kernel::service::{ExecuteArgs, LoadArgs, OpError, SearchArgs, Service, Session};
 use kiwi_kernel::text::Encoding;
@@ -254,7 +254,14 @@ impl Agent {
     }
 
     pub fn with_project(f: &Fixture, project: Option<PathBuf>) -> Agent {
-        let host = f.host(&[("PATH", "/usr/local/bin:/usr/bin:/bin")]);
+        Agent::with_vars(f, project, &[])
+    }
+
+    /// With these variables added to the host's environment.
+    pub fn with_vars(f: &Fixture, project: Option<PathBuf>, vars: &[(&str, &str)]) -> Agent {
+        let mut all = vec![("PATH", "/usr/local/bin:/usr/bin:/bin")];
+        all.extend_from_slice(vars);
+        let host = f.host(&all);
         Agent {
             service: Service::new(project, host),
             session: Mutex::new(Session::default()),
@@ -271,6 +278,11 @@ impl Agent {
 
     /// `execute` with `{item_type, action, item_id, parameters?, project_path?}`.
     pub fn execute(&self, v: Json) -> Result<Json, OpError> {
+        self.execute_with(v, &NullSink)
+    }
+
+    /// [`Agent::execute`], a run's output streamed to `sink`.
+    pub fn execute_with(&self, v: Json, sink: &dyn OutputSink) -> Result<Json, OpError> {
         let a = ExecuteArgs {
             item_type: Self::str_of(&v, "item_type"),
             action: Self::str_of(&v, "action"),
@@ -282,12 +294,10 @@ impl Agent {
                 .and_then(Json::as_str)
                 .map(str::to_string),
         };
-        self.rt.block_on(self.service.execute(
-            &self.session,
-            &a,
-            &NullSink,
-            &CancellationToken::new(),
-        ))
+        self.rt.block_on(
+            self.service
+                .execute(&self.session, &a, sink, &CancellationToken::new()),
+        )
     }
 
     /// `load` with `{item_type, item_id, source?, destination?, force?}`.
