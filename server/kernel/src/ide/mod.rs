@@ -11,7 +11,8 @@ mod tests;
 
 pub use complete::{completions, signature_help, CompletionEntry, CompletionKind, SignatureInfo};
 pub use refs::{
-    occurrences, prepare_rename, references, rename, target_at, Occurrence, RenamePlan,
+    occurrences, prepare_rename, references, rename, rename_file, target_at, Occurrence,
+    RenamePlan,
 };
 
 use crate::chain;

@@ -878,3 +878,35 @@ CONFIG_SCHEMA = {
         })]
     );
 }
+
+#[test]
+fn renaming_a_file_renames_its_id_with_the_edits_of_rename() {
+    let (ws, d, rt, _tool, text) = refs_ws();
+    let to = PathBuf::from("/nonexistent/proj/.ai/tools/runtimes/py.py");
+    let plan = rename_file(&ws, &rt.path, &to)
+        .expect("no error")
+        .expect("an item is renamed");
+    let off = text.find("item_id=\"rt/py\"").unwrap() + "item_id=\"".len() + 1;
+    let by_rename = rename(&ws, &d, off, "runtimes/py").unwrap();
+    assert_eq!(plan.edits, by_rename.edits);
+    assert!(plan.moves.is_empty(), "the editor moves the file itself");
+    // A directive moved: its name follows the new stem.
+    let plan = rename_file(
+        &ws,
+        &d.path,
+        &PathBuf::from("/nonexistent/proj/.ai/directives/ops/check.md"),
+    )
+    .unwrap()
+    .unwrap();
+    assert_eq!(plan.edits.len(), 1);
+    assert_eq!(plan.edits[0].1[0].new_text, "check");
+    // Not an item rename: out of the type folder, into another type, or not an item.
+    let elsewhere = PathBuf::from("/nonexistent/proj/notes/py.py");
+    assert_eq!(rename_file(&ws, &rt.path, &elsewhere), Ok(None));
+    let other_type = PathBuf::from("/nonexistent/proj/.ai/directives/py.md");
+    assert_eq!(rename_file(&ws, &rt.path, &other_type), Ok(None));
+    assert_eq!(rename_file(&ws, &elsewhere, &to), Ok(None));
+    // An id that exists already is refused.
+    let taken = PathBuf::from("/nonexistent/proj/.ai/tools/text/count.py");
+    assert!(rename_file(&ws, &rt.path, &taken).is_err());
+}
