@@ -9,7 +9,7 @@ use kiwi_kernel::exec::{self, CancellationToken, OutputSink, Stream};
 use kiwi_kernel::ide;
 use kiwi_kernel::ids::{ItemType, Space};
 use kiwi_kernel::text::{Encoding, SourceText, TextRange};
-use kiwi_kernel::workspace::{Item, Lookup, Workspace};
+use kiwi_kernel::workspace::{Item, Lookup, WatchedChange, Workspace};
 use serde_json::{json, Value as Json};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -1280,17 +1280,21 @@ impl LanguageServer for Backend {
                 let Some(path) = to_path(&change.uri) else {
                     continue;
                 };
-                let in_ai = path.components().any(|c| c.as_os_str() == ".ai");
-                if in_ai {
-                    if let Some(key) = self.key_for(&path) {
-                        if st.docs.contains_key(&path) {
-                            continue; // the editor owns an open document
-                        }
-                        if let Some(ws) = st.spaces.get_mut(&key) {
-                            Arc::make_mut(ws).refresh_path(&path);
-                            changed.entry(key.clone()).or_default().push(path.clone());
-                            affected.insert(key);
-                        }
+                // An item file of a loaded workspace; anything else (a venv under `.ai/`
+                // through a symlink included) is what resolutions read.
+                let item_key = self.key_for(&path).filter(|k| {
+                    st.spaces
+                        .get(k)
+                        .is_some_and(|ws| ws.watched_change(&path) == WatchedChange::Item)
+                });
+                if let Some(key) = item_key {
+                    if st.docs.contains_key(&path) {
+                        continue; // the editor owns an open document
+                    }
+                    if let Some(ws) = st.spaces.get_mut(&key) {
+                        Arc::make_mut(ws).refresh_path(&path);
+                        changed.entry(key.clone()).or_default().push(path.clone());
+                        affected.insert(key);
                     }
                 } else {
                     // A virtual environment, a version file or a dotenv file: resolutions

@@ -18,3 +18,4 @@ mod quick_fixes;
 mod ryeread;
 mod search_relevance;
 mod spaces;
+mod watched;
