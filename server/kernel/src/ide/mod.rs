@@ -6,10 +6,15 @@
 
 mod complete;
 mod refs;
+mod syntax;
 #[cfg(test)]
 mod tests;
 
 pub use complete::{completions, signature_help, CompletionEntry, CompletionKind, SignatureInfo};
+pub use syntax::{
+    document_links, folding_ranges, semantic_tokens, DocLink, Fold, FoldKind, SemanticToken,
+    TokenKind,
+};
 pub use refs::{
     occurrences, prepare_rename, references, rename, rename_file, target_at, Occurrence,
     RenamePlan,

@@ -22,7 +22,7 @@ pub struct Occurrence {
 
 /// The id text inside `range` of `text`: the range itself, or inside its quotes; `None`
 /// when the text there is not the id (a spelling the rename cannot rewrite in place).
-fn id_range(text: &str, range: TextRange, id: &str) -> Option<TextRange> {
+pub(super) fn id_range(text: &str, range: TextRange, id: &str) -> Option<TextRange> {
     let s = text.get(range.start..range.end)?;
     if s == id {
         return Some(range);

@@ -910,3 +910,173 @@ fn renaming_a_file_renames_its_id_with_the_edits_of_rename() {
     let taken = PathBuf::from("/nonexistent/proj/.ai/tools/text/count.py");
     assert!(rename_file(&ws, &rt.path, &taken).is_err());
 }
+
+/// DIRECTIVE with a second step: a system placeholder, a `${VAR}`, an undeclared input, rye's
+/// `${input:NAME}` and a call of a tool no space holds.
+fn painted_directive() -> String {
+    DIRECTIVE.replace(
+        "    </step>\n  </process>",
+        "    </step>\n    <step name=\"report\">\n      Report to ${USER} in {system.project.path} about {input:nope} and ${input:readme}.\n      <execute item_type=\"tool\" item_id=\"missing/tool\"/>\n    </step>\n  </process>",
+    )
+}
+
+#[test]
+fn semantic_tokens_of_placeholders_variables_and_ids() {
+    let text = painted_directive();
+    let (rt, _) = fixture(RUNTIME);
+    let (mut ws, d) = ws_with("directives/t.md", ItemType::Directive, "t", &text);
+    ws.insert(Arc::new(
+        parse_item(
+            ItemType::Tool,
+            "rt/py".into(),
+            Space::Project,
+            PathBuf::from("/nonexistent/proj/.ai/tools/rt/py.py"),
+            rt.as_bytes(),
+        )
+        .unwrap(),
+    ));
+    let tokens = semantic_tokens(&ws, &d);
+    let shown: Vec<(TokenKind, &str, bool)> = tokens
+        .iter()
+        .map(|t| (t.kind, &text[t.range.start..t.range.end], t.unresolved))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (TokenKind::ItemId, "rt/py", false),
+            (TokenKind::Input, "{input:readme}", false),
+            (TokenKind::EnvVar, "${USER}", false),
+            (TokenKind::System, "{system.project.path}", false),
+            (TokenKind::Input, "{input:nope}", true),
+            (TokenKind::Input, "${input:readme}", false),
+            (TokenKind::ItemId, "missing/tool", true),
+        ]
+    );
+    // A tool: its executor id and the `${VAR}` of its values.
+    let (rt_text, _) = fixture(RUNTIME);
+    let (ws, tool) = ws_with("tools/rt/py.py", ItemType::Tool, "rt/py", &rt_text);
+    let shown: Vec<(TokenKind, String)> = semantic_tokens(&ws, &tool)
+        .iter()
+        .map(|t| (t.kind, rt_text[t.range.start..t.range.end].to_string()))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (TokenKind::ItemId, "subprocess".to_string()),
+            (TokenKind::EnvVar, "${KIWI_PYTHON}".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn folding_ranges_per_step() {
+    let text = painted_directive();
+    let (_, d) = ws_with("directives/t.md", ItemType::Directive, "t", &text);
+    let folds = folding_ranges(&d);
+    let steps: Vec<(&str, Option<&str>)> = folds
+        .iter()
+        .filter(|f| text[f.range.start..].starts_with("<step"))
+        .map(|f| (&text[f.range.start..f.range.end], f.label.as_deref()))
+        .collect();
+    assert_eq!(steps.len(), 2, "{folds:?}");
+    assert_eq!(steps[0].1, Some("step count"));
+    assert_eq!(steps[1].1, Some("step report"));
+    assert!(steps[1].0.ends_with("</step>"), "{}", steps[1].0);
+    // Every fold spans lines; the root, metadata, inputs, process, permissions fold too.
+    for f in &folds {
+        assert!(text[f.range.start..f.range.end].contains('\n'), "{f:?}");
+    }
+    for name in ["<directive", "<metadata>", "<inputs>", "<process>", "<permissions>"] {
+        assert!(
+            folds.iter().any(|f| text[f.range.start..].starts_with(name)),
+            "{name}"
+        );
+    }
+    // The self-closing `<execute .../>` on one line does not fold.
+    assert!(!folds
+        .iter()
+        .any(|f| text[f.range.start..].starts_with("<execute item_type=\"tool\" item_id=\"missing")));
+    // A tool: its multi-line maps.
+    let (rt_text, _) = fixture(RUNTIME);
+    let (_, tool) = ws_with("tools/rt/py.py", ItemType::Tool, "rt/py", &rt_text);
+    let folds = folding_ranges(&tool);
+    let starts: Vec<&str> = folds
+        .iter()
+        .map(|f| rt_text[f.range.start..].lines().next().unwrap())
+        .collect();
+    assert_eq!(starts, ["{", "{"], "ENV_CONFIG and its interpreter map");
+}
+
+#[test]
+fn document_links_for_item_ids_and_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let proj = dir.path().join("proj");
+    std::fs::create_dir_all(proj.join(".ai/tools/rt")).unwrap();
+    std::fs::write(proj.join("README.md"), "# readme\n").unwrap();
+    std::fs::write(proj.join(".ai/tools/rt/helper.sh"), "echo hi\n").unwrap();
+    let mut ws = Workspace::new(
+        Some(proj.clone()),
+        Host::for_tests(&[("HOME", "/nonexistent/home"), ("PATH", "/nonexistent/bin")]),
+    );
+    let text = painted_directive();
+    let d = Arc::new(
+        parse_item(
+            ItemType::Directive,
+            "t".into(),
+            Space::Project,
+            proj.join(".ai/directives/t.md"),
+            text.as_bytes(),
+        )
+        .unwrap(),
+    );
+    ws.insert(d.clone());
+    let (rt_text, _) = fixture(RUNTIME);
+    let rt_text = rt_text.replace(
+        "\"args\": [\"{tool_path}\"]",
+        "\"args\": [\"{tool_dir}/helper.sh\", \"{tool_dir}/absent.sh\"]",
+    );
+    let rt = Arc::new(
+        parse_item(
+            ItemType::Tool,
+            "rt/py".into(),
+            Space::Project,
+            proj.join(".ai/tools/rt/py.py"),
+            rt_text.as_bytes(),
+        )
+        .unwrap(),
+    );
+    ws.insert(rt.clone());
+    let links = document_links(&ws, &d);
+    let shown: Vec<(&str, PathBuf)> = links
+        .iter()
+        .map(|l| (&text[l.range.start..l.range.end], l.target.clone()))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            ("README.md", proj.join("README.md")),
+            ("rt/py", rt.path.clone()),
+        ],
+        "the missing tool links nowhere"
+    );
+    let links = document_links(&ws, &rt);
+    let shown: Vec<(&str, String)> = links
+        .iter()
+        .map(|l| {
+            (
+                &rt_text[l.range.start..l.range.end],
+                l.target.display().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(shown.len(), 2, "{shown:?}");
+    assert_eq!(shown[0].0, "subprocess");
+    assert!(shown[0].1.starts_with("<builtin>"), "{shown:?}");
+    assert_eq!(
+        shown[1],
+        (
+            "{tool_dir}/helper.sh",
+            proj.join(".ai/tools/rt/helper.sh").display().to_string()
+        )
+    );
+}
