@@ -5,19 +5,20 @@
 //! and, where it applies, a byte offset in that text. None of them panics on any input.
 
 mod complete;
+mod format;
 mod refs;
 mod syntax;
 #[cfg(test)]
 mod tests;
 
 pub use complete::{completions, signature_help, CompletionEntry, CompletionKind, SignatureInfo};
+pub use format::format;
+pub use refs::{
+    occurrences, prepare_rename, references, rename, rename_file, target_at, Occurrence, RenamePlan,
+};
 pub use syntax::{
     document_links, folding_ranges, semantic_tokens, DocLink, Fold, FoldKind, SemanticToken,
     TokenKind,
-};
-pub use refs::{
-    occurrences, prepare_rename, references, rename, rename_file, target_at, Occurrence,
-    RenamePlan,
 };
 
 use crate::chain;

@@ -986,16 +986,24 @@ fn folding_ranges_per_step() {
     for f in &folds {
         assert!(text[f.range.start..f.range.end].contains('\n'), "{f:?}");
     }
-    for name in ["<directive", "<metadata>", "<inputs>", "<process>", "<permissions>"] {
+    for name in [
+        "<directive",
+        "<metadata>",
+        "<inputs>",
+        "<process>",
+        "<permissions>",
+    ] {
         assert!(
-            folds.iter().any(|f| text[f.range.start..].starts_with(name)),
+            folds
+                .iter()
+                .any(|f| text[f.range.start..].starts_with(name)),
             "{name}"
         );
     }
     // The self-closing `<execute .../>` on one line does not fold.
-    assert!(!folds
-        .iter()
-        .any(|f| text[f.range.start..].starts_with("<execute item_type=\"tool\" item_id=\"missing")));
+    assert!(!folds.iter().any(
+        |f| text[f.range.start..].starts_with("<execute item_type=\"tool\" item_id=\"missing")
+    ));
     // A tool: its multi-line maps.
     let (rt_text, _) = fixture(RUNTIME);
     let (_, tool) = ws_with("tools/rt/py.py", ItemType::Tool, "rt/py", &rt_text);
@@ -1079,4 +1087,67 @@ fn document_links_for_item_ids_and_paths() {
             proj.join(".ai/tools/rt/helper.sh").display().to_string()
         )
     );
+}
+
+fn formatted(rel: &str, t: ItemType, text: &str) -> Result<String, String> {
+    let (_, item) = ws_with(rel, t, "x", text);
+    let mut out = text.to_string();
+    let mut edits = format(&item)?;
+    edits.sort_by_key(|e| std::cmp::Reverse(e.range.start));
+    for e in edits {
+        out.replace_range(e.range.start..e.range.end, &e.new_text);
+    }
+    Ok(out)
+}
+
+#[test]
+fn formatting_a_directive_indents_its_xml_and_nothing_else() {
+    let messy = "# T  \n\n```xml\n<directive name=\"t\" version=\"1.0.0\">\n<metadata>   \n        <description>d</description>\n  </metadata>\n   <process>\n <step name=\"a\"\n         id=\"x\">\n        Do this:\n          - indented item  \n        Done.\n      <template>\n   keep   \n      </template>\n      <param name=\"p\" value=\"line one\n   line two\"/>\n </step>\n\n  </process>\n</directive>\n```\n";
+    let want = "# T  \n\n```xml\n<directive name=\"t\" version=\"1.0.0\">\n  <metadata>\n    <description>d</description>\n  </metadata>\n  <process>\n    <step name=\"a\"\n            id=\"x\">\n      Do this:\n        - indented item  \n      Done.\n      <template>\n   keep   \n      </template>\n      <param name=\"p\" value=\"line one\n   line two\"/>\n    </step>\n\n  </process>\n</directive>\n```\n";
+    let got = formatted("directives/t.md", ItemType::Directive, messy).unwrap();
+    assert_eq!(got, want, "\n{got}");
+    // Idempotent.
+    assert_eq!(
+        formatted("directives/t.md", ItemType::Directive, &got).unwrap(),
+        got
+    );
+    // CRLF line ends stay.
+    let crlf = messy.replace('\n', "\r\n");
+    assert_eq!(
+        formatted("directives/t.md", ItemType::Directive, &crlf).unwrap(),
+        want.replace('\n', "\r\n")
+    );
+}
+
+#[test]
+fn formatting_a_yaml_tool_levels_its_indentation() {
+    let messy = "version: \"1.0.0\"   \ntool_type: python\nexecutor_id: rt/py\nconfig:\n    command: python3\n    args:\n    -   \"{tool_path}\"\n    -   x\n    env:\n          A: '1'\n    # a comment\n    script: |\n        keep  \n          this\n\n        as is\n    flow: [a,\n      b]\nconfig_schema:\n  type: object\n";
+    let want = "version: \"1.0.0\"\ntool_type: python\nexecutor_id: rt/py\nconfig:\n  command: python3\n  args:\n  - \"{tool_path}\"\n  - x\n  env:\n    A: '1'\n  # a comment\n  script: |\n      keep  \n        this\n\n      as is\n  flow: [a,\n    b]\nconfig_schema:\n  type: object\n";
+    let got = formatted("tools/t.yaml", ItemType::Tool, messy).unwrap();
+    assert_eq!(got, want, "\n{got}");
+    assert_eq!(
+        formatted("tools/t.yaml", ItemType::Tool, &got).unwrap(),
+        got
+    );
+    // Refused: a syntax error, a Python tool, a directive whose signature holds.
+    assert!(formatted("tools/t.yaml", ItemType::Tool, "a: [b\n").is_err());
+    let (rt, _) = fixture(RUNTIME);
+    assert!(formatted("tools/rt/py.py", ItemType::Tool, &rt).is_err());
+}
+
+#[test]
+fn formatting_refuses_a_directive_whose_signature_holds() {
+    let body = DIRECTIVE.to_string();
+    let d = crate::directive::parse(&body);
+    let hash = crate::directive::content_hash(&body, &d).unwrap();
+    let signed = format!("<!-- rye:signed:2026-02-13T08:38:46Z:{hash}:sig:fp -->\n{body}")
+        .replace("  <metadata>", " <metadata>");
+    // The signature no longer holds once the text changed: formatting goes ahead.
+    assert!(formatted("directives/t.md", ItemType::Directive, &signed).is_ok());
+    let d = crate::directive::parse(&signed);
+    let hash = crate::directive::content_hash(&signed, &d).unwrap();
+    let signed = format!("<!-- rye:signed:2026-02-13T08:38:46Z:{hash}:sig:fp -->\n{body}")
+        .replace("  <metadata>", " <metadata>");
+    let err = formatted("directives/t.md", ItemType::Directive, &signed).unwrap_err();
+    assert!(err.contains("signed"), "{err}");
 }

@@ -11,6 +11,7 @@ mod exec_http;
 mod exec_process;
 mod exec_refuse;
 mod exec_run;
+mod formatting;
 mod fuzz_regressions;
 mod grammars;
 mod init;
