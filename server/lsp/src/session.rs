@@ -32,6 +32,8 @@ pub(crate) struct Doc {
     pub doc: Document,
     pub version: i32,
     pub key: Key,
+    /// What its code lenses showed when last looked at (see `Backend::refresh_lenses`).
+    pub lenses: u64,
 }
 
 /// What the client declared it can do (from `initialize`).

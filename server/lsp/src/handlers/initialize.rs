@@ -135,6 +135,29 @@ pub(crate) async fn initialize(b: &Backend, params: InitializeParams) -> Result<
                 code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
                 ..Default::default()
             })),
+            semantic_tokens_provider: Some(
+                SemanticTokensOptions {
+                    legend: super::semantic_tokens::legend(),
+                    full: Some(SemanticTokensFullOptions::Bool(true)),
+                    ..Default::default()
+                }
+                .into(),
+            ),
+            folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
+            document_link_provider: Some(DocumentLinkOptions {
+                resolve_provider: Some(false),
+                work_done_progress_options: Default::default(),
+            }),
+            document_formatting_provider: Some(OneOf::Left(true)),
+            workspace: Some(WorkspaceServerCapabilities {
+                workspace_folders: None,
+                file_operations: Some(WorkspaceFileOperationsServerCapabilities {
+                    will_rename: Some(super::will_rename_files::filters(
+                        &b.shared.host.user_space(),
+                    )),
+                    ..Default::default()
+                }),
+            }),
             ..Default::default()
         },
         server_info: Some(ServerInfo {
