@@ -51,6 +51,8 @@ pub(crate) struct Caps {
     /// moves the item's file in the same edit.
     pub document_changes: bool,
     pub rename_files: bool,
+    /// `documentLink.tooltipSupport`: document links carry a tooltip.
+    pub link_tooltips: bool,
 }
 
 pub(crate) struct State {

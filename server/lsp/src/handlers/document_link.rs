@@ -1,5 +1,5 @@
 //! `textDocument/documentLink`: item ids to their files (a builtin item's read-only copy),
-//! a path input's default and a tool's `{tool_dir}/…` files.
+//! a path input's default and a tool's `{tool_dir}/…` files; a tooltip for clients that show one.
 
 use crate::convert::to_uri;
 use crate::server::Backend;
@@ -11,6 +11,7 @@ pub(crate) async fn document_link(
     b: &Backend,
     p: DocumentLinkParams,
 ) -> Result<Option<Vec<DocumentLink>>> {
+    let tooltips = b.lock().caps.link_tooltips;
     let Some((snap, links)) = b
         .query(&p.text_document.uri, None, |ws, item, _| {
             ide::document_links(ws, item)
@@ -26,7 +27,7 @@ pub(crate) async fn document_link(
                 Some(DocumentLink {
                     range: snap.range(l.range),
                     target: Some(to_uri(&l.target)?),
-                    tooltip: Some(l.tooltip),
+                    tooltip: tooltips.then_some(l.tooltip),
                     data: None,
                 })
             })

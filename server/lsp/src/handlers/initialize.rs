@@ -63,6 +63,13 @@ pub(crate) async fn initialize(b: &Backend, params: InitializeParams) -> Result<
             .and_then(|w| w.workspace_edit.as_ref())
             .and_then(|e| e.resource_operations.as_ref())
             .is_some_and(|ops| ops.contains(&ResourceOperationKind::Rename)),
+        link_tooltips: params
+            .capabilities
+            .text_document
+            .as_ref()
+            .and_then(|t| t.document_link.as_ref())
+            .and_then(|l| l.tooltip_support)
+            .unwrap_or(false),
     };
     let mut folders: Vec<PathBuf> = params
         .workspace_folders
