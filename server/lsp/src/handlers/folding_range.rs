@@ -25,7 +25,7 @@ pub(crate) async fn folding_range(
                 let start = snap.position(f.range.start).line;
                 // The closing line (`</step>`, `}`) stays visible.
                 let end = snap.position(f.range.end).line.checked_sub(1)?;
-                (end > start).then(|| FoldingRange {
+                (end > start).then_some(FoldingRange {
                     start_line: start,
                     start_character: None,
                     end_line: end,
