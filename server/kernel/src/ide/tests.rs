@@ -223,8 +223,18 @@ CONFIG_SCHEMA = {
                 },
                 "required": ["n"],
             },
+            // The schema's order (a JSON object's keys come back sorted: n, name).
+            "order": ["name", "n"],
         })]
     );
+}
+
+#[test]
+fn a_runtime_gets_only_the_environment_lens() {
+    let (text, _) = fixture(RUNTIME);
+    let (ws, rt) = ws_with("tools/rt/py.py", ItemType::Tool, "rt/py", &text);
+    let titles: Vec<String> = code_lenses(&ws, &rt).into_iter().map(|l| l.title).collect();
+    assert_eq!(titles, ["⚙ Environment"]);
 }
 
 #[test]
