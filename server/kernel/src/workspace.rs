@@ -219,6 +219,15 @@ fn skip_dir(name: &str) -> bool {
     name.starts_with('.') || matches!(name, "__pycache__" | "node_modules" | "venv" | "target")
 }
 
+/// What a watched-file event changes (see [`Workspace::watched_change`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchedChange {
+    /// An item file: re-read it (or remove it when it is gone).
+    Item,
+    /// Something resolutions read: every item's environment may change.
+    Environment,
+}
+
 /// A file found in a space: its type, id, path, and for a sidecar YAML its script.
 #[derive(Debug, Clone)]
 pub struct Found {
@@ -752,6 +761,40 @@ impl Workspace {
         })
     }
 
+    /// What a watched-file event for `path` changes: an item file (as discovery finds them:
+    /// in a type folder, not inside a skipped folder such as `.venv` and not through a
+    /// symlinked folder), or else what resolutions read (a virtual environment, a version
+    /// file, a dotenv file, the config), under `.ai/` or not.
+    pub fn watched_change(&self, path: &Path) -> WatchedChange {
+        if self.item_path(path).is_some() {
+            WatchedChange::Item
+        } else {
+            WatchedChange::Environment
+        }
+    }
+
+    /// [`Workspace::classify`] of a path discovery would find as an item file.
+    fn item_path(&self, path: &Path) -> Option<(Space, ItemType, String)> {
+        let found = self.classify(path)?;
+        let root = self.space_root(found.0)?;
+        let dir = root.join(found.1.folder()?);
+        let rel = path.strip_prefix(&dir).ok()?;
+        let mut at = dir.clone();
+        let folders: Vec<_> = rel.components().collect();
+        for c in &folders[..folders.len().saturating_sub(1)] {
+            let name = c.as_os_str().to_str()?;
+            if skip_dir(name) {
+                return None;
+            }
+            at.push(name);
+            // Discovery does not follow a symlinked folder; its files are not items.
+            if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+                return None;
+            }
+        }
+        Some(found)
+    }
+
     /// Which space, type and id a path would have, if it lies in a type folder of a space.
     pub fn classify(&self, path: &Path) -> Option<(Space, ItemType, String)> {
         let mut spaces = vec![Space::Project, Space::User];
@@ -841,7 +884,7 @@ impl Workspace {
 
     /// Read a file from disk and insert it (or remove it when it is gone or not an item).
     pub fn refresh_path(&mut self, path: &Path) {
-        let Some((space, item_type, id)) = self.classify(path) else {
+        let Some((space, item_type, id)) = self.item_path(path) else {
             return;
         };
         // A classified path lies in a space that has a root.
