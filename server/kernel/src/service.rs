@@ -920,6 +920,13 @@ impl Service {
         self.with(project_path, |sp| sp.ws.clone())
     }
 
+    /// A number that changes whenever an item file of a project's spaces is added, changed
+    /// or removed (the disk is looked at first, as for any call): what a face polls to tell
+    /// its client that its lists or a followed item changed.
+    pub fn generation(&self, project_path: Option<&str>) -> Res<u64> {
+        self.with(project_path, |sp| sp.generation)
+    }
+
     /// Values that must never appear in an answer: the server's variables that the
     /// environment filter blocks, when they look like secrets (the rule is in
     /// [`crate::redact`]).

@@ -8,6 +8,7 @@ mod complete;
 mod refs;
 #[cfg(test)]
 mod tests;
+pub mod values;
 
 pub use complete::{completions, signature_help, CompletionEntry, CompletionKind, SignatureInfo};
 pub use refs::{
