@@ -140,7 +140,7 @@ pub async fn log(
 ) {
     let Some(ctx) = ctx else { return };
     let wanted = ctx.meta.log_level().or_else(|| lock(live).level);
-    if !wanted.is_some_and(|w| rank(level) >= rank(w)) {
+    if wanted.is_none_or(|w| rank(level) < rank(w)) {
         return;
     }
     let text: String = service.redact(text).chars().take(2000).collect();
