@@ -56,8 +56,9 @@ pub fn mcp(project: Option<PathBuf>) -> Result<ExitCode> {
         kiwi_kernel::exec::process::stop_all(SHUTDOWN_BOUND).await;
         served
     });
-    // The search index built in this session reaches the disk for the next server.
-    kiwi_kernel::search::cache::wait_for_writes(CACHE_WRITE_BOUND);
+    // The search index built in this session reaches the disk for the next server (bounded
+    // well under the SDKs' shutdown grace: close stdin, wait 2 s, SIGTERM).
+    kiwi_kernel::search::cache::wait_for_writes(std::time::Duration::from_millis(1500));
     // A read of stdin may still be under way on the blocking pool: do not wait for it.
     rt.shutdown_timeout(std::time::Duration::from_millis(100));
     served.map_err(|e| anyhow::anyhow!("the MCP server stopped: {e}"))?;
