@@ -823,8 +823,13 @@ const TEMPLATE: &str = "kiwi://{type}/{id}";
 pub async fn serve_stdio(service: Service) -> Result<(), Box<dyn std::error::Error>> {
     let server = KiwiServer::new(service);
     let svc = server.service.clone();
-    tokio::task::spawn_blocking(move || svc.warm());
-    serve_io(server, tokio::io::stdin(), tokio::io::stdout()).await
+    // The watcher's first look waits for the warm-up: the first search has both cores.
+    let (warmed, after) = tokio::sync::oneshot::channel();
+    tokio::task::spawn_blocking(move || {
+        svc.warm();
+        let _ = warmed.send(());
+    });
+    serve_with(server, tokio::io::stdin(), tokio::io::stdout(), Some(after)).await
 }
 
 /// Serve MCP over a byte stream pair (stdin and stdout; a test's pipes) until `input` ends.
@@ -832,6 +837,20 @@ pub async fn serve_io<I, O>(
     server: KiwiServer,
     input: I,
     output: O,
+) -> Result<(), Box<dyn std::error::Error>>
+where
+    I: tokio::io::AsyncRead + Unpin + Send + 'static,
+    O: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    serve_with(server, input, output, None).await
+}
+
+/// [`serve_io`], the disk watcher starting once `after` fires (when given).
+async fn serve_with<I, O>(
+    server: KiwiServer,
+    input: I,
+    output: O,
+    after: Option<tokio::sync::oneshot::Receiver<()>>,
 ) -> Result<(), Box<dyn std::error::Error>>
 where
     I: tokio::io::AsyncRead + Unpin + Send + 'static,
@@ -849,11 +868,13 @@ where
         // cancelled now; the caller waits for their clean-up before exiting.
         kiwi_kernel::exec::process::stop_all(std::time::Duration::ZERO).await;
     });
-    let watcher = tokio::spawn(live::watch(
-        server.service.clone(),
-        server.live.clone(),
-        live::EVERY,
-    ));
+    let (svc, followers) = (server.service.clone(), server.live.clone());
+    let watcher = tokio::spawn(async move {
+        if let Some(after) = after {
+            let _ = after.await;
+        }
+        live::watch(svc, followers, live::EVERY).await
+    });
     let running = match server.serve((from_guard, rmcp_out)).await {
         Ok(r) => r,
         // The client went away before starting a session: nothing to serve.
