@@ -1,4 +1,4 @@
-"""Protocol completeness of `kiwi mcp` through the official Python MCP SDK (issue 16, points 11-13).
+"""Protocol completeness of `kiwi mcp` through the official Python MCP SDK (issue 16, points 9, 11-13).
 
 Run with both handshakes, as `tests/mcp/e2e.py` is: `ClientSession.initialize()` (2025-11-25)
 and `mcp.Client` (`server/discover`, 2026-07-28). Each run checks:
@@ -14,6 +14,9 @@ and `mcp.Client` (`server/discover`, 2026-07-28). Each run checks:
   uses as an `item_id`, and both variables of the `kiwi://{type}/{id}` template.
 - logging: `logging/setLevel` (2025) or the per-request `logLevel` (2026), then a tool run
   brings `notifications/message` at and above that level only; stdout carries only JSON-RPC.
+- the lists follow the active directive: while one runs, `prompts/list` and `resources/list`
+  show only what it lets the agent read, and both list_changed notifications come when it
+  starts and ends.
 
     KIWI_BIN=target/debug/kiwi target/mcp-venv/bin/python tests/mcp/protocol.py
 
@@ -237,6 +240,27 @@ async def scenario(mode, api, checks: Checks, proj: Path, inbox: Inbox, logs: Lo
             assert r.is_error
             assert all(x.level in ("error", "critical", "alert", "emergency") for x in logs.items), logs.items
 
+    async def lists_follow_the_directive():
+        # Issue 16, point 9: while a directive runs, prompts/list and resources/list show what
+        # it lets the agent read (project/onboarding: load knowledge project/*, search tools),
+        # and the client is told the lists changed when it starts and ends.
+        inbox.clear()
+        r = await api.call_tool("execute", {"item_type": "directive", "action": "run", "item_id": "project/onboarding"})
+        assert not r.is_error, r
+        await inbox.wait_for("notifications/prompts/list_changed")
+        await inbox.wait_for("notifications/resources/list_changed")
+        uris = sorted(str(x.uri) for x in (await api.list_resources()).resources)
+        assert uris == ["kiwi://knowledge/project/conventions"], uris
+        prompts = [x.name for x in (await api.list_prompts()).prompts]
+        assert prompts == [], prompts
+        inbox.clear()
+        r = await api.call_tool("execute", {"item_type": "directive", "action": "done", "item_id": "project/onboarding"})
+        assert not r.is_error, r
+        await inbox.wait_for("notifications/prompts/list_changed")
+        uris = {str(x.uri) for x in (await api.list_resources()).resources}
+        assert "kiwi://tool/text/word_count" in uris and "kiwi://system/paths" in uris, uris
+        assert "project/onboarding" in {x.name for x in (await api.list_prompts()).prompts}
+
     await checks.run(f"{p} capabilities: list_changed, subscribe, completions, logging", capabilities())
     if listen is not None:
         await checks.run(f"{p} subscriptions/listen acknowledged", listen())
@@ -244,6 +268,7 @@ async def scenario(mode, api, checks: Checks, proj: Path, inbox: Inbox, logs: Lo
     await checks.run(f"{p} resource subscriptions bring resources/updated", subscriptions())
     await checks.run(f"{p} completion/complete: enums, ids, the template", completions())
     await checks.run(f"{p} logging to the client, at the level asked", logging())
+    await checks.run(f"{p} prompts and resources listed as the active directive allows", lists_follow_the_directive())
 
 
 async def main():

@@ -630,7 +630,17 @@ impl ServerHandler for KiwiServer {
             &format!("call {name} {}", Json::Object(args.clone())),
         )
         .await;
+        let before = self.session().stack.len();
         let r = guarded(&name, self.call(&name, args.clone(), Some(c))).await;
+        let after = self.session();
+        if after.stack.len() != before
+            || (name == "execute"
+                && args.get("item_type").and_then(Json::as_str) == Some("directive")
+                && r.as_ref().is_ok_and(|x| x.is_error != Some(true)))
+        {
+            // The active directive changed: what the lists show changed with it.
+            live::lists_changed(&self.live).await;
+        }
         match &r {
             Ok(res) => {
                 self.log_outcome(Some(&log_ctx), &name, &args, res, started.elapsed())
@@ -653,9 +663,12 @@ impl ServerHandler for KiwiServer {
         _r: Option<PaginatedRequestParams>,
         _c: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
+        // Only what the session may read: while a directive runs, what it grants (9).
+        let session = self.session();
         let ds = self.service.directives(None).unwrap_or_default();
         let prompts = ds
             .into_iter()
+            .filter(|(id, _, _)| may_read(&session, &format!("kiwi://directive/{id}")))
             .map(|(id, desc, inputs)| {
                 let args: Vec<PromptArgument> = inputs
                     .into_iter()
@@ -700,9 +713,11 @@ impl ServerHandler for KiwiServer {
         _r: Option<PaginatedRequestParams>,
         _c: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
+        let session = self.session();
         let rs = self.service.resources(None).unwrap_or_default();
         let list = rs
             .into_iter()
+            .filter(|(uri, ..)| may_read(&session, uri))
             .map(|(uri, name, desc, mime)| {
                 let r = Resource::new(uri, name).with_mime_type(mime);
                 match desc {
@@ -748,6 +763,16 @@ impl ServerHandler for KiwiServer {
             Err(e) => Err(resource_error(e)),
         }
     }
+}
+
+/// Whether the session may read the item of a `kiwi://TYPE/ID` uri (a script's uri is its
+/// tool's): what `prompts/list` and `resources/list` show while a directive runs.
+fn may_read(session: &Session, uri: &str) -> bool {
+    let Some((t, id)) = uri.strip_prefix("kiwi://").and_then(|r| r.split_once('/')) else {
+        return false;
+    };
+    let id = id.split_once('?').map_or(id, |(id, _)| id);
+    kiwi_kernel::ids::ItemType::parse(t).is_some_and(|t| session.check("load", t, Some(id)).is_ok())
 }
 
 /// A resource that cannot be read: not found, or another error the body explains.

@@ -195,6 +195,23 @@ pub async fn watch(service: Arc<Service>, live: Arc<Mutex<Live>>, every: Duratio
     }
 }
 
+/// Tell the client that both lists changed (the active directive, which filters them, did).
+pub async fn lists_changed(live: &Mutex<Live>) {
+    let (peer, sinks) = {
+        let l = lock(live);
+        let sinks: Vec<SubscriptionSink> = l.listeners.iter().map(|x| x.sink.clone()).collect();
+        (l.peer.clone(), sinks)
+    };
+    if let Some(p) = &peer {
+        let _ = p.notify_prompt_list_changed().await;
+        let _ = p.notify_resource_list_changed().await;
+    }
+    for s in &sinks {
+        let _ = s.notify_prompt_list_changed().await;
+        let _ = s.notify_resource_list_changed().await;
+    }
+}
+
 /// Tell the client what changed: the lists, and each followed item whose files changed.
 async fn changed(service: &Arc<Service>, live: &Arc<Mutex<Live>>, prompts: bool) {
     let (peer, level, sinks, uris) = {
