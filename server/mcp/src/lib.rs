@@ -92,6 +92,8 @@ pub fn tools() -> Vec<Tool> {
             "item_id": {"type": "string"},
             "parameters": {"type": "object", "description": "Inputs of a directive, parameters of a tool; content for create/update; reference for link"},
             "dry_run": {"type": "boolean", "default": false, "description": "For a tool run: show what would run, run nothing"},
+            "parent": {"type": "string", "description": "For a directive run: the running directive to run it inside (nested, narrowed by it). Without it, a directive runs inside the active one only when a step of that one calls it; otherwise the active one ends"},
+            "raw": {"type": "boolean", "default": false, "description": "For a directive run: also return the filled file (body) and each step's XML (text)"},
             "project_path": project_path_prop(),
         },
         "required": ["item_type", "action", "item_id"],
@@ -123,7 +125,7 @@ pub fn tools() -> Vec<Tool> {
         .with_annotations(ToolAnnotations::new().read_only(true).idempotent(true).open_world(false)),
         Tool::new(
             "execute",
-            "Act on an item: run a directive (returns its steps; it becomes the session's active directive, end it with done), run or dry_run a tool (progress notifications stream its output), read knowledge or a system item, validate, create/update (parameters.content), delete, link.",
+            "Act on an item: run a directive (returns its parsed steps, each call ready to make; it becomes the session's active directive, end it with done; parent runs it inside another), run or dry_run a tool (progress notifications stream its output), read knowledge or a system item, validate, create/update (parameters.content), delete, link.",
             obj(execute_in),
         )
         .with_title("Execute an action on a kiwi item")
@@ -382,6 +384,8 @@ impl KiwiServer {
                         parameters: args.get("parameters").cloned(),
                         dry_run: b(&args, "dry_run"),
                         project_path: s(&args, "project_path"),
+                        raw: b(&args, "raw"),
+                        parent: opt_str(&args, "parent")?,
                     })
                 })();
                 match a {
