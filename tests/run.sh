@@ -104,6 +104,8 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import mcp" 2>/dev/nu
   "$venv/bin/pip" install -q --disable-pip-version-check mcp
 fi
 KIWI_BIN="$kiwi" "$venv/bin/python" tests/mcp/e2e.py
+# Issue 16, points 11-13: list_changed, resource subscriptions, completions, logging.
+KIWI_BIN="$kiwi" "$venv/bin/python" tests/mcp/protocol.py
 # Issue 12 as an attacker would: every MCP-reachable case, each environment that works here,
 # as root and as a throw-away unprivileged user; prints the figures of 09-quality §4.
 KIWI_BIN="$kiwi" "$venv/bin/python" tests/mcp/hostile.py

@@ -79,6 +79,94 @@ config:
   timeout: 1
 """
 
+FLAGS_TOOL = """version: "1.0.0"
+tool_type: yaml
+executor_id: subprocess
+category: test
+description: Print its typed parameters
+config_schema:
+  type: object
+  properties:
+    verbose: {type: boolean}
+    count: {type: integer}
+    ratio: {type: number}
+    names: {type: array}
+    label: {type: string}
+config:
+  command: echo
+  args: ["{verbose}", "{count}", "{label}"]
+  timeout: 20
+"""
+
+
+def directive(name, description, permissions, process, inputs=""):
+    return f"""# {name}
+
+```xml
+<directive name="{name}" version="1.0.0">
+  <metadata>
+    <description>{description}</description>
+    <category>e2e</category>
+    <permissions>
+{permissions}
+    </permissions>
+  </metadata>
+  <inputs>{inputs}</inputs>
+  <process>
+{process}
+  </process>
+  <outputs>
+    <success>Done</success>
+  </outputs>
+</directive>
+```
+"""
+
+
+# Issue 16, points 7 and 8: a directive whose steps call a tool with typed parameters, search,
+# load and another directive (e2e/inner); e2e/other is granted but not called by a step.
+TYPED = directive(
+    "typed",
+    "Typed calls",
+    """      <execute resource="kiwi" action="run" item_type="tool" id="e2e/*"/>
+      <execute resource="kiwi" action="run" item_type="directive" id="e2e/*"/>
+      <search resource="kiwi" action="search" item_type="tool"/>
+      <load resource="kiwi" action="load" item_type="knowledge" id="project/*"/>""",
+    """    <step name="flags">
+      <description>Print {input:n} flags</description>
+      <action><![CDATA[Run the flags tool and read what it printed.]]></action>
+      <execute item_type="tool" item_id="e2e/flags">
+        <param name="verbose" value="false"/>
+        <param name="count" value="{input:n}"/>
+        <param name="ratio" value="0.5"/>
+        <param name="names" value='["a", "b"]'/>
+        <param name="label" value="42"/>
+      </execute>
+    </step>
+    <step name="find">
+      <description>Find the word counter</description>
+      <search item_type="tool" query="word count"/>
+      <load item_type="knowledge" item_id="project/conventions"/>
+    </step>
+    <step name="inner">
+      <description>Run the inner directive</description>
+      <execute item_type="directive" item_id="e2e/inner"/>
+    </step>""",
+    inputs='<input name="n" type="integer" default="3">How many</input>',
+)
+INNER = directive(
+    "inner",
+    "Called by typed",
+    '      <execute resource="kiwi" action="run" item_type="tool" id="*"/>',
+    '    <step name="one"><description>Nothing</description></step>',
+)
+OTHER = directive(
+    "other",
+    "Not called by typed",
+    '      <execute resource="kiwi" action="run" item_type="tool" id="*"/>',
+    '    <step name="one"><description>Nothing</description></step>',
+)
+
 MINE = "---\nid: permissions\nentry_type: reference\ntitle: mine\n---\n\nmine\n"
 
 
@@ -135,6 +223,12 @@ def make_project(tmp: Path) -> Path:
     (tools / "envdump.yaml").write_text(ENV_TOOL)
     (tools / "fail.yaml").write_text(FAIL_TOOL)
     (tools / "hang.yaml").write_text(HANG_TOOL)
+    (tools / "flags.yaml").write_text(FLAGS_TOOL)
+    ds = proj / ".ai" / "directives" / "e2e"
+    ds.mkdir(parents=True, exist_ok=True)
+    (ds / "typed.md").write_text(TYPED)
+    (ds / "inner.md").write_text(INNER)
+    (ds / "other.md").write_text(OTHER)
     return proj
 
 
@@ -373,7 +467,83 @@ async def scenario(mode, api, checks: Checks, proj: Path):
         assert not r.is_error and v["from"] == "builtin" and v["overwrote"] is True, v
         assert "onto" in v["message"] and Path(v["path"]).read_text() != MINE, v
 
+    async def directive_answer():
+        # Issue 16, point 7: the parsed directive only; calls an agent can pass on as they are.
+        r = checks.record(await api.call_tool(
+            "execute", {"item_type": "directive", "action": "run", "item_id": "e2e/typed", "parameters": {"n": 7}}))
+        v = structured(r)
+        assert not r.is_error, v
+        assert "body" not in v, sorted(v)
+        s1, s2, s3 = v["steps"]
+        assert "text" not in s1, s1
+        assert s1["description"] == "Print 7 flags" and s1["action"] == "Run the flags tool and read what it printed.", s1
+        assert s1["calls"] == [{
+            "tool": "execute", "item_type": "tool", "action": "run", "item_id": "e2e/flags",
+            "parameters": {"verbose": False, "count": 7, "ratio": 0.5, "names": ["a", "b"], "label": "42"},
+        }], s1["calls"]
+        assert s2["calls"] == [
+            {"tool": "search", "item_type": "tool", "action": "search", "query": "word count", "parameters": {}},
+            {"tool": "load", "item_type": "knowledge", "action": "load", "item_id": "project/conventions", "parameters": {}},
+        ], s2["calls"]
+        assert s3["calls"] == [{"tool": "execute", "item_type": "directive", "action": "run", "item_id": "e2e/inner",
+                                "parameters": {}}], s3["calls"]
+        assert all(isinstance(x, str) for x in v["permissions"]), v["permissions"]
+        assert "grants: run tools `e2e/*`" in v["permissions"], v["permissions"]
+        assert v["outputs"] == [{"name": "success", "description": "Done"}], v["outputs"]
+        r = checks.record(await api.call_tool(
+            "execute", {"item_type": "directive", "action": "done", "item_id": "e2e/typed"}))
+        assert not r.is_error
+        # The raw text only on request.
+        r = checks.record(await api.call_tool(
+            "execute", {"item_type": "directive", "action": "run", "item_id": "e2e/typed", "raw": True}))
+        v = structured(r)
+        assert not r.is_error, v
+        assert "<directive" in v["body"] and "<step" in v["steps"][0]["text"], v
+        r = checks.record(await api.call_tool(
+            "execute", {"item_type": "directive", "action": "done", "item_id": "e2e/typed"}))
+        assert not r.is_error
+
+    async def directive_nesting():
+        # Issue 16, point 8 (spec 04): another directive ends the first unless it is called
+        # from inside it (a step of the first calls it, or `parent` names the first).
+        async def run(item_id, **extra):
+            r = checks.record(await api.call_tool(
+                "execute", {"item_type": "directive", "action": "run", "item_id": item_id, **extra}))
+            v = structured(r)
+            assert not r.is_error, v
+            return v["session"]
+
+        async def done(item_id):
+            r = checks.record(await api.call_tool(
+                "execute", {"item_type": "directive", "action": "done", "item_id": item_id}))
+            assert not r.is_error, structured(r)
+            return structured(r)
+
+        s = await run("e2e/typed")
+        assert s["nested"] is False and s["depth"] == 1 and s["ended"] == [], s
+        s = await run("e2e/inner")  # a step of e2e/typed calls it
+        assert s["nested"] is True and s["parent"] == "e2e/typed" and s["depth"] == 2, s
+        assert "step" in s["how"], s
+        await done("e2e/inner")
+        s = await run("e2e/other")  # granted by e2e/typed, called by none of its steps
+        assert s["nested"] is False and s["ended"] == ["e2e/typed"] and s["depth"] == 1, s
+        assert s["active_directive"] == "e2e/other" and "ended" in s["how"], s
+        d = await done("e2e/other")
+        assert d["active_directive"] is None, d
+        await run("e2e/typed")
+        s = await run("e2e/other", parent="e2e/typed")  # nested because the agent says so
+        assert s["nested"] is True and s["parent"] == "e2e/typed" and s["depth"] == 2, s
+        assert "parent" in s["how"], s
+        await done("e2e/other")
+        r = checks.record(await api.call_tool(
+            "execute", {"item_type": "directive", "action": "run", "item_id": "e2e/inner", "parent": "e2e/nope"}))
+        v = structured(r)
+        assert r.is_error and v["error"] == "not_active" and v["suggestions"] == ["e2e/typed"], v
+        await done("e2e/typed")
+
     for name, fn in [
+        ("directive run answers the parsed directive", directive_answer),
+        ("directive nesting is explicit", directive_nesting),
         ("honest results", honest_results),
         ("extra space: search, load, run", extra_space),
         ("tools/list", tools_listed),

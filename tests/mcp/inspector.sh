@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The MCP Inspector CLI against `kiwi mcp`: tools/list, tools/call, prompts/list, resources/list.
+# The MCP Inspector CLI against `kiwi mcp`: tools/list, tools/call, prompts/list, resources/list
+# (paged), resources/templates/list, logging/setLevel.
 # Installs the Inspector under target/inspector (idempotent). The Inspector exits 0 even when a
 # tool result has isError, so the JSON is checked here. Prints `N passed, M failed`.
 set -uo pipefail
@@ -33,5 +34,20 @@ check "tools/call unknown id" "r.get('isError') and r['structuredContent']['erro
   --method tools/call --tool-name load --tool-arg item_type=tool --tool-arg item_id=nope/nothing
 check "prompts/list" "any(p['name'] == 'ops/site_health' for p in r['prompts'])" --method prompts/list
 check "resources/list" "any(x['uri'] == 'kiwi://system/paths' for x in r['resources'])" --method resources/list
+# Issue 16, point 13: logging/setLevel is answered (it was method not found).
+check "logging/setLevel" "r == {}" --method logging/setLevel --log-level debug
+check "resources/templates/list" "r['resourceTemplates'][0]['uriTemplate'] == 'kiwi://{type}/{id}'" --method resources/templates/list
+# Paging (issue 16, point 2) as the Inspector shows it: a project of 150 knowledge entries
+# lists 100 resources and a nextCursor. The Inspector CLI has no method for completion/complete
+# nor a view of notifications (list_changed): tests/mcp/protocol.py checks those.
+big="$(mktemp -d)"
+mkdir -p "$big/.ai/knowledge/many"
+for i in $(seq 1 150); do
+  printf -- '---\nid: k%03d\ntitle: Entry %d\nentry_type: reference\n---\n\nEntry %d.\n' "$i" "$i" "$i" >"$big/.ai/knowledge/many/k$(printf %03d "$i").md"
+done
+printf '#!/bin/sh\nexec "%s" mcp --project "%s"\n' "$(realpath "$kiwi")" "$big" >"$wrap"
+check "resources/list pages (nextCursor)" "len(r['resources']) == 100 and r.get('nextCursor')" --method resources/list
+check "prompts/list (one page)" "not r.get('nextCursor')" --method prompts/list
+rm -rf "$big"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

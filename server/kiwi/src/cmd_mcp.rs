@@ -56,6 +56,9 @@ pub fn mcp(project: Option<PathBuf>) -> Result<ExitCode> {
         kiwi_kernel::exec::process::stop_all(SHUTDOWN_BOUND).await;
         served
     });
+    // The search index built in this session reaches the disk for the next server (bounded
+    // well under the SDKs' shutdown grace: close stdin, wait 2 s, SIGTERM).
+    kiwi_kernel::search::cache::wait_for_writes(std::time::Duration::from_millis(1500));
     // A read of stdin may still be under way on the blocking pool: do not wait for it.
     rt.shutdown_timeout(std::time::Duration::from_millis(100));
     served.map_err(|e| anyhow::anyhow!("the MCP server stopped: {e}"))?;
@@ -108,6 +111,16 @@ pub fn search(o: &SearchOptions) -> Result<ExitCode> {
         s(b).total_cmp(&s(a))
     });
     all.truncate(o.limit);
+    let code = print_hits(o, &all)?;
+    // The index built for this run is written in the background: the next run reads it.
+    kiwi_kernel::search::cache::wait_for_writes(CACHE_WRITE_BOUND);
+    Ok(code)
+}
+
+/// How long a command waits at exit for the search index it built to reach the disk.
+const CACHE_WRITE_BOUND: std::time::Duration = std::time::Duration::from_secs(10);
+
+fn print_hits(o: &SearchOptions, all: &[serde_json::Value]) -> Result<ExitCode> {
     if o.json {
         out(&serde_json::to_string_pretty(
             &serde_json::json!({"query": o.query, "results": all}),
@@ -118,7 +131,7 @@ pub fn search(o: &SearchOptions) -> Result<ExitCode> {
         out(&format!("no item matches `{}`", o.query));
         return Ok(ExitCode::from(1));
     }
-    for h in &all {
+    for h in all {
         let g = |k: &str| h.get(k).and_then(|v| v.as_str()).unwrap_or("");
         let shadow = match h.get("shadowed_by").and_then(|v| v.as_str()) {
             Some(s) => format!(" (shadowed by {s})"),

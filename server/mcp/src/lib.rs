@@ -7,16 +7,19 @@ use futures::FutureExt;
 use kiwi_kernel::exec::{OutputSink, Stream};
 use kiwi_kernel::service::{self, ExecuteArgs, LoadArgs, OpError, SearchArgs, Service, Session};
 use rmcp::model::*;
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Map, Value as Json};
 use std::sync::{Arc, Mutex};
 
-/// The MCP server: a kernel service and this connection's session.
+pub mod live;
+
+/// The MCP server: a kernel service, this connection's session and what its client follows.
 #[derive(Clone)]
 pub struct KiwiServer {
     service: Arc<Service>,
     session: Arc<Mutex<Session>>,
+    live: Arc<Mutex<live::Live>>,
 }
 
 const ITEM_TYPES: [&str; 4] = ["directive", "tool", "knowledge", "system"];
@@ -89,6 +92,8 @@ pub fn tools() -> Vec<Tool> {
             "item_id": {"type": "string"},
             "parameters": {"type": "object", "description": "Inputs of a directive, parameters of a tool; content for create/update; reference for link"},
             "dry_run": {"type": "boolean", "default": false, "description": "For a tool run: show what would run, run nothing"},
+            "parent": {"type": "string", "description": "For a directive run: the running directive to run it inside (nested, narrowed by it). Without it, a directive runs inside the active one only when a step of that one calls it; otherwise the active one ends"},
+            "raw": {"type": "boolean", "default": false, "description": "For a directive run: also return the filled file (body) and each step's XML (text)"},
             "project_path": project_path_prop(),
         },
         "required": ["item_type", "action", "item_id"],
@@ -120,7 +125,7 @@ pub fn tools() -> Vec<Tool> {
         .with_annotations(ToolAnnotations::new().read_only(true).idempotent(true).open_world(false)),
         Tool::new(
             "execute",
-            "Act on an item: run a directive (returns its steps; it becomes the session's active directive, end it with done), run or dry_run a tool (progress notifications stream its output), read knowledge or a system item, validate, create/update (parameters.content), delete, link.",
+            "Act on an item: run a directive (returns its parsed steps, each call ready to make; it becomes the session's active directive, end it with done; parent runs it inside another), run or dry_run a tool (progress notifications stream its output), read knowledge or a system item, validate, create/update (parameters.content), delete, link.",
             obj(execute_in),
         )
         .with_title("Execute an action on a kiwi item")
@@ -252,11 +257,53 @@ impl OutputSink for ProgressSink {
     }
 }
 
+#[allow(deprecated)] // LoggingLevel: deprecated by 2026-07-28, still served
 impl KiwiServer {
     pub fn new(service: Service) -> Self {
         KiwiServer {
             service: Arc::new(service),
             session: Arc::new(Mutex::new(Session::default())),
+            live: Arc::new(Mutex::new(live::Live::default())),
+        }
+    }
+
+    /// Send a log message for a request at `level`, if its client asked for that level.
+    async fn log(&self, ctx: Option<&RequestContext<RoleServer>>, level: LoggingLevel, text: &str) {
+        live::log(&self.service, &self.live, ctx, level, text).await
+    }
+
+    /// A tool call's outcome as a log message: a refusal or a failed run is a warning, the
+    /// rest is info.
+    async fn log_outcome(
+        &self,
+        ctx: Option<&RequestContext<RoleServer>>,
+        name: &str,
+        args: &JsonObject,
+        r: &CallToolResult,
+        took: std::time::Duration,
+    ) {
+        let what = [
+            Some(name),
+            args.get("item_type").and_then(Json::as_str),
+            args.get("action").and_then(Json::as_str),
+            args.get("item_id").and_then(Json::as_str),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" ");
+        let body = r.structured_content.as_ref();
+        if r.is_error == Some(true) {
+            let field = |k: &str| {
+                body.and_then(|b| b.get(k))
+                    .and_then(Json::as_str)
+                    .unwrap_or("")
+            };
+            let text = format!("{what}: {} ({})", field("message"), field("error"));
+            self.log(ctx, LoggingLevel::Warning, &text).await;
+        } else {
+            let text = format!("{what}: done in {} ms", took.as_millis());
+            self.log(ctx, LoggingLevel::Info, &text).await;
         }
     }
 
@@ -336,6 +383,8 @@ impl KiwiServer {
                         parameters: args.get("parameters").cloned(),
                         dry_run: b(&args, "dry_run"),
                         project_path: s(&args, "project_path"),
+                        raw: b(&args, "raw"),
+                        parent: opt_str(&args, "parent")?,
                     })
                 })();
                 match a {
@@ -416,13 +465,20 @@ fn internal(e: OpError) -> McpError {
     McpError::invalid_params(e.message.clone(), Some(e.to_json()))
 }
 
+#[allow(deprecated)] // logging and resources/subscribe: deprecated by 2026-07-28, still served
 impl ServerHandler for KiwiServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
+            // The tool list is the four meta-tools: it never changes (no tools.listChanged).
             ServerCapabilities::builder()
-                .enable_tools()
+                .enable_logging()
+                .enable_completions()
                 .enable_prompts()
+                .enable_prompts_list_changed()
                 .enable_resources()
+                .enable_resources_list_changed()
+                .enable_resources_subscribe()
+                .enable_tools()
                 .build(),
         )
         .with_server_info(Implementation::new(
@@ -433,6 +489,120 @@ impl ServerHandler for KiwiServer {
             "Kiwi workspaces: directives (workflows), tools (things that run) and knowledge, in project, user and builtin spaces. \
              Use search to find items, load to read them, execute to run them (a directive's steps tell you what to do next), help for a topic.",
         )
+    }
+
+    async fn on_initialized(&self, c: NotificationContext<RoleServer>) {
+        // A session begun with `initialize`: list changes and followed items go to it.
+        live::guard(&self.live).set_peer(c.peer);
+    }
+
+    async fn set_level(
+        &self,
+        r: SetLevelRequestParams,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        live::guard(&self.live).set_level(r.level);
+        Ok(())
+    }
+
+    async fn subscribe(
+        &self,
+        r: SubscribeRequestParams,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        // Only an item the session may read can be followed; what it holds now is what
+        // later looks compare with.
+        let (svc, session, uri) = (self.service.clone(), self.session(), r.uri.clone());
+        let fp = tokio::task::spawn_blocking(move || {
+            svc.read_resource_files(&session, &uri)
+                .map(|_| live::fingerprint(&svc, &uri))
+        })
+        .await
+        .map_err(|e| McpError::internal_error(e.to_string(), None))?
+        .map_err(resource_error)?;
+        live::guard(&self.live).subscribe(r.uri, fp);
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        r: UnsubscribeRequestParams,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        live::guard(&self.live).unsubscribe(&r.uri);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        // Both lists, and any kiwi:// item (one that does not exist yet is followed too: its
+        // appearing is an update).
+        let mut b = SubscriptionFilter::builder();
+        if requested.prompts_list_changed == Some(true) {
+            b = b.prompts_list_changed();
+        }
+        if requested.resources_list_changed == Some(true) {
+            b = b.resources_list_changed();
+        }
+        let uris: Vec<String> = requested
+            .resource_subscriptions
+            .iter()
+            .flatten()
+            .filter(|u| u.starts_with("kiwi://"))
+            .cloned()
+            .collect();
+        if !uris.is_empty() {
+            b = b.resource_subscriptions(uris);
+        }
+        Some(b.build())
+    }
+
+    async fn listen(&self, c: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
+        let uris = c
+            .accepted()
+            .resource_subscriptions
+            .clone()
+            .unwrap_or_default();
+        // Registered first: a change seen from now on reaches this stream.
+        let id = live::guard(&self.live).listen(c.sink().clone(), uris.clone());
+        let svc = self.service.clone();
+        let fps = tokio::task::spawn_blocking(move || {
+            uris.into_iter()
+                .map(|u| {
+                    let f = live::fingerprint(&svc, &u);
+                    (u, f)
+                })
+                .collect()
+        })
+        .await
+        .unwrap_or_default();
+        live::guard(&self.live).listened(id, fps);
+        c.cancelled().await;
+        live::guard(&self.live).unlisten(id);
+        Ok(())
+    }
+
+    async fn complete(
+        &self,
+        r: CompleteRequestParams,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        let svc = self.service.clone();
+        let session = self.session();
+        let values = tokio::task::spawn_blocking(move || complete_values(&svc, &session, &r))
+            .await
+            .map_err(|e| McpError::internal_error(e.to_string(), None))??;
+        let total = values.len();
+        let shown: Vec<String> = values
+            .into_iter()
+            .take(CompletionInfo::MAX_VALUES)
+            .collect();
+        let more = total > shown.len();
+        let info = CompletionInfo::with_pagination(shown, Some(total as u32), more)
+            .map_err(|e| McpError::internal_error(e, None))?;
+        Ok(CompleteResult::new(info))
     }
 
     async fn list_tools(
@@ -454,9 +624,40 @@ impl ServerHandler for KiwiServer {
     ) -> Result<CallToolResponse, McpError> {
         let name = r.name.to_string();
         let args = r.arguments.unwrap_or_default();
-        guarded(&name, self.call(&name, args, Some(c)))
-            .await
-            .map(Into::into)
+        let started = std::time::Instant::now();
+        let log_ctx = c.clone();
+        self.log(
+            Some(&log_ctx),
+            LoggingLevel::Debug,
+            &format!("call {name} {}", Json::Object(args.clone())),
+        )
+        .await;
+        let before = self.session().stack.len();
+        let r = guarded(&name, self.call(&name, args.clone(), Some(c))).await;
+        let after = self.session();
+        if after.stack.len() != before
+            || (name == "execute"
+                && args.get("item_type").and_then(Json::as_str) == Some("directive")
+                && r.as_ref().is_ok_and(|x| x.is_error != Some(true)))
+        {
+            // The active directive changed: what the lists show changed with it.
+            live::lists_changed(&self.live).await;
+        }
+        match &r {
+            Ok(res) => {
+                self.log_outcome(Some(&log_ctx), &name, &args, res, started.elapsed())
+                    .await
+            }
+            Err(e) => {
+                self.log(
+                    Some(&log_ctx),
+                    LoggingLevel::Error,
+                    &format!("{name}: {}", e.message),
+                )
+                .await
+            }
+        }
+        r.map(Into::into)
     }
 
     async fn list_prompts(
@@ -464,9 +665,12 @@ impl ServerHandler for KiwiServer {
         _r: Option<PaginatedRequestParams>,
         _c: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
+        // Only what the session may read: while a directive runs, what it grants (9).
+        let session = self.session();
         let ds = self.service.directives(None).unwrap_or_default();
         let prompts = ds
             .into_iter()
+            .filter(|(id, _, _)| may_read(&session, &format!("kiwi://directive/{id}")))
             .map(|(id, desc, inputs)| {
                 let args: Vec<PromptArgument> = inputs
                     .into_iter()
@@ -510,9 +714,11 @@ impl ServerHandler for KiwiServer {
         _r: Option<PaginatedRequestParams>,
         _c: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
+        let session = self.session();
         let rs = self.service.resources(None).unwrap_or_default();
         let list = rs
             .into_iter()
+            .filter(|(uri, ..)| may_read(&session, uri))
             .map(|(uri, name, desc, mime)| {
                 let r = Resource::new(uri, name).with_mime_type(mime);
                 match desc {
@@ -533,7 +739,7 @@ impl ServerHandler for KiwiServer {
         _c: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
         Ok(ListResourceTemplatesResult::with_all_items(vec![
-            ResourceTemplate::new("kiwi://{type}/{id}", "kiwi item").with_description(
+            ResourceTemplate::new(TEMPLATE, "kiwi item").with_description(
                 "A kiwi item: type directive, tool, knowledge or system; id such as core/init",
             ),
         ]))
@@ -553,21 +759,101 @@ impl ServerHandler for KiwiServer {
                     .collect(),
             )
             .into()),
-            Err(e) if e.error == "not_found" => Err(McpError::resource_not_found(
-                e.message.clone(),
-                Some(e.to_json()),
-            )),
-            Err(e) => Err(internal(e)),
+            Err(e) => Err(resource_error(e)),
         }
     }
 }
+
+/// Whether the session may read the item of a `kiwi://TYPE/ID` uri (a script's uri is its
+/// tool's): what `prompts/list` and `resources/list` show while a directive runs.
+fn may_read(session: &Session, uri: &str) -> bool {
+    let Some((t, id)) = uri.strip_prefix("kiwi://").and_then(|r| r.split_once('/')) else {
+        return false;
+    };
+    let id = id.split_once('?').map_or(id, |(id, _)| id);
+    kiwi_kernel::ids::ItemType::parse(t).is_some_and(|t| session.check("load", t, Some(id)).is_ok())
+}
+
+/// A resource that cannot be read: not found, or another error the body explains.
+fn resource_error(e: OpError) -> McpError {
+    if e.error == "not_found" {
+        McpError::resource_not_found(e.message.clone(), Some(e.to_json()))
+    } else {
+        internal(e)
+    }
+}
+
+/// The values `completion/complete` offers: a prompt's argument (a directive input), or a
+/// variable of the `kiwi://{type}/{id}` template. Ids only of the types the session may
+/// search. An unknown prompt, argument or template is invalid params.
+fn complete_values(
+    svc: &Service,
+    session: &Session,
+    r: &CompleteRequestParams,
+) -> Result<Vec<String>, McpError> {
+    use kiwi_kernel::ide::values;
+    use kiwi_kernel::ids::ItemType;
+    let context: std::collections::HashMap<String, String> = r
+        .context
+        .as_ref()
+        .and_then(|c| c.arguments.clone())
+        .unwrap_or_default();
+    let visible = |t: ItemType| session.check("search", t, None).is_ok();
+    let ws = svc.workspace(None).map_err(internal)?;
+    let (name, value) = (&r.argument.name, &r.argument.value);
+    match &r.r#ref {
+        Reference::Prompt(p) => {
+            let item = ws
+                .peek_id(ItemType::Directive, &p.name)
+                .filter(|_| {
+                    session
+                        .check("load", ItemType::Directive, Some(&p.name))
+                        .is_ok()
+                })
+                .ok_or_else(|| McpError::invalid_params(format!("no prompt `{}`", p.name), None))?;
+            let d = item.directive().ok_or_else(|| {
+                McpError::invalid_params(format!("prompt `{}` cannot be read", p.name), None)
+            })?;
+            values::input_values(&ws, d, name, value, &context, visible).ok_or_else(|| {
+                McpError::invalid_params(
+                    format!("prompt `{}` has no argument `{name}`", p.name),
+                    None,
+                )
+            })
+        }
+        Reference::Resource(t) if t.uri == TEMPLATE => {
+            values::template_values(&ws, name, value, &context, visible).ok_or_else(|| {
+                McpError::invalid_params(
+                    format!("`{TEMPLATE}` has no variable `{name}` (it has type and id)"),
+                    None,
+                )
+            })
+        }
+        Reference::Resource(t) => Err(McpError::invalid_params(
+            format!(
+                "no resource template `{}`; the template is {TEMPLATE}",
+                t.uri
+            ),
+            None,
+        )),
+        _ => Ok(Vec::new()),
+    }
+}
+
+/// The one resource template.
+const TEMPLATE: &str = "kiwi://{type}/{id}";
 
 /// Serve MCP on stdio until the client closes it.
 pub async fn serve_stdio(service: Service) -> Result<(), Box<dyn std::error::Error>> {
     let server = KiwiServer::new(service);
     let svc = server.service.clone();
-    tokio::task::spawn_blocking(move || svc.warm());
-    serve_io(server, tokio::io::stdin(), tokio::io::stdout()).await
+    // The watcher's first look waits for the warm-up: the first search has both cores.
+    let (warmed, after) = tokio::sync::oneshot::channel();
+    tokio::task::spawn_blocking(move || {
+        svc.warm();
+        let _ = warmed.send(());
+    });
+    serve_with(server, tokio::io::stdin(), tokio::io::stdout(), Some(after)).await
 }
 
 /// Serve MCP over a byte stream pair (stdin and stdout; a test's pipes) until `input` ends.
@@ -575,6 +861,20 @@ pub async fn serve_io<I, O>(
     server: KiwiServer,
     input: I,
     output: O,
+) -> Result<(), Box<dyn std::error::Error>>
+where
+    I: tokio::io::AsyncRead + Unpin + Send + 'static,
+    O: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    serve_with(server, input, output, None).await
+}
+
+/// [`serve_io`], the disk watcher starting once `after` fires (when given).
+async fn serve_with<I, O>(
+    server: KiwiServer,
+    input: I,
+    output: O,
+    after: Option<tokio::sync::oneshot::Receiver<()>>,
 ) -> Result<(), Box<dyn std::error::Error>>
 where
     I: tokio::io::AsyncRead + Unpin + Send + 'static,
@@ -592,13 +892,28 @@ where
         // cancelled now; the caller waits for their clean-up before exiting.
         kiwi_kernel::exec::process::stop_all(std::time::Duration::ZERO).await;
     });
+    let (svc, followers) = (server.service.clone(), server.live.clone());
+    let watcher = tokio::spawn(async move {
+        if let Some(after) = after {
+            let _ = after.await;
+        }
+        live::watch(svc, followers, live::EVERY).await
+    });
     let running = match server.serve((from_guard, rmcp_out)).await {
         Ok(r) => r,
         // The client went away before starting a session: nothing to serve.
-        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
-        Err(e) => return Err(e.into()),
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
+            watcher.abort();
+            return Ok(());
+        }
+        Err(e) => {
+            watcher.abort();
+            return Err(e.into());
+        }
     };
-    running.waiting().await?;
+    let done = running.waiting().await;
+    watcher.abort();
+    done?;
     // Everything rmcp wrote reaches the output before we return (bounded: the guard's side
     // stays open while the input does).
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), writer).await;

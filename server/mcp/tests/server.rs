@@ -803,7 +803,13 @@ async fn directive_run_binds_inputs_and_enforces_permissions() {
     );
     assert_eq!(v["outputs"][0]["description"], "Ada was greeted");
     assert_eq!(v["session"]["active_directive"], "d/greet");
-    assert!(v["body"].as_str().unwrap().contains("Greet Ada"));
+    // Issue 16, point 7: the parsed directive only; the filled file with `raw: true`.
+    assert!(v.get("body").is_none(), "{v}");
+    assert_eq!(
+        v["steps"][0]["calls"][0]["action"], "run",
+        "an execute without an action runs"
+    );
+    assert_eq!(v["session"]["nested"], false);
 
     // Granted: run t/echo, load k/*, search knowledge.
     let r = c
@@ -869,6 +875,8 @@ async fn directive_run_binds_inputs_and_enforces_permissions() {
         )
         .await;
     assert_eq!(v["session"]["depth"], 2);
+    // Nested because a step of d/greet calls it (issue 16, point 8).
+    assert_eq!(v["session"]["parent"], "d/greet");
     let e = c
         .err(
             "execute",

@@ -10,6 +10,7 @@ mod refs;
 mod syntax;
 #[cfg(test)]
 mod tests;
+pub mod values;
 
 pub use complete::{completions, signature_help, CompletionEntry, CompletionKind, SignatureInfo};
 pub use format::format;

@@ -129,8 +129,6 @@ pub fn write_in_background(
     index: std::sync::Arc<Index>,
 ) {
     use std::collections::HashSet;
-    use std::sync::Mutex;
-    static WRITING: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
     let path = path_for(&user, project.as_deref());
     {
         let mut w = WRITING.lock().unwrap_or_else(|p| p.into_inner());
@@ -151,6 +149,31 @@ pub fn write_in_background(
     if spawned.is_err() {
         let mut w = WRITING.lock().unwrap_or_else(|p| p.into_inner());
         w.get_or_insert_with(HashSet::new).remove(&path);
+    }
+}
+
+/// The cache files being written in the background.
+static WRITING: std::sync::Mutex<Option<std::collections::HashSet<PathBuf>>> =
+    std::sync::Mutex::new(None);
+
+/// Wait (at most `limit`) until no cache file is being written in the background: what a
+/// process calls before it exits, so that the next one finds the index it built (`kiwi
+/// search` exited before, and the next run built the index again). `true` when none is.
+pub fn wait_for_writes(limit: std::time::Duration) -> bool {
+    let until = std::time::Instant::now() + limit;
+    loop {
+        let busy = WRITING
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .is_some_and(|w| !w.is_empty());
+        if !busy {
+            return true;
+        }
+        if std::time::Instant::now() >= until {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
     }
 }
 

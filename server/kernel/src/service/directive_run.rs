@@ -6,7 +6,7 @@ use super::items::diagnostics_json;
 use crate::check::check_item;
 use crate::context::Host;
 use crate::diag::{closest_n, Diagnostic, Severity};
-use crate::directive::{Directive, PlaceholderKind};
+use crate::directive::{params, Call, CallKind, Directive, PlaceholderKind};
 use crate::system;
 use crate::workspace::{Item, Workspace};
 use serde_json::{json, Map, Value as Json};
@@ -199,11 +199,17 @@ pub(super) fn refuse_directive_errors(ws: &Workspace, item: &Arc<Item>) -> Res<(
     .with("diagnostics", diagnostics_json(item, &errors)))
 }
 
+/// `execute directive run`: the parsed directive an agent acts on (issue 16, point 7): each
+/// step's description, action text and calls, each call as the meta-tool call to make
+/// (`{tool, item_type, action, item_id, query, parameters}`, parameters typed by the called
+/// tool's `CONFIG_SCHEMA`); the permissions in words; the outputs. The filled file (`body`) and
+/// each step's XML (`text`) only with `raw`.
 pub(super) fn run_directive(
     ws: &Workspace,
     item: &Arc<Item>,
     params: &Map<String, Json>,
     host: &Host,
+    raw: bool,
 ) -> Res<Json> {
     let Some(d) = item.directive() else {
         return Err(OpError::new(
@@ -237,37 +243,32 @@ pub(super) fn run_directive(
                 .calls
                 .iter()
                 .filter_map(|c| fd.calls.get(*c))
-                .map(|c| {
-                    let params: Map<String, Json> = c
-                        .params
-                        .iter()
-                        .map(|(k, v)| (k.value.clone(), json!(v.value)))
-                        .collect();
-                    json!({
-                        "kind": format!("{:?}", c.kind).to_lowercase(),
-                        "item_type": c.item_type.as_ref().map(|x| x.value.clone()),
-                        "item_id": c.item_id.as_ref().map(|x| x.value.clone()),
-                        "action": c.action.as_ref().map(|x| x.value.clone()),
-                        "query": c.query.as_ref().map(|x| x.value.clone()),
-                        "parameters": params,
-                    })
-                })
+                .map(|c| step_call(ws, c))
                 .collect();
-            let text = filled.get(s.range.start..s.range.end).unwrap_or("");
-            json!({
+            let element = fd
+                .root
+                .as_ref()
+                .map(|r| r.path_at(s.range.start))
+                .and_then(|path| path.into_iter().rev().find(|e| e.range == s.range));
+            let action = element
+                .and_then(|e| e.child("action"))
+                .map(|a| a.trimmed_text().to_string())
+                .filter(|a| !a.is_empty());
+            let mut step = json!({
                 "number": i + 1,
                 "name": s.name.as_ref().map(|n| n.value.clone()),
                 "description": s.description,
+                "action": action,
                 "calls": calls,
-                "text": text.trim(),
-            })
+            });
+            if raw {
+                let text = filled.get(s.range.start..s.range.end).unwrap_or("");
+                step["text"] = json!(text.trim());
+            }
+            step
         })
         .collect();
-    let permissions: Vec<Json> = d
-        .capabilities
-        .iter()
-        .map(|c| json!({"capability": c.describe(), "deny": c.deny, "valid": c.valid}))
-        .collect();
+    let permissions: Vec<String> = d.capabilities.iter().map(|c| c.describe()).collect();
     let outputs: Vec<Json> = fd
         .root
         .as_ref()
@@ -279,7 +280,7 @@ pub(super) fn run_directive(
                 .collect()
         })
         .unwrap_or_default();
-    Ok(json!({
+    let mut out = json!({
         "item_type": "directive",
         "id": item.id,
         "source": item.space.as_str(),
@@ -290,7 +291,108 @@ pub(super) fn run_directive(
         "steps": steps,
         "permissions": permissions,
         "outputs": outputs,
-        "body": filled,
         "instructions": INSTRUCTIONS,
-    }))
+    });
+    if raw {
+        out["body"] = json!(filled);
+    }
+    Ok(out)
+}
+
+/// A step's call as the meta-tool call the agent makes: which tool (`execute`, `search`,
+/// `load`), the item type, the action (an `execute` without one runs), the id or the query,
+/// and the parameters, typed by the called tool's `CONFIG_SCHEMA` when it declares them.
+fn step_call(ws: &Workspace, c: &Call) -> Json {
+    let text = |x: &Option<crate::directive::Spanned<String>>| {
+        x.as_ref()
+            .map(|v| v.value.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    let item_id = text(&c.item_id);
+    let said = text(&c.action);
+    let (tool, action) = match c.kind {
+        CallKind::Search => ("search", "search".to_string()),
+        CallKind::Load => ("load", "load".to_string()),
+        CallKind::Sign => ("execute", "validate".to_string()),
+        CallKind::Fetch if item_id.is_some() => ("load", "load".to_string()),
+        CallKind::Fetch => ("search", "search".to_string()),
+        CallKind::Execute | CallKind::ToolCall => match said.as_deref() {
+            Some("search") => ("search", "search".to_string()),
+            Some("load") => ("load", "load".to_string()),
+            Some("execute") | None => ("execute", "run".to_string()),
+            Some(a) => ("execute", a.to_string()),
+        },
+    };
+    let specs = params::called_tool(ws, c).and_then(|t| params::tool_params(&t));
+    let parameters: Map<String, Json> = c
+        .params
+        .iter()
+        .map(|(k, v)| {
+            let spec = specs
+                .as_ref()
+                .and_then(|ss| ss.iter().find(|s| s.name == k.value));
+            let value = match spec {
+                Some(s) => typed_value(&s.schema, &v.value),
+                None => json!(v.value),
+            };
+            (k.value.clone(), value)
+        })
+        .collect();
+    let mut call = Map::new();
+    call.insert("tool".into(), json!(tool));
+    call.insert("item_type".into(), json!(text(&c.item_type)));
+    call.insert("action".into(), json!(action));
+    if let Some(id) = item_id {
+        call.insert("item_id".into(), json!(id));
+    }
+    if let Some(q) = text(&c.query) {
+        call.insert("query".into(), json!(q));
+    }
+    call.insert("parameters".into(), Json::Object(parameters));
+    Json::Object(call)
+}
+
+/// A `<param>` value (attribute text) as the value a run passes: the JSON it spells when
+/// that is of a type the parameter's schema takes (`false`, `8`, `["a"]`), else the text
+/// (a `string` parameter keeps `"42"`).
+fn typed_value(schema: &Json, raw: &str) -> Json {
+    let types: Vec<&str> = match schema.get("type") {
+        Some(Json::String(t)) => vec![t.as_str()],
+        Some(Json::Array(ts)) => ts.iter().filter_map(Json::as_str).collect(),
+        _ => Vec::new(),
+    };
+    if types.is_empty() || types == ["string"] {
+        return json!(raw);
+    }
+    match serde_json::from_str::<Json>(raw.trim()) {
+        Ok(v)
+            if types
+                .iter()
+                .any(|t| *t != "string" && type_ok(t, &v) || (*t == "null" && v.is_null())) =>
+        {
+            v
+        }
+        _ => json!(raw),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::typed_value;
+    use serde_json::json;
+
+    #[test]
+    fn param_values_are_typed_by_the_schema() {
+        let t = |ty: serde_json::Value, raw: &str| typed_value(&json!({"type": ty}), raw);
+        assert_eq!(t(json!("boolean"), "false"), json!(false));
+        assert_eq!(t(json!("integer"), "8"), json!(8));
+        assert_eq!(t(json!("integer"), "8.5"), json!("8.5"));
+        assert_eq!(t(json!("number"), "0.5"), json!(0.5));
+        assert_eq!(t(json!("array"), "[1, 2]"), json!([1, 2]));
+        assert_eq!(t(json!("string"), "42"), json!("42"));
+        assert_eq!(t(json!(["integer", "null"]), "null"), json!(null));
+        assert_eq!(t(json!(["string", "integer"]), "3"), json!(3));
+        assert_eq!(t(json!("boolean"), "yes"), json!("yes"));
+        assert_eq!(typed_value(&json!({}), "true"), json!("true"));
+    }
 }

@@ -65,6 +65,10 @@ pub struct ExecuteArgs {
     pub parameters: Option<Json>,
     pub dry_run: bool,
     pub project_path: Option<String>,
+    /// A directive run: also the filled file (`body`) and each step's XML (`text`).
+    pub raw: bool,
+    /// A directive run: the running directive to nest it under (one the session runs).
+    pub parent: Option<String>,
 }
 
 /// The actions of each item type (05, the `execute` table).
@@ -249,22 +253,28 @@ impl Service {
             (ItemType::Directive, "run") => {
                 let ws = self.workspace(pp).map_err(at)?;
                 let item = find_needing_project(&ws, t, &a.item_id, None).map_err(at)?;
-                let out = run_directive(&ws, &item, &params, &self.host).map_err(at)?;
                 let mut s = session.lock().unwrap_or_else(|p| p.into_inner());
+                // Where it goes before anything is run: a `parent` that is not running is
+                // refused with the session unchanged.
+                let place =
+                    session::placement(&s, &ws, &item.id, a.parent.as_deref()).map_err(at)?;
+                let mut out = run_directive(&ws, &item, &params, &self.host, a.raw).map_err(at)?;
                 let caps = item
                     .directive()
                     .map(|d| d.capabilities.clone())
                     .unwrap_or_default();
+                let ended: Vec<String> = s.stack.drain(place.keep..).map(|x| x.id).collect();
                 s.stack.push(Active {
                     id: item.id.clone(),
                     capabilities: caps,
                 });
-                let depth = s.stack.len();
-                let mut out = out;
                 out["session"] = json!({
                     "active_directive": item.id,
-                    "depth": depth,
-                    "nested": depth > 1,
+                    "depth": s.stack.len(),
+                    "nested": place.parent.is_some(),
+                    "parent": place.parent,
+                    "ended": ended,
+                    "how": place.how,
                 });
                 Ok(out)
             }

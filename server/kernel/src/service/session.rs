@@ -2,8 +2,9 @@
 //! call passes (04, Enforcement).
 
 use super::error::{OpError, Res};
-use crate::directive::{grants, Capability, Resource};
+use crate::directive::{grants, CallKind, Capability, Resource};
 use crate::ids::ItemType;
+use crate::workspace::{Lookup, Workspace};
 use serde_json::json;
 
 /// A directive the session is following.
@@ -87,4 +88,101 @@ impl Session {
             .iter()
             .all(|a| grants(&a.capabilities, verb, t, id).is_some())
     }
+}
+
+/// Where a directive about to run goes in the session (04: running another directive ends
+/// the first, unless it is called from inside it).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Placement {
+    /// How many running directives stay (the rest end).
+    pub keep: usize,
+    /// The directive it runs inside, if any.
+    pub parent: Option<String>,
+    /// Which happened, in words.
+    pub how: String,
+}
+
+/// Where directive `id` goes: inside `parent` when the agent names one (a directive the
+/// session runs; those above it end); inside the active directive when one of its steps
+/// calls `id`; else in the active directive's place (it ends; its own parent, if any, stays
+/// the parent).
+pub(super) fn placement(
+    s: &Session,
+    ws: &Workspace,
+    id: &str,
+    parent: Option<&str>,
+) -> Res<Placement> {
+    if let Some(p) = parent.filter(|p| !p.is_empty()) {
+        let Some(pos) = s.stack.iter().rposition(|x| x.id == p) else {
+            let running: Vec<String> = s.stack.iter().map(|x| x.id.clone()).collect();
+            return Err(OpError::new(
+                "not_active",
+                format!(
+                    "parent `{p}` is not running in this session ({}); leave parent out, or name a running directive",
+                    if running.is_empty() {
+                        "no directive is".to_string()
+                    } else {
+                        format!("running: {}", running.join(", "))
+                    }
+                ),
+            )
+            .suggest(running));
+        };
+        let above = s.stack.len() - pos - 1;
+        return Ok(Placement {
+            keep: pos + 1,
+            parent: Some(p.to_string()),
+            how: if above == 0 {
+                format!("nested in `{p}` (the parent you named)")
+            } else {
+                format!(
+                    "nested in `{p}` (the parent you named); the {above} directive(s) running inside it ended"
+                )
+            },
+        });
+    }
+    let Some(active) = s.active() else {
+        return Ok(Placement {
+            keep: 0,
+            parent: None,
+            how: "started: no directive was running".into(),
+        });
+    };
+    if calls_directive(ws, &active.id, id) {
+        return Ok(Placement {
+            keep: s.stack.len(),
+            parent: Some(active.id.clone()),
+            how: format!("nested in `{}`: one of its steps calls `{id}`", active.id),
+        });
+    }
+    let keep = s.stack.len() - 1;
+    let parent = keep.checked_sub(1).map(|i| s.stack[i].id.clone());
+    let mut how = format!(
+        "ended `{}` and started `{id}` in its place: none of its steps calls `{id}` (pass parent to run it inside)",
+        active.id
+    );
+    if let Some(p) = &parent {
+        how.push_str(&format!("; still nested in `{p}`"));
+    }
+    Ok(Placement { keep, parent, how })
+}
+
+/// Whether a step of directive `caller` runs directive `id`.
+fn calls_directive(ws: &Workspace, caller: &str, id: &str) -> bool {
+    let Some(item) = ws.peek_id(ItemType::Directive, caller) else {
+        return false;
+    };
+    let Some(d) = item.directive() else {
+        return false;
+    };
+    d.calls.iter().any(|c| {
+        matches!(c.kind, CallKind::Execute | CallKind::ToolCall)
+            && c.item_type
+                .as_ref()
+                .is_some_and(|t| t.value.trim() == "directive")
+            && c.item_id.as_ref().is_some_and(|r| {
+                let r = r.value.trim();
+                r == id || matches!(ws.find(ItemType::Directive, r, None), Lookup::Found(t) if t.id == id)
+            })
+    })
 }

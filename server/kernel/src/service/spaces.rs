@@ -435,4 +435,11 @@ impl Service {
     pub fn workspace(&self, project_path: Option<&str>) -> Res<Workspace> {
         self.with(project_path, |sp| sp.ws.clone())
     }
+
+    /// A number that changes whenever an item file of a project's spaces is added, changed
+    /// or removed (the disk is looked at first, as for any call): what a face polls to tell
+    /// its client that its lists or a followed item changed.
+    pub fn generation(&self, project_path: Option<&str>) -> Res<u64> {
+        self.with(project_path, |sp| sp.generation)
+    }
 }

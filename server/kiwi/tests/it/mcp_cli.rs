@@ -144,6 +144,48 @@ fn search_ranks_and_prints_json() {
     assert!(!o.status.success());
 }
 
+/// Issue 16, point 15: `kiwi search` keeps the index on disk for the next run (it exited
+/// before the background write finished, so the CLI never found one).
+#[test]
+fn search_leaves_its_index_on_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    // Big enough that writing the index takes longer than answering one search.
+    let proj = dir.path().join("p");
+    let k = proj.join(".ai/knowledge/many");
+    std::fs::create_dir_all(&k).unwrap();
+    for i in 0..12000 {
+        std::fs::write(
+            k.join(format!("k{i:05}.md")),
+            format!("---\nid: k{i:05}\ntitle: Entry {i}\nentry_type: reference\n---\n\nEntry {i} about lanterns number {i}.\n"),
+        )
+        .unwrap();
+    }
+    let user = dir.path().join("u");
+    let o = kiwi(
+        &user,
+        &[
+            "search",
+            "k00042",
+            "--type",
+            "knowledge",
+            "--project",
+            proj.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    assert_eq!(json_of(&o)["results"][0]["id"], "many/k00042");
+    let cached: Vec<PathBuf> = std::fs::read_dir(user.join("cache"))
+        .map(|rd| rd.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(
+        cached.iter().any(|p| p
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("search-"))),
+        "no search index in {}: {cached:?}",
+        user.join("cache").display()
+    );
+}
+
 #[test]
 fn mcp_over_stdio_keeps_stdout_clean() {
     let dir = tempfile::tempdir().unwrap();
