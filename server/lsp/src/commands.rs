@@ -100,12 +100,9 @@ async fn command_target(
     let mut keys: Vec<&Key> = st.spaces.keys().collect();
     keys.sort_by_key(|k| k.is_none());
     // The kernel's one lookup error (the wording of every face).
-    let (i, tool) = kiwi_kernel::lookup::resolve_in(
-        keys.iter().map(|k| &*st.spaces[*k]),
-        ItemType::Tool,
-        id,
-    )
-    .map_err(|e| e.message)?;
+    let (i, tool) =
+        kiwi_kernel::lookup::resolve_in(keys.iter().map(|k| &*st.spaces[*k]), ItemType::Tool, id)
+            .map_err(|e| e.message)?;
     Ok((st.spaces[keys[i]].clone(), tool))
 }
 

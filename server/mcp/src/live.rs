@@ -143,7 +143,7 @@ pub async fn log(
     if wanted.is_none_or(|w| rank(level) < rank(w)) {
         return;
     }
-    let text: String = service.redact(text).chars().take(2000).collect();
+    let text: String = service.secrets().redact(text).chars().take(2000).collect();
     let _ = ctx
         .peer
         .notify_logging_message(

@@ -69,6 +69,17 @@ fn run(agent: &Agent, id: &str) -> serde_json::Value {
         .unwrap_or_else(|e| panic!("run {id}: {e:?}"))
 }
 
+/// Run `id` inside the running directive `parent` (spec 04: another directive run ends the
+/// first unless it is called from inside it; `parent` says it is).
+fn run_inside(agent: &Agent, id: &str, parent: &str) -> serde_json::Value {
+    agent
+        .execute(
+            json!({"item_type": "directive", "action": "run", "item_id": id,
+                        "parent": parent}),
+        )
+        .unwrap_or_else(|e| panic!("run {id} in {parent}: {e:?}"))
+}
+
 #[test]
 fn without_a_directive_everything_but_changing_system_items_is_allowed() {
     let f = fixture();
@@ -210,7 +221,7 @@ fn a_nested_directive_narrows_and_never_widens() {
     let f = fixture();
     let agent = Agent::new(&f);
     run(&agent, "d/outer");
-    let v = run(&agent, "d/inner");
+    let v = run_inside(&agent, "d/inner", "d/outer");
     assert_eq!(v["session"]["depth"], 2);
     assert_eq!(v["session"]["nested"], true);
     assert_eq!(agent.stack(), ["d/outer", "d/inner"]);
@@ -236,7 +247,7 @@ fn done_ends_the_directive_and_those_it_started() {
     let f = fixture();
     let agent = Agent::new(&f);
     run(&agent, "d/outer");
-    run(&agent, "d/inner");
+    run_inside(&agent, "d/inner", "d/outer");
     // `done` on the outer directive ends the inner one too.
     let v = agent
         .execute(json!({"item_type": "directive", "action": "done", "item_id": "d/outer"}))
@@ -305,4 +316,24 @@ fn session_check_reads_every_level_and_denies() {
     assert!(Session::default()
         .check("delete", ItemType::Directive, Some("any/thing"))
         .is_ok());
+}
+
+#[test]
+fn another_directive_run_from_outside_ends_the_first() {
+    let f = fixture();
+    let agent = Agent::new(&f);
+    run(&agent, "d/outer");
+    // A `parent` that is not running is refused and changes nothing.
+    let e = agent
+        .execute(
+            json!({"item_type": "directive", "action": "run", "item_id": "d/inner",
+                        "parent": "d/gone"}),
+        )
+        .unwrap_err();
+    assert_eq!(e.error, "not_active");
+    assert_eq!(agent.stack(), ["d/outer"]);
+    // d/outer's steps never call d/inner and no `parent` is given: spec 04 ends d/outer.
+    let v = run(&agent, "d/inner");
+    assert_eq!(v["session"]["nested"], false, "{v}");
+    assert_eq!(agent.stack(), ["d/inner"]);
 }

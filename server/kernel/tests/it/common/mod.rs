@@ -293,6 +293,8 @@ impl Agent {
                 .get("project_path")
                 .and_then(Json::as_str)
                 .map(str::to_string),
+            raw: v.get("raw").and_then(Json::as_bool).unwrap_or(false),
+            parent: v.get("parent").and_then(Json::as_str).map(str::to_string),
         };
         self.rt.block_on(
             self.service
