@@ -235,6 +235,75 @@ pub fn confine(root: &Path, path: &Path) -> std::io::Result<PathBuf> {
     }
 }
 
+/// What a file that is not a regular file is, for messages.
+fn file_kind(t: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a named pipe (FIFO)";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+    }
+    if t.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Read a whole file that must be a regular file. A named pipe, socket or device is refused
+/// without waiting: its type is checked before it is opened, the file is opened without
+/// blocking (`O_NONBLOCK`: opening a FIFO for reading otherwise waits for a writer) and its
+/// type checked again on the open descriptor (it may have been swapped in between).
+pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut file = open_regular(path)?;
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// Open a file for reading that must be a regular file (see [`read_regular`]).
+pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    let refuse = |t: std::fs::FileType| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "{} is {}, not a regular file; an item is read from a regular file only",
+                path.display(),
+                file_kind(t)
+            ),
+        )
+    };
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(refuse(meta.file_type()));
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(refuse(meta.file_type()));
+    }
+    Ok(file)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -256,6 +325,22 @@ mod tests {
             id_from_relative(Path::new("runtimes/python_runtime.py")).as_deref(),
             Some("runtimes/python_runtime")
         );
+    }
+
+    /// A named pipe is refused at once (opening it would wait for a writer), a regular
+    /// file is read.
+    #[cfg(unix)]
+    #[test]
+    fn read_regular_refuses_a_fifo_without_waiting() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("p.md");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = read_regular(&fifo).unwrap_err();
+        assert!(e.to_string().contains("named pipe"), "{e}");
+        std::fs::write(dir.path().join("f.md"), "x").unwrap();
+        assert_eq!(read_regular(&dir.path().join("f.md")).unwrap(), b"x");
+        assert!(read_regular(dir.path()).is_err());
     }
 
     #[test]

@@ -2075,7 +2075,7 @@ fn read_item_file(ws: &Workspace, item: &Item, file: &Path) -> Option<String> {
     }
     let root = ws.space_root(item.space)?;
     let real = ids::confine(&root, file).ok()?;
-    std::fs::read_to_string(real).ok()
+    String::from_utf8(ids::read_regular(&real).ok()?).ok()
 }
 
 /// Write a file atomically (a temporary file in the same folder, then a rename), refusing a
