@@ -667,3 +667,61 @@ fn an_unterminated_version_is_only_a_syntax_error() {
     assert!(!rendered.contains("float"), "{rendered}");
     assert!(!rendered.contains("T302"), "{rendered}");
 }
+
+/// A module-level name bound to a literal reads as that literal (rye's bundler:
+/// `ACTIONS = [...]` then `"enum": ACTIONS`), in both readers; a name that is not bound once by
+/// a plain assignment before its use, or is bound to something else, stays a T301.
+#[test]
+fn module_level_names_bound_to_literals_are_read() {
+    let head = "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"runtimes/python_runtime\"\n__category__ = \"c\"\n__tool_description__ = \"x\"\n";
+    let text = format!(
+        "{head}ACTIONS = [\"create\", \"verify\"]  # the actions\nLIMITS = (1, 2)\nBASE = {{\"type\": \"string\"}}\nPAIR = ACTIONS\nCONFIG_SCHEMA = {{\n    \"type\": \"object\",\n    \"properties\": {{\n        \"action\": {{\"type\": \"string\", \"enum\": ACTIONS}},\n        \"other\": BASE,\n        \"n\": {{\"type\": \"integer\", \"enum\": LIMITS}},\n        \"p\": {{\"type\": \"string\", \"enum\": PAIR}},\n    }},\n}}\n"
+    );
+    let fast = parse_python(&text);
+    let (tree, _) = parse_python_incremental(&text, None);
+    for t in [&fast, &tree] {
+        assert!(t.diagnostics.is_empty(), "{:?}", t.diagnostics);
+        let schema = t.value(Field::ConfigSchema).unwrap();
+        let props = schema.get("properties").unwrap();
+        let en = props.get("action").and_then(|a| a.get("enum")).unwrap();
+        let ValueKind::List(items) = &en.kind else {
+            panic!("{en:?}")
+        };
+        let names: Vec<&str> = items.iter().filter_map(|v| v.as_str()).collect();
+        assert_eq!(names, ["create", "verify"]);
+        assert_eq!(
+            props
+                .get("other")
+                .and_then(|o| o.get("type"))
+                .and_then(|v| v.as_str()),
+            Some("string")
+        );
+        assert!(props.get("p").and_then(|p| p.get("enum")).is_some());
+    }
+    assert_eq!(fast.diagnostics, tree.diagnostics);
+    // Not a literal, changed at module level, bound twice, defined after its use, or not at
+    // module level: still T301, at the use.
+    for (defs, after) in [
+        ("ACTIONS = list_actions()\n", ""),
+        ("ACTIONS = [\"a\"]\nACTIONS += [\"b\"]\n", ""),
+        ("ACTIONS = [\"a\"]\nACTIONS.append(\"b\")\n", ""),
+        ("ACTIONS = [\"a\"]\nACTIONS = [\"b\"]\n", ""),
+        ("", "ACTIONS = [\"a\"]\n"),
+        ("def f():\n    ACTIONS = [\"a\"]\n", ""),
+        ("ACTIONS: list = [\"a\"]\n", ""),
+    ] {
+        let text = format!(
+            "{head}{defs}CONFIG_SCHEMA = {{\"type\": \"object\", \"properties\": {{\"a\": {{\"enum\": ACTIONS}}}}}}\n{after}"
+        );
+        let use_at = text.find("ACTIONS}").unwrap();
+        for t in [parse_python(&text), parse_python_incremental(&text, None).0] {
+            let d = t
+                .diagnostics
+                .iter()
+                .find(|d| d.code == Code::T301)
+                .unwrap_or_else(|| panic!("{defs}{after}: no T301 {:?}", t.diagnostics));
+            assert_eq!(d.range.start, use_at, "{defs}{after}: {}", d.message);
+            assert!(d.message.contains("`ACTIONS`"), "{}", d.message);
+        }
+    }
+}
