@@ -235,6 +235,32 @@ pub fn confine(root: &Path, path: &Path) -> std::io::Result<PathBuf> {
     }
 }
 
+/// Whether `path` lies under `root` with no symlink and no `..` between them (the file
+/// itself included): it is then certainly inside the space, which costs one `lstat` per
+/// component below the root instead of resolving both paths ([`confine`]). `false` means
+/// "resolve to know".
+pub fn inside_without_links(root: &Path, path: &Path) -> bool {
+    let Ok(rel) = path.strip_prefix(root) else {
+        return false;
+    };
+    if rel.as_os_str().is_empty()
+        || !rel
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+    {
+        return false;
+    }
+    let mut p = root.to_path_buf();
+    for c in rel.components() {
+        p.push(c);
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if !m.file_type().is_symlink() => {}
+            _ => return false,
+        }
+    }
+    true
+}
+
 /// What a file that is not a regular file is, for messages.
 fn file_kind(t: std::fs::FileType) -> &'static str {
     #[cfg(unix)]
@@ -353,6 +379,18 @@ mod tests {
         #[cfg(unix)]
         std::os::unix::fs::symlink(dir.path().join("secret.txt"), space.join("link.txt")).unwrap();
         assert!(confine(&space, &space.join("ok.txt")).is_ok());
+        assert!(inside_without_links(&space, &space.join("ok.txt")));
+        assert!(!inside_without_links(&space, &space.join("../secret.txt")));
+        assert!(!inside_without_links(
+            &space,
+            &dir.path().join("secret.txt")
+        ));
+        #[cfg(unix)]
+        {
+            assert!(!inside_without_links(&space, &space.join("link.txt")));
+            std::os::unix::fs::symlink(dir.path(), space.join("dir")).unwrap();
+            assert!(!inside_without_links(&space, &space.join("dir/secret.txt")));
+        }
         #[cfg(unix)]
         assert!(confine(&space, &space.join("link.txt")).is_err());
     }

@@ -474,7 +474,14 @@ pub fn builtin_file(rel: &str) -> Option<&'static str> {
 
 /// Read and parse one file of a space, refusing a file that resolves outside the space.
 pub fn load_file(found: &Found, space: Space, space_root: &Path) -> Option<Item> {
-    let mut item = match ids::confine(space_root, &found.path) {
+    // A file reached through no symlink is inside its space: no need to resolve both paths
+    // (two `realpath`s per file, a component each).
+    let real = if ids::inside_without_links(space_root, &found.path) {
+        Ok(found.path.clone())
+    } else {
+        ids::confine(space_root, &found.path)
+    };
+    let mut item = match real {
         Ok(real) => match ids::read_regular(&real) {
             Ok(bytes) => parse_item(
                 found.item_type,

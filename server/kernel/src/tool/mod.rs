@@ -9,6 +9,7 @@ use crate::value::{Value, ValueKind};
 mod checks;
 mod python;
 mod python_literal;
+mod python_syntax;
 #[cfg(test)]
 pub(crate) mod testing;
 #[cfg(test)]

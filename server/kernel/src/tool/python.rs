@@ -857,6 +857,15 @@ const MAX_SYNTAX_ERRORS: usize = 10;
 /// tool that Python refuses to load (`def broken(:`) would pass every check and fail only
 /// when run. Lone CRs are parsed as LF (same offsets), as in the extraction.
 pub(crate) fn syntax_errors(text: &str) -> Vec<Diagnostic> {
+    // Most files are plain Python the quick recognizer is sure of: no whole parse.
+    if super::python_syntax::surely_valid(text) {
+        return Vec::new();
+    }
+    whole_parse_syntax_errors(text)
+}
+
+/// [`syntax_errors`] by tree-sitter's whole-file parse alone.
+pub(crate) fn whole_parse_syntax_errors(text: &str) -> Vec<Diagnostic> {
     let lone_cr = text
         .as_bytes()
         .windows(2)
