@@ -153,8 +153,8 @@ fn parse_item_with(
                     if let Some(s) = syntax {
                         *s = tree;
                     }
-                    // ryeos's tools keep their metadata in a `# ryeos-tool:` comment block:
-                    // kept as items so that `check` can say once that it does not read them.
+                    // ryeos's tools keep their metadata in a `# ryeos-tool:` comment block
+                    // (read by `parse_python_with`): always items.
                     if !t.declares_anything() && !crate::check::has_ryeos_tool_header(text) {
                         return None;
                     }
