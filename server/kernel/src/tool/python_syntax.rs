@@ -1026,18 +1026,19 @@ impl<'a> Parser<'_, 'a> {
                     return Some(Kind::Other);
                 }
                 let first = self.star_expr()?;
+                let starred = matches!(first, Kind::Star(_));
                 if self.is_kw("for") {
+                    if starred {
+                        return None;
+                    }
                     self.comprehension()?;
                     self.op(")")?;
                     return Some(Kind::Other);
                 }
                 if self.eat_op(")") {
-                    // A parenthesized expression: not taken as a target (left to tree-sitter).
-                    return Some(if matches!(first, Kind::Star(_)) {
-                        return None;
-                    } else {
-                        Kind::Other
-                    });
+                    // `(*a)` is an error; a parenthesized expression is not taken as a target
+                    // (left to tree-sitter).
+                    return (!starred).then_some(Kind::Other);
                 }
                 let mut all = is_target(first);
                 while self.eat_op(",") {
@@ -1056,6 +1057,9 @@ impl<'a> Parser<'_, 'a> {
                 }
                 let first = self.star_expr()?;
                 if self.is_kw("for") {
+                    if matches!(first, Kind::Star(_)) {
+                        return None;
+                    }
                     self.comprehension()?;
                     self.op("]")?;
                     return Some(Kind::Other);
@@ -1105,19 +1109,26 @@ impl<'a> Parser<'_, 'a> {
             return Some(());
         }
         // The first element decides: a dict (`k: v`, `**m`) or a set.
-        let dict = if self.eat_op("**") {
+        // A spread (`**m`, `*s`) cannot be a comprehension's element, nor `*s` a key.
+        let (dict, spread) = if self.eat_op("**") {
             self.arith()?;
-            true
+            (true, true)
         } else {
-            self.star_expr()?;
+            let spread = matches!(self.star_expr()?, Kind::Star(_));
             if self.eat_op(":") {
+                if spread {
+                    return None;
+                }
                 self.test()?;
-                true
+                (true, false)
             } else {
-                false
+                (false, spread)
             }
         };
         if self.is_kw("for") {
+            if spread {
+                return None;
+            }
             return self.comprehension();
         }
         while self.eat_op(",") {
@@ -1249,6 +1260,11 @@ mod tests {
             "x.1 = 2\n",
             "@dec\nx = 1\n",
             "print 'x'\n",
+            "x = {*a: 1}\n",
+            "x = {**a for a in b}\n",
+            "x = [*a for a in b]\n",
+            "x = (*a for a in b)\n",
+            "x = (*a)\n",
         ] {
             assert!(!surely_valid(bad), "{bad:?}");
         }
