@@ -151,18 +151,16 @@ pub fn ryeos_format(item: &Item) -> Option<&'static str> {
         .nth(4096)
         .map_or(text, |(i, _)| &text[..i]);
     match &item.parsed {
-        Parsed::Tool(t) => {
-            if has_ryeos_tool_header(head) {
-                Some("a `# ryeos-tool:` header")
-            } else if t
-                .str(Field::ExecutorId)
-                .is_some_and(|e| e.starts_with("tool:"))
-            {
-                Some("a `tool:` executor reference")
+        // A `# ryeos-tool:` header is read (its fields are the tool's); what kiwi cannot
+        // follow is a `tool:` executor reference (ryeos's runtimes are not kiwi items).
+        Parsed::Tool(t) => t
+            .str(Field::ExecutorId)
+            .is_some_and(|e| e.starts_with("tool:"))
+            .then_some(if has_ryeos_tool_header(head) {
+                "a `# ryeos-tool:` header naming a `tool:` executor"
             } else {
-                None
-            }
-        }
+                "a `tool:` executor reference"
+            }),
         Parsed::Directive(d) => {
             let after_header = text::first_line_after_header(text);
             (d.root.is_none() && text.get(after_header.start..after_header.end) == Some("---"))

@@ -235,6 +235,101 @@ pub fn confine(root: &Path, path: &Path) -> std::io::Result<PathBuf> {
     }
 }
 
+/// Whether `path` lies under `root` with no symlink and no `..` between them (the file
+/// itself included): it is then certainly inside the space, which costs one `lstat` per
+/// component below the root instead of resolving both paths ([`confine`]). `false` means
+/// "resolve to know".
+pub fn inside_without_links(root: &Path, path: &Path) -> bool {
+    let Ok(rel) = path.strip_prefix(root) else {
+        return false;
+    };
+    if rel.as_os_str().is_empty()
+        || !rel
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+    {
+        return false;
+    }
+    let mut p = root.to_path_buf();
+    for c in rel.components() {
+        p.push(c);
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if !m.file_type().is_symlink() => {}
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// What a file that is not a regular file is, for messages.
+fn file_kind(t: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a named pipe (FIFO)";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+    }
+    if t.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Read a whole file that must be a regular file. A named pipe, socket or device is refused
+/// without waiting: its type is checked before it is opened, the file is opened without
+/// blocking (`O_NONBLOCK`: opening a FIFO for reading otherwise waits for a writer) and its
+/// type checked again on the open descriptor (it may have been swapped in between).
+pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut file = open_regular(path)?;
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// Open a file for reading that must be a regular file (see [`read_regular`]).
+pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    let refuse = |t: std::fs::FileType| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "{} is {}, not a regular file; an item is read from a regular file only",
+                path.display(),
+                file_kind(t)
+            ),
+        )
+    };
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(refuse(meta.file_type()));
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(refuse(meta.file_type()));
+    }
+    Ok(file)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -258,6 +353,22 @@ mod tests {
         );
     }
 
+    /// A named pipe is refused at once (opening it would wait for a writer), a regular
+    /// file is read.
+    #[cfg(unix)]
+    #[test]
+    fn read_regular_refuses_a_fifo_without_waiting() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("p.md");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = read_regular(&fifo).unwrap_err();
+        assert!(e.to_string().contains("named pipe"), "{e}");
+        std::fs::write(dir.path().join("f.md"), "x").unwrap();
+        assert_eq!(read_regular(&dir.path().join("f.md")).unwrap(), b"x");
+        assert!(read_regular(dir.path()).is_err());
+    }
+
     #[test]
     fn confine_refuses_symlink_escape() {
         let dir = tempfile::tempdir().unwrap();
@@ -268,6 +379,18 @@ mod tests {
         #[cfg(unix)]
         std::os::unix::fs::symlink(dir.path().join("secret.txt"), space.join("link.txt")).unwrap();
         assert!(confine(&space, &space.join("ok.txt")).is_ok());
+        assert!(inside_without_links(&space, &space.join("ok.txt")));
+        assert!(!inside_without_links(&space, &space.join("../secret.txt")));
+        assert!(!inside_without_links(
+            &space,
+            &dir.path().join("secret.txt")
+        ));
+        #[cfg(unix)]
+        {
+            assert!(!inside_without_links(&space, &space.join("link.txt")));
+            std::os::unix::fs::symlink(dir.path(), space.join("dir")).unwrap();
+            assert!(!inside_without_links(&space, &space.join("dir/secret.txt")));
+        }
         #[cfg(unix)]
         assert!(confine(&space, &space.join("link.txt")).is_err());
     }

@@ -153,8 +153,8 @@ fn parse_item_with(
                     if let Some(s) = syntax {
                         *s = tree;
                     }
-                    // ryeos's tools keep their metadata in a `# ryeos-tool:` comment block:
-                    // kept as items so that `check` can say once that it does not read them.
+                    // ryeos's tools keep their metadata in a `# ryeos-tool:` comment block
+                    // (read by `parse_python_with`): always items.
                     if !t.declares_anything() && !crate::check::has_ryeos_tool_header(text) {
                         return None;
                     }
@@ -470,8 +470,15 @@ pub fn builtin_file(rel: &str) -> Option<&'static str> {
 
 /// Read and parse one file of a space, refusing a file that resolves outside the space.
 pub fn load_file(found: &Found, space: Space, space_root: &Path) -> Option<Item> {
-    let mut item = match ids::confine(space_root, &found.path) {
-        Ok(real) => match std::fs::read(&real) {
+    // A file reached through no symlink is inside its space: no need to resolve both paths
+    // (two `realpath`s per file, a component each).
+    let real = if ids::inside_without_links(space_root, &found.path) {
+        Ok(found.path.clone())
+    } else {
+        ids::confine(space_root, &found.path)
+    };
+    let mut item = match real {
+        Ok(real) => match ids::read_regular(&real) {
             Ok(bytes) => parse_item(
                 found.item_type,
                 found.id.clone(),
@@ -694,6 +701,7 @@ impl Workspace {
     /// Parse every item not parsed yet, in parallel.
     /// A server keeps the workspace: the memory the parse used and freed is given back.
     pub fn load_all(&self) {
+        testing::wait_while_held(self.project.as_deref());
         let before = self
             .items
             .values()
@@ -1198,6 +1206,57 @@ pub fn release_free_memory() {
     // SAFETY: malloc_trim only returns free memory of the allocator to the system.
     unsafe {
         libc::malloc_trim(0);
+    }
+}
+
+/// A hook for tests of what a server answers while a workspace loads: while a
+/// [`testing::LoadHold`] of a project is alive, [`Workspace::load_all`] of that project waits
+/// (at most a minute). Nothing holds a load unless a test asks.
+#[doc(hidden)]
+pub mod testing {
+    use std::path::{Path, PathBuf};
+    use std::sync::{Condvar, Mutex};
+    use std::time::{Duration, Instant};
+
+    static HELD: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+    static RELEASED: Condvar = Condvar::new();
+
+    /// Holds the loads of one project until dropped.
+    pub struct LoadHold(PathBuf);
+
+    /// Hold every [`super::Workspace::load_all`] of `project` until the hold is dropped.
+    pub fn hold_loads(project: &Path) -> LoadHold {
+        let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+        held.push(project.to_path_buf());
+        LoadHold(project.to_path_buf())
+    }
+
+    impl Drop for LoadHold {
+        fn drop(&mut self) {
+            let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(i) = held.iter().position(|p| *p == self.0) {
+                held.remove(i);
+            }
+            RELEASED.notify_all();
+        }
+    }
+
+    pub(super) fn wait_while_held(project: Option<&Path>) {
+        let Some(project) = project else {
+            return;
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+        while held.iter().any(|p| p == project) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            held = RELEASED
+                .wait_timeout(held, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
     }
 }
 

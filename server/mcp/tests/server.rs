@@ -1354,6 +1354,59 @@ async fn init_through_the_builtin_tool() {
     assert_eq!(v["source"], "user");
 }
 
+/// Issue 12: `init` runs on the one path every tool runs on (`exec::prepare`, then the run's
+/// redaction): its result never shows a secret value, here one that is part of the user
+/// space's path; its dry run is the plan of the builtin tool.
+#[tokio::test]
+async fn init_runs_on_the_one_tool_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().canonicalize().unwrap();
+    let p = project(&tmp);
+    let mut h = host(&tmp);
+    let user = tmp.join(format!("spaces-{}", CANARIES[0].1)).join("user");
+    h.vars.insert(
+        "KIWI_USERSPACE_DIR".into(),
+        user.to_str().unwrap().to_string(),
+    );
+    let mut c = Client::start(Some(p), h, &tmp).await;
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "core/init_userspace"}),
+        )
+        .await;
+    assert_eq!(v["result"]["existed"], false, "{v}");
+    assert!(user.join("config.yaml").exists());
+    let text = v.to_string();
+    assert!(
+        !text.contains(CANARIES[0].1),
+        "a secret in init's result: {text}"
+    );
+    assert!(text.contains("[redacted]"), "{text}");
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "tool", "action": "dry_run", "item_id": "core/init_userspace"}),
+        )
+        .await;
+    assert_eq!(v["dry_run"], true, "{v}");
+    assert!(!v.to_string().contains(CANARIES[0].1), "{v}");
+    // The user space's copy of the tool, unchanged but for a comment, with a planted
+    // error-level diagnostic: refused like any tool with one, nothing run.
+    let copy = user.join("tools/core/init_userspace.yaml");
+    let text = std::fs::read_to_string(&copy).unwrap();
+    std::fs::write(&copy, text.replace("timeout: 60", "timeout: \"sixty\"")).unwrap();
+    std::fs::remove_file(user.join("config.yaml")).unwrap();
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "core/init_userspace"}),
+        )
+        .await;
+    assert_eq!(e["error"], "invalid_item", "{e}");
+    assert!(!user.join("config.yaml").exists(), "init ran");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_hundred_concurrent_calls_all_answer() {
     let (_d, mut c) = setup().await;

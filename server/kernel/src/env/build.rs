@@ -65,7 +65,7 @@ pub fn read_dotenv(path: &Path) -> Option<(Vec<super::dotenv::Entry>, usize)> {
     if !path.is_file() {
         return None;
     }
-    let text = std::fs::read(path).ok()?;
+    let text = crate::ids::read_regular(path).ok()?;
     Some(super::dotenv::parse(&String::from_utf8_lossy(&text)))
 }
 

@@ -293,7 +293,7 @@ impl which::sys::Sys for EnvSys {
 
 /// Read a small text file (version files): at most 64 KiB, UTF-8 only.
 fn read_small(path: &Path) -> Option<String> {
-    let f = std::fs::File::open(path).ok()?;
+    let f = crate::ids::open_regular(path).ok()?;
     let mut s = String::new();
     f.take(64 * 1024).read_to_string(&mut s).ok()?;
     Some(s)

@@ -589,6 +589,48 @@ pub async fn run(
     })
 }
 
+/// Run a plan whose primitive the caller provides in its own process: the MCP server's
+/// `init` of the user space (the builtin `core/init_userspace`, whose command elsewhere is
+/// `kiwi init --json`). The plan came from [`prepare`], so the tool had that path's
+/// refusals; `f` gets the validated parameters, and the JSON it returns is the run's output
+/// (its `json`, and its text as stdout), redacted like any run's; an error it returns is
+/// an [`ErrorKind::Io`] error, redacted too.
+pub fn run_in_process(
+    plan: &Plan,
+    f: impl FnOnce(&Json) -> Result<Json, String>,
+) -> Result<RunResult, ExecError> {
+    let secrets = &plan.secrets;
+    let started = std::time::Instant::now();
+    let mut value =
+        f(&plan.params).map_err(|m| ExecError::new(ErrorKind::Io, m).redacted(secrets))?;
+    secrets.redact_json_mut(&mut value);
+    let stdout = serde_json::to_string(&value).unwrap_or_default();
+    let output = Output::Process(process::ProcessResult {
+        exit_code: Some(0),
+        signal: None,
+        stdout_bytes: stdout.len() as u64,
+        stdout,
+        stderr: String::new(),
+        stdout_utf8: true,
+        stderr_utf8: true,
+        stdout_base64: None,
+        stderr_base64: None,
+        json: Some(value),
+        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        timed_out: false,
+        cancelled: false,
+        truncated: false,
+        stderr_bytes: 0,
+        pid: std::process::id(),
+    });
+    Ok(RunResult {
+        tool: plan.tool.id.clone(),
+        chain: plan.chain.links.iter().map(|l| l.id.clone()).collect(),
+        execution: plan.summary.execution.clone(),
+        output,
+    })
+}
+
 /// Plan and run, without [`prepare`]'s refusals (tests of the planner and the primitives).
 pub async fn execute(
     ws: &Workspace,

@@ -596,7 +596,7 @@ pub(super) fn read_item_file(ws: &Workspace, item: &Item, file: &Path) -> Option
     }
     let root = ws.space_root(item.space)?;
     let real = ids::confine(&root, file).ok()?;
-    std::fs::read_to_string(real).ok()
+    String::from_utf8(ids::read_regular(&real).ok()?).ok()
 }
 
 /// Add an id to a knowledge entry's `references` (front matter), keeping the rest of the text.

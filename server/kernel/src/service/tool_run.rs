@@ -27,15 +27,8 @@ impl Service {
         let builtin_init = tool.id == INIT_TOOL
             && (tool.is_builtin()
                 || workspace::builtin_file("tools/core/init_userspace.yaml") == Some(tool.text()));
-        if action == "run" && builtin_init {
-            // (also the user space's unchanged copy that `init` wrote)
-            // The kernel's own primitive: `init` of the user space, in process.
-            let force = matches!(params.get("force"), Some(Json::Bool(true)))
-                || params.get("force").and_then(Json::as_str) == Some("true");
-            let r = crate::init::init_userspace(&self.host, force)
-                .map_err(|e| OpError::new("io_error", format!("init failed: {e}")))?;
-            return Ok(json!({"item_type": "tool", "id": tool.id, "result": r}));
-        }
+        let force = matches!(params.get("force"), Some(Json::Bool(true)))
+            || params.get("force").and_then(Json::as_str) == Some("true");
         let req = exec::Request {
             params: Json::Object(params),
             overrides: None,
@@ -51,6 +44,24 @@ impl Service {
                 "dry_run": true,
                 "plan": plan.summary(),
             }));
+        }
+        if builtin_init {
+            // (also the user space's unchanged copy that `init` wrote)
+            // The kernel's own primitive, `init` of the user space, run in process on the
+            // same path: prepared (refusals) above, its result redacted as any run's.
+            drop(ws);
+            let host = self.host.clone();
+            let r = exec::run_in_process(&plan, |_| {
+                crate::init::init_userspace(&host, force)
+                    .map_err(|e| format!("init failed: {e}"))
+                    .and_then(|r| serde_json::to_value(r).map_err(|e| e.to_string()))
+            })
+            .map_err(|e| OpError::new("io_error", e.message.clone()))?;
+            let result = match r.output {
+                exec::Output::Process(p) => p.json.unwrap_or(Json::Null),
+                exec::Output::Http(_) => Json::Null,
+            };
+            return Ok(json!({"item_type": "tool", "id": tool.id, "result": result}));
         }
         drop(ws);
         let r = exec::run(&plan, sink, cancel)

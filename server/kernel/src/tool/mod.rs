@@ -9,6 +9,7 @@ use crate::value::{Value, ValueKind};
 mod checks;
 mod python;
 mod python_literal;
+mod python_syntax;
 #[cfg(test)]
 pub(crate) mod testing;
 #[cfg(test)]
@@ -242,6 +243,20 @@ pub(crate) fn parse_python_with(
         fields,
         diagnostics,
     };
+    if !tool.declares_anything() {
+        if let Some(header) = ryeos_tool_header(text) {
+            // ryeos's tools keep their metadata as YAML in a `# ryeos-tool:` comment block.
+            let (mut meta, _) = parse_yaml_with(&header, None, file_checks);
+            // ryeos infers a tool's kind from its executor: no `tool_type` is not a defect.
+            meta.diagnostics
+                .retain(|d| !(d.code == Code::T303 && d.message.contains("is missing")));
+            if file_checks {
+                meta.diagnostics.extend(python::syntax_errors(text));
+            }
+            normalize(&mut meta.diagnostics);
+            return (meta, tree);
+        }
+    }
     if file_checks {
         // Only module-level statements were read: the rest of the file is parsed whole for
         // syntax errors (T301; Python would refuse to load the tool), and fields assigned in
@@ -267,6 +282,42 @@ pub(crate) fn parse_python_with(
     }
     normalize(&mut tool.diagnostics);
     (tool, tree)
+}
+
+/// The `# ryeos-tool:` metadata block of a ryeos Python tool (in its first 40 lines: after a
+/// shebang or a signature), as YAML at the same byte offsets: the block's lines with their
+/// `#` made a space, everything else of the file blanked (line breaks kept). The block runs
+/// from the line after `# ryeos-tool:` to the first line that is not a comment.
+/// `None` when the file has no such header.
+pub fn ryeos_tool_header(text: &str) -> Option<String> {
+    let mut offset = 0;
+    let mut start = None;
+    for (n, line) in text.split_inclusive('\n').enumerate() {
+        if n >= 40 {
+            break;
+        }
+        if line.trim_end() == "# ryeos-tool:" {
+            start = Some(offset + line.len());
+            break;
+        }
+        offset += line.len();
+    }
+    let start = start?;
+    let mut out: Vec<u8> = text
+        .bytes()
+        .map(|b| if b == b'\n' || b == b'\r' { b } else { b' ' })
+        .collect();
+    let mut at = start;
+    for line in text[start..].split_inclusive('\n') {
+        let Some(rest) = line.strip_prefix('#') else {
+            break;
+        };
+        // `#` becomes a space: the keys keep their columns (`#   key: v` is `    key: v`).
+        out[at + 1..at + line.len()].copy_from_slice(rest.as_bytes());
+        at += line.len();
+    }
+    // Only ASCII bytes were replaced by spaces, and whole lines copied back: still UTF-8.
+    String::from_utf8(out).ok()
 }
 
 /// Read a YAML tool: the top-level keys named in [`FIELDS`] (the last one of each wins), then

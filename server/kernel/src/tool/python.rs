@@ -136,6 +136,8 @@ pub(crate) fn extract_incremental(
     let mut fields = Vec::new();
     let mut conv = Conv {
         src: text,
+        parse_src: parse_text,
+        bindings: None,
         root: "",
         path: Vec::new(),
         diagnostics: Vec::new(),
@@ -160,6 +162,11 @@ pub(crate) fn extract_incremental(
 
 struct Conv<'a> {
     src: &'a str,
+    /// The text tree-sitter parses (lone CRs made LF; same offsets as `src`).
+    parse_src: &'a str,
+    /// The module-level statements that bind a name (`NAME = …`, `NAME += …`, `NAME: T = …`,
+    /// `NAME.x = …`, `NAME[k] = …`), found on the first name met: (name, statement, simple).
+    bindings: Option<Vec<(String, Range, bool)>>,
     /// The variable being read.
     root: &'static str,
     path: Vec<Seg>,
@@ -208,8 +215,54 @@ impl Conv<'_> {
                     _ => non_literal(n, describe(self.src, n)),
                 }
             }
+            "identifier" => self.name(n, depth),
             _ => non_literal(n, describe(self.src, n)),
         }
+    }
+
+    /// A module-level name bound to a literal before it is used (rye's bundler:
+    /// `ACTIONS = ["create", ...]` then `"enum": ACTIONS` in `CONFIG_SCHEMA`) reads as that
+    /// literal, as Python evaluates it. Only a name bound exactly once at module level by a
+    /// plain `NAME = literal` that ends before the use: a name also changed at module level
+    /// (`+=`, `NAME.append`, `NAME[k] =`, bound twice), defined later or bound to something
+    /// that is not a literal stays a T301.
+    fn name(&mut self, n: Node, depth: usize) -> Value {
+        let name = self.text(n).to_string();
+        let src = self.parse_src;
+        let bindings = self.bindings.get_or_insert_with(|| module_bindings(src));
+        let mut found = bindings.iter().filter(|(b, _, _)| *b == name);
+        let binding = match (found.next(), found.next()) {
+            (Some((_, r, true)), None) if r.end_byte <= n.start_byte() => *r,
+            (None, _) => return non_literal(n, describe(self.src, n)),
+            _ => {
+                return non_literal(
+                    n,
+                    format!(
+                        "a name (`{}`) that is not assigned once, before this use, by a plain `{} = literal` at module level",
+                        snippet(&name),
+                        snippet(&name)
+                    ),
+                )
+            }
+        };
+        let Some(tree) = parse_tree(&PARSER, python_language, src, &[binding], None) else {
+            return non_literal(n, describe(self.src, n));
+        };
+        let value = tree
+            .root_node()
+            .named_child(0)
+            .filter(|s| s.kind() == "expression_statement")
+            .and_then(|s| s.named_child(0))
+            .filter(|a| a.kind() == "assignment" && a.child_by_field_name("type").is_none())
+            .and_then(|a| a.child_by_field_name("right"));
+        let Some(value) = value else {
+            return non_literal(n, describe(self.src, n));
+        };
+        let v = self.value(value, depth + 1);
+        if let ValueKind::NonLiteral(what) = &v.kind {
+            return non_literal(n, format!("a name (`{}`) bound to {what}", snippet(&name)));
+        }
+        v
     }
 
     fn string(&self, n: Node) -> Value {
@@ -452,6 +505,85 @@ fn describe(src: &str, n: Node) -> String {
 /// comments, brackets and backslash continuations, so that text inside a docstring or a
 /// bracket is never taken for a statement.
 pub(super) fn candidate_ranges(text: &str) -> Vec<Range> {
+    logical_lines(text, is_candidate)
+}
+
+/// The module-level statements that bind or change a name, for [`Conv::name`]: (the name,
+/// the statement, whether it is a plain `NAME = value`).
+fn module_bindings(text: &str) -> Vec<(String, Range, bool)> {
+    let mut out = Vec::new();
+    for r in logical_lines(text, |line| binding(line).is_some()) {
+        let line = &text[r.start_byte..r.end_byte];
+        if let Some((name, simple)) = binding(line) {
+            out.push((name.to_string(), r, simple));
+        }
+    }
+    out
+}
+
+/// A column-0 statement that binds or changes a name: `NAME = …` (plain: `Some((NAME,
+/// true))`), or `NAME: T = …`, `NAME += …` (any augmented operator), `NAME.x = …`,
+/// `NAME[k] = …`, `NAME.f(…)`, `NAME, B = …` (`Some((NAME, false))`).
+fn binding(line: &str) -> Option<(&str, bool)> {
+    let b = line.as_bytes();
+    if !b
+        .first()
+        .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+    {
+        return None;
+    }
+    let end = b
+        .iter()
+        .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+        .unwrap_or(b.len());
+    let name = &line[..end];
+    if matches!(
+        name,
+        "if" | "elif"
+            | "else"
+            | "for"
+            | "while"
+            | "with"
+            | "try"
+            | "except"
+            | "finally"
+            | "def"
+            | "class"
+            | "import"
+            | "from"
+            | "return"
+            | "del"
+            | "global"
+            | "nonlocal"
+            | "assert"
+            | "raise"
+            | "pass"
+            | "async"
+            | "await"
+            | "lambda"
+            | "not"
+            | "print"
+    ) {
+        return None;
+    }
+    let rest = line[end..].trim_start_matches([' ', '\t']);
+    let r = rest.as_bytes();
+    match r.first()? {
+        b'=' if r.get(1) != Some(&b'=') => Some((name, true)),
+        b':' if r.get(1) != Some(&b'=') => Some((name, false)),
+        b'.' | b'[' | b',' => Some((name, false)),
+        c if b"+-*/%@&|^<>".contains(c) => {
+            // An augmented assignment: the operator (one or two characters), then `=`.
+            let op = r.iter().take_while(|c| b"+-*/%@&|^<>".contains(c)).count();
+            (r.get(op) == Some(&b'=') && r.get(op + 1) != Some(&b'=')).then_some((name, false))
+        }
+        _ => None,
+    }
+}
+
+/// The byte ranges (with their points) of the logical lines of `text` that `keep` accepts
+/// (see [`candidate_ranges`]).
+fn logical_lines(text: &str, keep: impl Fn(&str) -> bool) -> Vec<Range> {
     let b = text.as_bytes();
     let mut out = Vec::new();
     let mut i = if text.starts_with('\u{feff}') { 3 } else { 0 };
@@ -498,7 +630,7 @@ pub(super) fn candidate_ranges(text: &str) -> Vec<Range> {
             }
         }
         let end = i.min(b.len());
-        if is_candidate(&text[start..end]) {
+        if keep(&text[start..end]) {
             out.push(Range {
                 start_byte: start,
                 end_byte: end,
@@ -725,6 +857,15 @@ const MAX_SYNTAX_ERRORS: usize = 10;
 /// tool that Python refuses to load (`def broken(:`) would pass every check and fail only
 /// when run. Lone CRs are parsed as LF (same offsets), as in the extraction.
 pub(crate) fn syntax_errors(text: &str) -> Vec<Diagnostic> {
+    // Most files are plain Python the quick recognizer is sure of: no whole parse.
+    if super::python_syntax::surely_valid(text) {
+        return Vec::new();
+    }
+    whole_parse_syntax_errors(text)
+}
+
+/// [`syntax_errors`] by tree-sitter's whole-file parse alone.
+pub(crate) fn whole_parse_syntax_errors(text: &str) -> Vec<Diagnostic> {
     let lone_cr = text
         .as_bytes()
         .windows(2)

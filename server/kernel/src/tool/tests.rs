@@ -667,3 +667,214 @@ fn an_unterminated_version_is_only_a_syntax_error() {
     assert!(!rendered.contains("float"), "{rendered}");
     assert!(!rendered.contains("T302"), "{rendered}");
 }
+
+/// A module-level name bound to a literal reads as that literal (rye's bundler:
+/// `ACTIONS = [...]` then `"enum": ACTIONS`), in both readers; a name that is not bound once by
+/// a plain assignment before its use, or is bound to something else, stays a T301.
+#[test]
+fn module_level_names_bound_to_literals_are_read() {
+    let head = "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"runtimes/python_runtime\"\n__category__ = \"c\"\n__tool_description__ = \"x\"\n";
+    let text = format!(
+        "{head}ACTIONS = [\"create\", \"verify\"]  # the actions\nLIMITS = (1, 2)\nBASE = {{\"type\": \"string\"}}\nPAIR = ACTIONS\nCONFIG_SCHEMA = {{\n    \"type\": \"object\",\n    \"properties\": {{\n        \"action\": {{\"type\": \"string\", \"enum\": ACTIONS}},\n        \"other\": BASE,\n        \"n\": {{\"type\": \"integer\", \"enum\": LIMITS}},\n        \"p\": {{\"type\": \"string\", \"enum\": PAIR}},\n    }},\n}}\n"
+    );
+    let fast = parse_python(&text);
+    let (tree, _) = parse_python_incremental(&text, None);
+    for t in [&fast, &tree] {
+        assert!(t.diagnostics.is_empty(), "{:?}", t.diagnostics);
+        let schema = t.value(Field::ConfigSchema).unwrap();
+        let props = schema.get("properties").unwrap();
+        let en = props.get("action").and_then(|a| a.get("enum")).unwrap();
+        let ValueKind::List(items) = &en.kind else {
+            panic!("{en:?}")
+        };
+        let names: Vec<&str> = items.iter().filter_map(|v| v.as_str()).collect();
+        assert_eq!(names, ["create", "verify"]);
+        assert_eq!(
+            props
+                .get("other")
+                .and_then(|o| o.get("type"))
+                .and_then(|v| v.as_str()),
+            Some("string")
+        );
+        assert!(props.get("p").and_then(|p| p.get("enum")).is_some());
+    }
+    assert_eq!(fast.diagnostics, tree.diagnostics);
+    // Not a literal, changed at module level, bound twice, defined after its use, or not at
+    // module level: still T301, at the use.
+    for (defs, after) in [
+        ("ACTIONS = list_actions()\n", ""),
+        ("ACTIONS = [\"a\"]\nACTIONS += [\"b\"]\n", ""),
+        ("ACTIONS = [\"a\"]\nACTIONS.append(\"b\")\n", ""),
+        ("ACTIONS = [\"a\"]\nACTIONS = [\"b\"]\n", ""),
+        ("", "ACTIONS = [\"a\"]\n"),
+        ("def f():\n    ACTIONS = [\"a\"]\n", ""),
+        ("ACTIONS: list = [\"a\"]\n", ""),
+    ] {
+        let text = format!(
+            "{head}{defs}CONFIG_SCHEMA = {{\"type\": \"object\", \"properties\": {{\"a\": {{\"enum\": ACTIONS}}}}}}\n{after}"
+        );
+        let use_at = text.find("ACTIONS}").unwrap();
+        for t in [parse_python(&text), parse_python_incremental(&text, None).0] {
+            let d = t
+                .diagnostics
+                .iter()
+                .find(|d| d.code == Code::T301)
+                .unwrap_or_else(|| panic!("{defs}{after}: no T301 {:?}", t.diagnostics));
+            assert_eq!(d.range.start, use_at, "{defs}{after}: {}", d.message);
+            assert!(d.message.contains("`ACTIONS`"), "{}", d.message);
+        }
+    }
+}
+
+/// Python files to compare the quick syntax recognizer with tree-sitter on: the repository's,
+/// the corpus's (`KIWI_CORPUS` or `../shared/corpus`) and up to 120 of this machine's Python
+/// standard library (when there is one), 40 KB at most each.
+fn python_samples() -> Vec<(std::path::PathBuf, String)> {
+    use std::path::{Path, PathBuf};
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>, cap: usize) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        entries.sort();
+        for p in entries {
+            if out.len() >= cap {
+                return;
+            }
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if name == "target" || name == "node_modules" || name.starts_with('.') && name != ".ai"
+            {
+                continue;
+            }
+            let Ok(meta) = std::fs::symlink_metadata(&p) else {
+                continue;
+            };
+            if meta.is_dir() {
+                walk(&p, out, cap);
+            } else if meta.is_file() && name.ends_with(".py") {
+                out.push(p);
+            }
+        }
+    }
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut files = Vec::new();
+    walk(&repo, &mut files, usize::MAX);
+    let corpus = std::env::var_os("KIWI_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo.join("../shared/corpus"));
+    walk(&corpus, &mut files, usize::MAX);
+    let stdlib = [
+        "/usr/lib/python3.13",
+        "/usr/lib/python3.12",
+        "/usr/lib/python3.11",
+    ]
+    .into_iter()
+    .map(PathBuf::from)
+    .find(|p| p.is_dir());
+    if let Some(lib) = stdlib {
+        let cap = files.len() + 120;
+        walk(&lib, &mut files, cap);
+    }
+    files
+        .into_iter()
+        .filter_map(|p| Some((p.clone(), std::fs::read_to_string(&p).ok()?)))
+        .filter(|(_, t)| t.len() <= 40_000)
+        .collect()
+}
+
+/// The quick recognizer (`python_syntax`) says "surely valid" only of files in which
+/// tree-sitter finds no syntax error: on every sample file and on broken variants of each
+/// (a character deleted, a token inserted, at spread positions). It must also be sure of
+/// most real files, or it saves nothing.
+#[test]
+fn quick_syntax_recognizer_agrees_with_tree_sitter() {
+    use super::python::whole_parse_syntax_errors;
+    use super::python_syntax::surely_valid;
+    let samples = python_samples();
+    assert!(samples.len() >= 10, "{} sample files", samples.len());
+    let mut sure = 0;
+    let mut clean = 0;
+    let mut variants = 0;
+    let mut variants_sure = 0;
+    let mut tree_sitter_wrong = 0;
+    for (path, text) in &samples {
+        let errors = whole_parse_syntax_errors(text);
+        if surely_valid(text) {
+            sure += 1;
+            if !errors.is_empty() {
+                assert!(python_compiles(text), "{}: {errors:?}", path.display());
+                tree_sitter_wrong += 1;
+            }
+        }
+        if errors.is_empty() {
+            clean += 1;
+        }
+        // Broken variants: at up to 24 spread character boundaries.
+        let bounds: Vec<usize> = (0..=text.len())
+            .filter(|i| text.is_char_boundary(*i))
+            .collect();
+        let step = (bounds.len() / 24).max(1);
+        for (n, at) in bounds.iter().step_by(step).enumerate() {
+            let at = *at;
+            let next = bounds.iter().find(|b| **b > at).copied();
+            let mut cases = Vec::new();
+            if let Some(next) = next {
+                cases.push(format!("{}{}", &text[..at], &text[next..]));
+            }
+            let insert = [
+                "(", ")", ":", "=", ",", "\"", "\n", " if ", "'", "{", "]", "\n  ", "def ", ".",
+            ];
+            cases.push(format!(
+                "{}{}{}",
+                &text[..at],
+                insert[n % insert.len()],
+                &text[at..]
+            ));
+            for v in cases {
+                variants += 1;
+                if surely_valid(&v) {
+                    variants_sure += 1;
+                    let errors = whole_parse_syntax_errors(&v);
+                    if !errors.is_empty() && python_compiles(&v) {
+                        // Valid Python tree-sitter-python cannot read: T301 was a false alarm.
+                        tree_sitter_wrong += 1;
+                        continue;
+                    }
+                    assert!(
+                        errors.is_empty(),
+                        "{} variant at {at} was taken for valid, tree-sitter says {errors:?}:\n{}",
+                        path.display(),
+                        &v[at.saturating_sub(200)..(at + 200).min(v.len())]
+                    );
+                }
+            }
+        }
+    }
+    eprintln!(
+        "{} files ({clean} without syntax errors), {sure} recognized; {variants} variants, {variants_sure} recognized; {tree_sitter_wrong} valid (python3 compiles them) where tree-sitter saw an error",
+        samples.len()
+    );
+    assert!(
+        sure * 10 >= clean * 6,
+        "only {sure} of {clean} clean files recognized"
+    );
+}
+
+/// Whether CPython compiles `text` (the oracle when the quick recognizer and tree-sitter
+/// disagree).
+fn python_compiles(text: &str) -> bool {
+    use std::io::Write;
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", "import sys; compile(sys.stdin.read(), 'x', 'exec')"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("python3 (the oracle of the quick recognizer's test)");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(text.as_bytes())
+        .expect("write");
+    child.wait().expect("python3").success()
+}

@@ -162,7 +162,8 @@ pub fn item_files(
     item_file_paths(ws, item)?
         .into_iter()
         .map(|(rel, abs)| {
-            std::fs::read(&abs)
+            // A named pipe or device is refused, never waited on (`ids::read_regular`).
+            crate::ids::read_regular(&abs)
                 .map(|b| (rel, b))
                 .map_err(|e| format!("{}: {e}", abs.display()))
         })

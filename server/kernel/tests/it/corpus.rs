@@ -118,8 +118,9 @@ fn corpus_workspaces() {
         (head + &out).replace(&home_s, "$HOME")
     });
     // The error-level diagnostics on these working files, reviewed one by one (issue 13:
-    // 201 before, 52 after: 45 K003 stale ids, 4 T304 chains rye cannot resolve either, 2
-    // D102 raw `<` in attribute values, 1 T301 schema neither rye nor kiwi can read). More
+    // 201 before, 51 after: 45 K003 stale ids, 4 T304 chains rye cannot resolve either, 2
+    // D102 raw `<` in attribute values; the bundler's `"enum": ACTIONS` is read through its
+    // module-level literal now). More
     // is a regression, or a change whose snapshot must be reviewed and this bound lowered
     // or raised with it.
     let errors = out.lines().filter(|l| l.contains(" error ")).count();
@@ -131,7 +132,7 @@ fn corpus_workspaces() {
 }
 
 /// The reviewed number of error-level diagnostics of the corpus snapshot.
-const MAX_CORPUS_ERRORS: usize = 52;
+const MAX_CORPUS_ERRORS: usize = 51;
 
 /// The path of a corpus file as MANIFEST.tsv spells it: `repo/path`.
 fn rel(path: &Path, corpus: &Path) -> String {

@@ -421,3 +421,66 @@ description: Core signing reference.
     );
     insta::assert_snapshot!(f.check(&[]));
 }
+
+/// Cause 10, `# ryeos-tool:` headers: the YAML in the comment block is the tool's metadata
+/// (version, category, description, executor, config, schema), read at its place in the file.
+/// A header naming a kiwi executor is a tool like any other (checked, its chain resolved, no
+/// T303 for the `tool_type` ryeos infers); one naming a `tool:` runtime of ryeos is still the
+/// single K007 hint, with its description and category read for hover and search.
+#[test]
+fn c10_ryeos_tool_header_is_read() {
+    let f = Fixture::new(
+        r#"//- project/.ai/tools/echo/echo.py
+#!/usr/bin/env python3
+# ryeos:signed:2026-09-21T02:32:22Z:741fa275c8dfa4cc69dc7f18bd0b71e1ec0aa7bd19caf61043a30b2fe697a8d8:XVpe:741a8bc6
+# ryeos-tool:
+#   category: echo
+#   version: "1.0.0"
+#   executor_id: rt/script
+#   description: "echo input as json"
+#   config:
+#     timeout: 30
+#   config_schema:
+#     type: object
+#     properties:
+#       msg: {type: string}
+
+import json, sys
+print(json.dumps({"msg": "hi"}))
+//- project/.ai/tools/echo/ryeos_runtime.py
+# ryeos-tool:
+#   category: echo
+#   version: "1.1.0"
+#   executor_id: tool:ryeos/core/runtimes/python/script
+#   description: "runs on a ryeos runtime"
+print("x")
+//- project/.ai/tools/rt/script.yaml
+version: "1.0.0"
+tool_type: runtime
+executor_id: subprocess
+config:
+  command: "python3"
+  args: ["{tool_path}", "${params_json}"]
+"#,
+    );
+    let ws = f.workspace(&[]);
+    let echo = ws
+        .get(kiwi_kernel::ids::ItemType::Tool, "echo/echo")
+        .expect("echo/echo is an item");
+    let t = echo.tool().expect("a tool");
+    use kiwi_kernel::tool::Field;
+    assert_eq!(t.str(Field::Version), Some("1.0.0"));
+    assert_eq!(t.str(Field::Category), Some("echo"));
+    assert_eq!(t.str(Field::ExecutorId), Some("rt/script"));
+    assert_eq!(echo.description(), Some("echo input as json"));
+    let timeout = t.value(Field::Config).and_then(|c| c.get("timeout"));
+    assert!(timeout.is_some(), "{:?}", t.fields);
+    // The key sits where it is written in the file.
+    let key = t.get(Field::Category).unwrap().key_range;
+    assert_eq!(&echo.text()[key.start..key.end], "category");
+    let other = ws
+        .get(kiwi_kernel::ids::ItemType::Tool, "echo/ryeos_runtime")
+        .expect("an item");
+    assert_eq!(other.description(), Some("runs on a ryeos runtime"));
+    insta::assert_snapshot!(f.check(&[]));
+}

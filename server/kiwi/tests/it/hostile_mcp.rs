@@ -406,3 +406,84 @@ fn ids_that_climb_out_of_their_space_are_refused() {
     assert_eq!(names.len(), 2, "something was written outside: {names:?}");
     p.close();
 }
+
+/// Named pipes (FIFOs) as item files, placed directly and behind symlinks: opening one for
+/// reading blocks until a writer comes, so a load that opened them hung for ever. They are
+/// refused with a diagnostic that says what the file is; `kiwi check` and the MCP server
+/// answer in bounded time.
+#[test]
+fn named_pipes_as_item_files_are_refused_not_waited_for() {
+    let pr = project();
+    let ai = pr.root.join(".ai");
+    let mkfifo = |p: &std::path::Path| {
+        let ok = std::process::Command::new("mkfifo")
+            .arg(p)
+            .status()
+            .expect("mkfifo")
+            .success();
+        assert!(ok, "mkfifo {}", p.display());
+    };
+    // A FIFO behind a symlink (the walk keeps symlinks), as a tool and as knowledge.
+    mkfifo(&ai.join("tools/text/pipe.fifo"));
+    std::os::unix::fs::symlink(
+        ai.join("tools/text/pipe.fifo"),
+        ai.join("tools/text/piped.py"),
+    )
+    .unwrap();
+    mkfifo(&ai.join("knowledge/pipe.fifo"));
+    std::os::unix::fs::symlink(ai.join("knowledge/pipe.fifo"), ai.join("knowledge/held.md"))
+        .unwrap();
+    // A FIFO named as a directive.
+    std::fs::create_dir_all(ai.join("directives")).unwrap();
+    mkfifo(&ai.join("directives/raw.md"));
+
+    // kiwi check: answers (bounded), names the pipes.
+    let mut child = common::kiwi_command(&["check", "--format", "json"], &pr.root, &pr.user)
+        .stdin(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("kiwi check hung on a named pipe");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut out = String::new();
+    std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut out).unwrap();
+    assert!(!status.success(), "{out}");
+    let v: Json = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    for file in ["piped.py", "held.md"] {
+        let d = v["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["path"].as_str().unwrap_or_default().ends_with(file))
+            .unwrap_or_else(|| panic!("no diagnostic for {file}: {out}"));
+        let msg = d["message"].as_str().unwrap_or_default();
+        assert!(msg.contains("named pipe"), "{file}: {d}");
+        assert_eq!(d["severity"], "error", "{d}");
+    }
+
+    // The MCP server: search, load and run answer; the server keeps serving.
+    let mut p = common::mcp(&pr.root, &pr.user);
+    healthy(&mut p);
+    let r = p.call("search", json!({"item_type": "knowledge", "query": "held"}));
+    assert_ne!(r["isError"], json!(true), "{r}");
+    let r = p.call("load", json!({"item_type": "knowledge", "item_id": "held"}));
+    assert!(r.to_string().contains("named pipe"), "{r}");
+    let r = p.call(
+        "execute",
+        json!({"item_type": "tool", "action": "run", "item_id": "text/piped"}),
+    );
+    assert_eq!(r["isError"], json!(true), "{r}");
+    let r = p.call("load", json!({"item_type": "directive", "item_id": "raw"}));
+    assert!(r.get("content").is_some(), "{r}");
+    healthy(&mut p);
+    p.close();
+}

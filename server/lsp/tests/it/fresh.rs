@@ -104,37 +104,6 @@ fn workspace(n: usize) -> (tempfile::TempDir, PathBuf) {
     (dir, root)
 }
 
-/// A knowledge entry whose file is a named pipe (through a symlink, as a file the walk keeps):
-/// reading it blocks until [`release`] writes it, so the load is certainly under way while
-/// the first requests are answered.
-fn hold_the_load(root: &Path) -> PathBuf {
-    let k = root.join(".ai/knowledge");
-    std::fs::create_dir_all(&k).expect("mkdir");
-    let fifo = k.join("pipe.fifo");
-    let ok = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .expect("mkfifo")
-        .success();
-    assert!(ok, "mkfifo");
-    std::os::unix::fs::symlink(&fifo, k.join("held.md")).expect("symlink");
-    fifo
-}
-
-async fn release(fifo: PathBuf) {
-    tokio::task::spawn_blocking(move || {
-        use std::io::Write;
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(&fifo)
-            .expect("open the pipe");
-        f.write_all(b"# Held\n\nA knowledge entry read through a pipe.\n")
-            .expect("write the pipe");
-    })
-    .await
-    .expect("release");
-}
-
 /// Every request kind the server answers about a document, sent at once (without waiting for
 /// each answer): (name, id).
 async fn ask_everything(c: &mut Client, root: &Path) -> Vec<(String, i64)> {
@@ -247,7 +216,9 @@ async fn ask_everything(c: &mut Client, root: &Path) -> Vec<(String, i64)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_before_indexing_equal_answers_after() {
     let (_d, root) = workspace(5000);
-    let fifo = hold_the_load(&root);
+    // The load is held (the kernel's test hook) until the first requests are all in, so it
+    // is certainly under way while they are answered.
+    let hold = kiwi_kernel::workspace::testing::hold_loads(&root);
     let mut c = Client::start(&root, true).await;
     let t = root.join(".ai/tools/gen/t1.py");
     let d = root.join(".ai/directives/gen/d1.md");
@@ -259,7 +230,7 @@ async fn answers_before_indexing_equal_answers_after() {
     let early = ask_everything(&mut c, &root).await;
     // Time for the server to take every request in hand while the load is held.
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    release(fifo).await;
+    drop(hold);
     let mut first = Vec::new();
     for (name, id) in early {
         let r = c.response(id).await;

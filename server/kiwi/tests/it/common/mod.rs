@@ -50,7 +50,7 @@ pub fn assert_no_canary(what: &str, text: &str) {
     }
 }
 
-fn kiwi_command(args: &[&str], project: &Path, user: &Path) -> Command {
+pub fn kiwi_command(args: &[&str], project: &Path, user: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_kiwi"));
     c.args(args)
         .current_dir(project)
