@@ -16,7 +16,6 @@ pub mod ide;
 pub mod ids;
 pub mod init;
 pub mod knowledge;
-pub mod pattern;
 pub mod redact;
 pub mod search;
 pub mod service;

@@ -15,7 +15,6 @@ use crate::text::TextRange;
 use crate::value::{Entry, Str, Value, ValueKind};
 use crate::yaml::{parse_tree, snippet, MAX_DEPTH};
 use std::cell::RefCell;
-use std::sync::LazyLock;
 use tree_sitter::{Language, Node, Parser, Point, Range, Tree};
 
 /// The extraction query (kept with the other grammar files at the repository root).
@@ -29,21 +28,37 @@ fn python_language() -> Language {
     tree_sitter_python::LANGUAGE.into()
 }
 
-struct Compiled {
-    query: crate::pattern::Query,
-    name: usize,
-    value: usize,
+/// The matches of [`EXTRACT_QUERY`] as `(name, value)` nodes, in document order: a direct
+/// walk of its one pattern (module → expression_statement → assignment with an identifier
+/// `left` and a named `right`). Compiling a `tree_sitter::Query` analyses the grammar's whole
+/// parse table, 5-8 ms of every process that reads a tool; a test checks that this walk finds
+/// exactly what tree-sitter's query engine finds.
+pub(crate) fn assignments(module: Node<'_>) -> Vec<(Node<'_>, Node<'_>)> {
+    let mut out = Vec::new();
+    if module.kind() != "module" {
+        return out;
+    }
+    let mut cursor = module.walk();
+    for statement in module.named_children(&mut cursor) {
+        if statement.kind() != "expression_statement" {
+            continue;
+        }
+        let mut inner = statement.walk();
+        for assignment in statement.named_children(&mut inner) {
+            if assignment.kind() != "assignment" {
+                continue;
+            }
+            let left = assignment.child_by_field_name("left");
+            let right = assignment.child_by_field_name("right");
+            if let (Some(name), Some(value)) = (left, right) {
+                if name.kind() == "identifier" && value.is_named() {
+                    out.push((name, value));
+                }
+            }
+        }
+    }
+    out
 }
-
-/// The extraction query, matched structurally (see `pattern.rs` for why not
-/// `tree_sitter::Query`).
-static QUERY: LazyLock<Option<Compiled>> = LazyLock::new(|| {
-    let query = crate::pattern::Query::parse(EXTRACT_QUERY).ok()?;
-    let names = query.capture_names();
-    let name = names.iter().position(|n| *n == "name")?;
-    let value = names.iter().position(|n| *n == "value")?;
-    Some(Compiled { query, name, value })
-});
 
 /// What the Python file declares, and the problems found while reading it (T301 for parts
 /// that have no place in a [`Value`]: a `**` spread in a dict, a dict key that is not a literal).
@@ -61,9 +76,6 @@ pub(crate) fn extract_incremental(
     if !FIELDS.iter().any(|f| text.contains(f.python)) {
         return (Vec::new(), Vec::new(), None);
     }
-    let Some(compiled) = QUERY.as_ref() else {
-        return (Vec::new(), Vec::new(), None);
-    };
     // Parse only the module-level statements that may assign a field: tree-sitter reads a
     // few hundred bytes instead of the whole script.
     let ranges = candidate_ranges(text);
@@ -104,20 +116,7 @@ pub(crate) fn extract_incremental(
     };
     // The last assignment of each field wins: (field index, name node, value node).
     let mut winners: Vec<Option<(Node, Node)>> = vec![None; FIELDS.len()];
-    // The patterns start at the module (tree-sitter's `set_max_start_depth(Some(0))`).
-    for m in compiled.query.matches_at(tree.root_node()) {
-        let mut name = None;
-        let mut value = None;
-        for (index, node) in m {
-            if index == compiled.name {
-                name = Some(node);
-            } else if index == compiled.value {
-                value = Some(node);
-            }
-        }
-        let (Some(name), Some(mut value)) = (name, value) else {
-            continue;
-        };
+    for (name, mut value) in assignments(tree.root_node()) {
         let Some(var) = text.get(name.byte_range()) else {
             continue;
         };
