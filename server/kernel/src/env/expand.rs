@@ -109,6 +109,31 @@ fn parse(s: &str, mut pos: usize, nested: bool) -> (Vec<Piece>, Option<usize>) {
     (pieces, if nested { None } else { Some(pos) })
 }
 
+/// A `${NAME}` or `${NAME:-default}` starting at byte `start` of `s`: the name's range, the
+/// default's raw text range (references inside it not yet expanded) and the whole
+/// reference's range. The one reader of this syntax: `template::scan` uses it too.
+pub fn reference_at(
+    s: &str,
+    start: usize,
+) -> Option<(Range<usize>, Option<Range<usize>>, Range<usize>)> {
+    if !s.as_bytes()[start..].starts_with(b"${") {
+        return None;
+    }
+    let (
+        Piece::Ref {
+            name,
+            range,
+            default,
+        },
+        _,
+    ) = parse_ref(s, start)?
+    else {
+        return None;
+    };
+    let default = default.map(|_| name.end + 2..range.end - 1);
+    Some((name, default, range))
+}
+
 /// A reference at `start` (`${`): the piece and the offset after it.
 fn parse_ref(s: &str, start: usize) -> Option<(Piece, usize)> {
     let b = s.as_bytes();

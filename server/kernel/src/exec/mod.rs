@@ -913,6 +913,13 @@ impl Templater<'_> {
         }
         let mut real = String::new();
         let mut shown = String::new();
+        self.fill(s, &mut real, &mut shown)?;
+        Ok((Json::String(real), Json::String(shown)))
+    }
+
+    /// Fill the placeholders of `s` into `real` and `shown`; a `${VAR:-default}` whose default
+    /// is used fills the default the same way (it may hold references of its own).
+    fn fill(&mut self, s: &str, real: &mut String, shown: &mut String) -> Result<(), ExecError> {
         for piece in template::scan(s) {
             match piece {
                 Piece::Text(t) => {
@@ -939,10 +946,7 @@ impl Templater<'_> {
                             }
                             self.secrets.push(v.clone());
                         }
-                        (None, Some(d)) => {
-                            real.push_str(&d);
-                            shown.push_str(&d);
-                        }
+                        (None, Some(d)) => self.fill(&d, real, shown)?,
                         (None, None) => {
                             if let Some(msg) = self.unresolved.get(&name) {
                                 return Err(ExecError::new(
@@ -961,7 +965,7 @@ impl Templater<'_> {
                 }
             }
         }
-        Ok((Json::String(real), Json::String(shown)))
+        Ok(())
     }
 }
 
