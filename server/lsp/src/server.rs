@@ -905,19 +905,7 @@ impl Backend {
         let it = item.clone();
         let w = ws.clone();
         let diags = blocking(move || check_item(&w, &it)).await?;
-        let list: Vec<Json> = diags
-            .iter()
-            .map(|d| {
-                let p = item.source.position(d.range.start, Encoding::Char);
-                json!({
-                    "code": d.code.as_str(),
-                    "severity": d.severity.as_str(),
-                    "message": d.message,
-                    "line": p.line + 1,
-                    "column": p.column + 1,
-                })
-            })
-            .collect();
+        let list = diag::view::DiagnosticView::json(diag::view::FileText::of_item(&item), &diags);
         if let Some(key) = self.key_for(&path) {
             self.publish(key, vec![path.clone()], None).await;
         }

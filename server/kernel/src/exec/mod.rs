@@ -269,7 +269,17 @@ impl ExecError {
             *d = secrets.redact(d);
         }
         for d in &mut self.diagnostics {
+            let d = &mut d.diagnostic;
             d.message = secrets.redact(&d.message);
+            for r in &mut d.related {
+                r.message = secrets.redact(&r.message);
+            }
+            for f in &mut d.fixes {
+                f.title = secrets.redact(&f.title);
+                for e in &mut f.edits {
+                    e.new_text = secrets.redact(&e.new_text);
+                }
+            }
         }
         self
     }
