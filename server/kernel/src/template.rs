@@ -79,15 +79,15 @@ pub fn scan(s: &str) -> Vec<Piece> {
                 lit_start = i;
             }
             b'$' if b.get(i + 1) == Some(&b'{') => {
-                if let Some((name, default, range)) = crate::env::expand::reference_at(s, i) {
+                if let Some(r) = crate::env::expand::reference_at(s, i) {
                     text.push_str(&s[lit_start..i]);
                     flush(&mut text, &mut out);
                     out.push(Piece::Env {
-                        name: s[name].to_string(),
-                        default: default.map(|d| s[d].to_string()),
-                        range: TextRange::new(range.start, range.end),
+                        name: s[r.name].to_string(),
+                        default: r.default.map(|d| s[d].to_string()),
+                        range: TextRange::new(r.range.start, r.range.end),
                     });
-                    i = range.end;
+                    i = r.range.end;
                     lit_start = i;
                     continue;
                 }

@@ -109,13 +109,19 @@ fn parse(s: &str, mut pos: usize, nested: bool) -> (Vec<Piece>, Option<usize>) {
     (pieces, if nested { None } else { Some(pos) })
 }
 
-/// A `${NAME}` or `${NAME:-default}` starting at byte `start` of `s`: the name's range, the
-/// default's raw text range (references inside it not yet expanded) and the whole
-/// reference's range. The one reader of this syntax: `template::scan` uses it too.
-pub fn reference_at(
-    s: &str,
-    start: usize,
-) -> Option<(Range<usize>, Option<Range<usize>>, Range<usize>)> {
+/// Where a `${NAME}` or `${NAME:-default}` is in a string (byte ranges).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefAt {
+    pub name: Range<usize>,
+    /// The default's raw text (references inside it not yet expanded).
+    pub default: Option<Range<usize>>,
+    /// The whole reference, `${` to its closing `}`.
+    pub range: Range<usize>,
+}
+
+/// The reference starting at byte `start` of `s`, if one does. The one reader of this
+/// syntax: `template::scan` uses it too.
+pub fn reference_at(s: &str, start: usize) -> Option<RefAt> {
     if !s.as_bytes()[start..].starts_with(b"${") {
         return None;
     }
@@ -131,7 +137,11 @@ pub fn reference_at(
         return None;
     };
     let default = default.map(|_| name.end + 2..range.end - 1);
-    Some((name, default, range))
+    Some(RefAt {
+        name,
+        default,
+        range,
+    })
 }
 
 /// A reference at `start` (`${`): the piece and the offset after it.
