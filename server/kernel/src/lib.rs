@@ -21,6 +21,7 @@ pub mod search;
 pub mod service;
 pub mod system;
 pub mod template;
+pub mod test_corpus;
 pub mod text;
 pub mod tool;
 pub mod value;
