@@ -5,6 +5,7 @@
 pub mod chain;
 pub mod check;
 pub mod config;
+pub(crate) mod config_schema;
 pub mod context;
 pub mod diag;
 pub mod directive;

@@ -103,6 +103,28 @@ pub enum ErrorKind {
     Io,
 }
 
+/// A command run when a run was stopped (timeout, cancellation, the run dropped, kiwi's
+/// death), after its process tree is gone: e.g. `podman rm --force NAME` (Linux). Here, not
+/// in `process.rs`: the supervisor runs it, and `process.rs` starts the supervisor.
+#[derive(Clone)]
+pub struct Cleanup {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// Its complete environment.
+    pub env: BTreeMap<String, String>,
+}
+
+/// Environment values are never printed.
+impl std::fmt::Debug for Cleanup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cleanup")
+            .field("program", &self.program)
+            .field("args", &self.args)
+            .field("env", &self.env.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
 /// Why a tool did not run (or an HTTP request failed). The message is one sentence that
 /// says what to do; it never holds the value of an environment variable.
 #[derive(Debug, Clone, Serialize)]
