@@ -13,6 +13,7 @@ pub mod document;
 pub mod env;
 pub mod exec;
 pub mod fuzzing;
+pub mod glob;
 pub mod ide;
 pub mod ids;
 pub mod init;
