@@ -10,19 +10,12 @@ use std::path::Path;
 type Module = Vec<String>;
 
 /// Imports that close a circle today, each with what removes it. Nothing else may.
-const KNOWN: &[(&str, &str, &str)] = &[
-    (
-        "workspace",
-        "check",
-        "workspace.rs calls crate::check::has_ryeos_tool_header, now a re-export of \
+const KNOWN: &[(&str, &str, &str)] = &[(
+    "workspace",
+    "check",
+    "workspace.rs calls crate::check::has_ryeos_tool_header, now a re-export of \
          crate::tool's: switch that call (workspace.rs is another engineer's this round)",
-    ),
-    (
-        "init",
-        "service",
-        "write_atomic moves to a small file-system module with the service split",
-    ),
-];
+)];
 
 fn is_ident(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_'
