@@ -18,6 +18,7 @@ pub mod glob;
 pub mod ide;
 pub mod ids;
 pub mod init;
+pub mod json;
 pub mod knowledge;
 pub mod lock;
 pub mod redact;

@@ -22,6 +22,7 @@ pub mod supervisor;
 use crate::chain::{self, Chain};
 use crate::check;
 use crate::env::{self, BuiltEnv, Origin, Outcome};
+use crate::json::{a_json_type, as_text};
 use crate::redact::Secrets;
 use crate::template::{self, Piece};
 use crate::tool::Field;
@@ -420,10 +421,7 @@ fn plan_inner(
         .and_then(Json::as_object)
     {
         for (k, v) in over_env {
-            let s = match v {
-                Json::String(s) => s.clone(),
-                other => other.to_string(),
-            };
+            let s = as_text(v);
             let mut t = Templater {
                 vars: &vars,
                 params: &params,
@@ -434,10 +432,7 @@ fn plan_inner(
                 secrets: Vec::new(),
             };
             let (real, _) = t.string(&s)?;
-            let real = match real {
-                Json::String(s) => s,
-                other => other.to_string(),
-            };
+            let real = as_text(&real);
             vars.insert(k.clone(), real);
             if !filter.is_blocked(k) {
                 shown_names.insert(k.clone());
@@ -647,7 +642,7 @@ pub fn validate_params(tool: &Item, params: &Json) -> Result<Json, ExecError> {
                 ErrorKind::Parameters,
                 format!(
                     "the parameters must be a JSON object, not {}",
-                    json_type(other)
+                    a_json_type(other)
                 ),
             ))
         }
@@ -734,17 +729,6 @@ pub fn validate_params(tool: &Item, params: &Json) -> Result<Json, ExecError> {
         }
     }
     Ok(Json::Object(params))
-}
-
-fn json_type(v: &Json) -> &'static str {
-    match v {
-        Json::Null => "null",
-        Json::Bool(_) => "a boolean",
-        Json::Number(_) => "a number",
-        Json::String(_) => "a string",
-        Json::Array(_) => "an array",
-        Json::Object(_) => "an object",
-    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -926,10 +910,7 @@ impl Templater<'_> {
                             }
                         },
                     };
-                    match x {
-                        Json::String(x) => out.push_str(&x),
-                        other => out.push_str(&other.to_string()),
-                    }
+                    out.push_str(&as_text(&x));
                 }
                 // `${VAR}` in such a value is left for the environment it runs in.
                 _ => return Ok(v.clone()),
@@ -960,10 +941,7 @@ impl Templater<'_> {
                 }
                 Piece::Param { name, .. } => {
                     let v = self.name(&name)?;
-                    let text = match v {
-                        Json::String(s) => s,
-                        other => other.to_string(),
-                    };
+                    let text = as_text(&v);
                     shown.push_str(&text);
                     real.push_str(&text);
                 }
@@ -1003,13 +981,6 @@ impl Templater<'_> {
 
 // ---------------------------------------------------------------------------------------
 // From templated configuration to a primitive's spec
-
-fn as_text(v: &Json) -> String {
-    match v {
-        Json::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
 
 fn config_error(msg: String) -> ExecError {
     ExecError::new(ErrorKind::Config, msg)
@@ -1070,7 +1041,7 @@ pub fn subprocess_spec(
         Some(other) => {
             return Err(config_error(format!(
                 "`command` must be a string, not {}",
-                json_type(other)
+                a_json_type(other)
             )))
         }
         None => {
@@ -1098,7 +1069,7 @@ pub fn subprocess_spec(
         Some(other) => {
             return Err(config_error(format!(
                 "`args` must be a list of strings, not {}",
-                json_type(other)
+                a_json_type(other)
             )))
         }
     }
@@ -1115,7 +1086,7 @@ pub fn subprocess_spec(
         Some(other) => {
             return Err(config_error(format!(
                 "`cwd` must be a string, not {}",
-                json_type(other)
+                a_json_type(other)
             )))
         }
     };
@@ -1154,7 +1125,7 @@ pub fn http_spec(cfg: &Map<String, Json>) -> Result<http::HttpSpec, ExecError> {
         Some(other) => {
             return Err(config_error(format!(
                 "`method` must be a string, not {}",
-                json_type(other)
+                a_json_type(other)
             )))
         }
     }
@@ -1168,7 +1139,7 @@ pub fn http_spec(cfg: &Map<String, Json>) -> Result<http::HttpSpec, ExecError> {
                 .collect()),
             Some(other) => Err(config_error(format!(
                 "`{key}` must be a map, not {}",
-                json_type(other)
+                a_json_type(other)
             ))),
         }
     };

@@ -299,6 +299,23 @@ fn templating_expands_nested_defaults() {
     assert_eq!(process(&r).stdout, "nx|deep!|nx|");
 }
 
+/// A JSON value becomes text once (`kiwi_kernel::json::as_text`), as a directive's
+/// placeholder fills: `null` is the empty text, wherever it is written into a string.
+#[test]
+fn templating_null_is_empty_text() {
+    let f = Fixture::new(
+        "//- project/.ai/tools/demo/nulls.yaml\nversion: \"1.0.0\"\ntool_type: bash\nexecutor_id: subprocess\ndescription: Nulls\nconfig:\n  command: printf\n  args: [\"%s|\", \"n={p}\", \"{items}\"]\n",
+    );
+    let ws = ws(&f);
+    let r = run(
+        &ws,
+        "demo/nulls",
+        params(json!({"p": null, "items": ["a", null]})),
+    )
+    .unwrap();
+    assert_eq!(process(&r).stdout, "n=|a||");
+}
+
 #[test]
 fn broken_chain_and_unresolved_interpreter_run_nothing() {
     let f = Fixture::new(
