@@ -57,6 +57,20 @@ impl Span {
     }
 }
 
+/// The fields of a diagnostic's JSON object, in serde_json's (sorted) order.
+pub const FIELDS: &[&str] = &[
+    "code",
+    "column",
+    "end_column",
+    "end_line",
+    "fixes",
+    "line",
+    "message",
+    "path",
+    "related",
+    "severity",
+];
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DiagnosticView {
     pub path: String,
@@ -203,6 +217,8 @@ mod tests {
             .related(None, TextRange::new(0, 2), "here")
             .related(Some("elsewhere.py".into()), TextRange::new(0, 1), "there");
         let v = serde_json::to_value(DiagnosticView::all(file, &[d])).unwrap();
+        let keys: Vec<&String> = v[0].as_object().unwrap().keys().collect();
+        assert_eq!(keys, FIELDS);
         assert_eq!(
             v,
             serde_json::json!([{
