@@ -162,7 +162,19 @@ pub fn prepare_item(ws: &Workspace, tool: &Arc<Item>, req: &Request) -> Result<P
     refuse_invalid(ws, tool).map_err(|e| e.redacted(&secrets()))?;
     let plan = plan(ws, tool, req)?;
     refuse_outside(ws, &plan).map_err(|e| e.redacted(&secrets()))?;
+    refuse_drifted(ws, &plan).map_err(|e| e.redacted(&secrets()))?;
     Ok(plan)
+}
+
+/// A pulled item (the tool or a link of its chain) whose files no longer match the digest
+/// `.ai/kiwi.lock` pins is not run until it is re-pinned (`kiwi sign`) or pulled again
+/// (issue 17).
+fn refuse_drifted(ws: &Workspace, plan: &Plan) -> Result<(), ExecError> {
+    for link in plan.chain.links.iter().filter(|l| !l.is_builtin()) {
+        crate::trust::audit::refuse_drift(ws, link)
+            .map_err(|m| ExecError::new(ErrorKind::Invalid, m))?;
+    }
+    Ok(())
 }
 
 /// Every file the chain reads or runs (each link's file and a YAML tool's script) must

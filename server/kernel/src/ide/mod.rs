@@ -403,13 +403,33 @@ fn env_key_doc(key: &str) -> Option<&'static str> {
 /// A value the hover shows (one the chain builds from a passed-through secret included)
 /// never holds a secret: the markdown is redacted.
 pub fn hover(ws: &Workspace, item: &Arc<Item>, offset: usize) -> Option<HoverInfo> {
-    let mut h = if item.tool().is_some() {
+    let h = if item.tool().is_some() {
         hover_tool(ws, item, offset)
     } else if let Some(d) = item.directive() {
         hover_directive(ws, item, d, offset)
     } else {
         None
-    }?;
+    };
+    // A pulled (or pinned) item's first line tells where it came from: registry, version,
+    // signer, whether it verifies and whether its files still match the lock (issue 17).
+    let first = crate::check::first_line(item);
+    let provenance = if first.touches(offset) {
+        crate::trust::audit::provenance(ws, item)
+    } else {
+        None
+    };
+    let mut h = match (h, provenance) {
+        (Some(mut h), Some(p)) => {
+            h.markdown.push_str("\n\n---\n\n");
+            h.markdown.push_str(&p.markdown());
+            h
+        }
+        (None, Some(p)) => HoverInfo {
+            range: first,
+            markdown: p.markdown(),
+        },
+        (h, None) => h?,
+    };
     let secrets = crate::exec::host_secrets(ws);
     if secrets.found_in(h.markdown.as_bytes()) {
         h.markdown = secrets.redact(&h.markdown);

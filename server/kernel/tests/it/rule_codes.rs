@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// Declared codes the fixture projects do not emit: (rule name, code, where a test shows it:
-/// a file under `server/kernel/` that names the code, or `not yet: why`).
+/// a file (relative to `server/kernel/`) whose test shows the code, or `not yet: why`).
 const ELSEWHERE: &[(&str, Code, &str)] = &[
     ("directive references", Code::K004, "tests/it/snapshots/it__codes__k004_ambiguous_bare_reference.snap"),
     ("directive references", Code::K006, "tests/it/snapshots/it__codes__k006_refused_ids_and_symlinks.snap"),
@@ -34,6 +34,9 @@ const ELSEWHERE: &[(&str, Code, &str)] = &[
     ("environment", Code::T308, "tests/it/snapshots/it__codes__t308_undefined_variables.snap"),
     ("execution environment preference", Code::X501, "tests/it/snapshots/it__exec_check__x501_invalid_preferences.snap"),
     ("execution environment preference", Code::X502, "tests/it/snapshots/it__exec_check__x502_cannot_run_here.snap"),
+    ("lockfile and signatures", Code::R701, "src/trust/tests.rs"),
+    ("lockfile and signatures", Code::R702, "../kiwi/tests/it/trust.rs"),
+    ("lockfile and signatures", Code::R703, "src/trust/tests.rs"),
 ];
 
 /// The fixture projects, and whether the corpus is among them.

@@ -10,3 +10,4 @@ mod mcp_load;
 mod run;
 mod rye;
 mod secrets;
+mod trust;
