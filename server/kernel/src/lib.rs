@@ -21,6 +21,7 @@ pub mod init;
 pub mod json;
 pub mod knowledge;
 pub mod lock;
+pub mod lookup;
 pub mod redact;
 pub mod search;
 pub mod service;

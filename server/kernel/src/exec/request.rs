@@ -15,7 +15,7 @@ use crate::check::check_item;
 use crate::diag::view::{DiagnosticView, FileText};
 use crate::diag::{Diagnostic, Severity};
 use crate::ids::ItemType;
-use crate::workspace::{Item, Lookup, Workspace};
+use crate::workspace::{Item, Workspace};
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -52,36 +52,11 @@ impl std::fmt::Display for ItemDiagnostic {
 /// The tool a reference names, searched in every space (project, user, the extra spaces, builtin).
 /// Missing: the closest ids are suggested; ambiguous: the candidates are listed.
 pub fn find_tool(ws: &Workspace, reference: &str) -> Result<Arc<Item>, ExecError> {
-    let not_found = |message: String, suggestions: Vec<String>| {
-        let mut e = ExecError::new(ErrorKind::NotFound, message);
-        e.suggestions = suggestions;
-        e
-    };
-    match ws.lookup(ItemType::Tool, reference, None) {
-        Lookup::Found(i) => Ok(i),
-        Lookup::Missing { suggestions } if suggestions.is_empty() => Err(not_found(
-            format!("no tool `{reference}` in any space ({}); `kiwi search {reference} --type tool` lists what exists", ws.space_names()),
-            suggestions,
-        )),
-        Lookup::Missing { suggestions } => Err(not_found(
-            format!(
-                "no tool `{reference}`; did you mean {}?",
-                chain::quote_list(&suggestions)
-            ),
-            suggestions,
-        )),
-        Lookup::Ambiguous { candidates } => Err(not_found(
-            format!(
-                "`{reference}` is ambiguous: {}; give the full id",
-                chain::quote_list(&candidates)
-            ),
-            candidates,
-        )),
-        Lookup::Refused(e) => Err(ExecError::new(
-            ErrorKind::NotFound,
-            format!("`{reference}` is not a valid tool id: {e}"),
-        )),
-    }
+    ws.resolve(ItemType::Tool, reference, None).map_err(|e| {
+        let mut x = ExecError::new(ErrorKind::NotFound, e.message);
+        x.suggestions = e.suggestions;
+        x
+    })
 }
 
 /// The error-level diagnostics of the tool and of every link of its chain (as far as it

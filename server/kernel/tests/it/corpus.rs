@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
-fn corpus() -> Option<PathBuf> {
+pub(crate) fn corpus() -> Option<PathBuf> {
     kiwi_kernel::test_corpus::find(env!("CARGO_MANIFEST_DIR"))
 }
 
