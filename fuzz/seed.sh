@@ -15,9 +15,13 @@ put() { # target file
 }
 
 shared=""
-for d in ../shared/corpus /work/shared/corpus; do
+for d in ${KIWI_CORPUS:-} ../shared/corpus /work/shared/corpus; do
   [ -d "$d" ] && { shared=$d; break; }
 done
+if [ -z "$shared" ] && [ -n "${KIWI_REQUIRE_CORPUS:-}${CI:-}" ]; then
+  echo "seed.sh: no shared corpus found (../shared/corpus, KIWI_CORPUS) and KIWI_REQUIRE_CORPUS or CI is set" >&2
+  exit 1
+fi
 if [ -n "$shared" ]; then
   while IFS= read -r f; do
     case "$f" in

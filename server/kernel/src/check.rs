@@ -114,7 +114,14 @@ pub fn check_item(ws: &Workspace, item: &Arc<Item>) -> Vec<Diagnostic> {
     let mut out: Vec<Diagnostic> = item.parse_diagnostics().to_vec();
     if !matches!(item.parsed, Parsed::Unreadable(_)) {
         for rule in RULES {
+            let before = out.len();
             (rule.check)(ws, item, &mut out);
+            debug_assert!(
+                out[before..].iter().all(|d| rule.codes.contains(&d.code)),
+                "the rule `{}` emitted {:?}, which it does not declare",
+                rule.name,
+                out[before..].iter().map(|d| d.code).collect::<Vec<_>>()
+            );
         }
     }
     diag::normalize(&mut out);
@@ -156,7 +163,7 @@ pub fn ryeos_format(item: &Item) -> Option<&'static str> {
         Parsed::Tool(t) => t
             .str(Field::ExecutorId)
             .is_some_and(|e| e.starts_with("tool:"))
-            .then_some(if has_ryeos_tool_header(head) {
+            .then_some(if crate::tool::has_ryeos_tool_header(head) {
                 "a `# ryeos-tool:` header naming a `tool:` executor"
             } else {
                 "a `tool:` executor reference"
@@ -168,14 +175,6 @@ pub fn ryeos_format(item: &Item) -> Option<&'static str> {
         }
         _ => None,
     }
-}
-
-/// Whether a tool file starts with ryeos's `# ryeos-tool:` metadata block (in its first 40
-/// lines, after a shebang and a signature).
-pub fn has_ryeos_tool_header(text: &str) -> bool {
-    text.lines()
-        .take(40)
-        .any(|l| l.trim_end() == "# ryeos-tool:")
 }
 
 /// K007, once per project: on the first (by path) item of the project's space that is in
@@ -676,47 +675,6 @@ pub fn deep_merge(base: &mut serde_json::Value, over: serde_json::Value) {
     }
 }
 
-/// The compiled `CONFIG_SCHEMA` of a primitive, kept per version of its file: every tool
-/// that ends in the primitive needs it, and serializing the schema to look it up cost more
-/// than the check it serves. The key is the file's path and text (the schema is read from
-/// that text alone); a server that sees many versions keeps the last few dozen.
-pub(crate) fn primitive_validator(primitive: &Item) -> Option<Arc<jsonschema::Validator>> {
-    use std::collections::HashMap;
-    use std::hash::{BuildHasher, RandomState};
-    use std::sync::Mutex;
-    /// By a hash of the path and text; the entry keeps both to be sure.
-    type Cache = HashMap<
-        u64,
-        (
-            std::path::PathBuf,
-            Box<str>,
-            Option<Arc<jsonschema::Validator>>,
-        ),
-    >;
-    static CACHE: std::sync::OnceLock<(RandomState, Mutex<Cache>)> = std::sync::OnceLock::new();
-    const KEEP: usize = 64;
-    let schema = primitive.tool()?.value(Field::ConfigSchema)?;
-    let (state, cache) = CACHE.get_or_init(Default::default);
-    let hash = state.hash_one((&primitive.path, primitive.text()));
-    if let Some((path, text, v)) = cache.lock().ok()?.get(&hash) {
-        if *path == primitive.path && **text == *primitive.text() {
-            return v.clone();
-        }
-    }
-    let v = jsonschema::validator_for(&schema.to_json()?)
-        .ok()
-        .map(Arc::new);
-    let mut cache = cache.lock().ok()?;
-    if cache.len() >= KEEP {
-        cache.clear();
-    }
-    cache.insert(
-        hash,
-        (primitive.path.clone(), primitive.text().into(), v.clone()),
-    );
-    v
-}
-
 fn contains_placeholder(v: &Value) -> bool {
     let mut found = false;
     v.walk(&mut |x| {
@@ -744,7 +702,7 @@ fn check_config_types(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic
         return;
     };
     let primitive = ch.primitive().clone();
-    let Some(validator) = primitive_validator(&primitive) else {
+    let Some(validator) = crate::config_schema::primitive_validator(&primitive) else {
         return;
     };
     let mut merged = merge_config(&ch.links);

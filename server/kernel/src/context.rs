@@ -24,14 +24,6 @@ impl Host {
         }
     }
 
-    /// Values that must never appear in an answer or a tool's output: the values of this
-    /// host's variables that the default environment filter blocks, when they look like
-    /// secrets (the rule is in [`crate::redact`]).
-    pub fn secrets(&self) -> crate::redact::Secrets {
-        let filter = crate::env::Filter::new(&crate::config::Config::default().filter);
-        crate::redact::Secrets::from_host(self, &filter)
-    }
-
     /// A host with exactly these variables; `HOME` (if given) is the home directory.
     pub fn for_tests(vars: &[(&str, &str)]) -> Self {
         let vars: BTreeMap<String, String> = vars

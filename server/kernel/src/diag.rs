@@ -1,6 +1,8 @@
 //! Diagnostics: stable codes (the catalogue of `08-diagnostics.md` as data), severities,
 //! byte ranges, related information and fixes expressed as text edits.
 
+pub mod view;
+
 use crate::text::TextRange;
 use serde::Serialize;
 use std::path::PathBuf;

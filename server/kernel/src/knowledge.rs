@@ -462,13 +462,7 @@ mod tests {
     /// test-findings.md has `entry_type: report`).
     #[test]
     fn corpus_knowledge() {
-        // `../../../shared/corpus` from the crate in the main checkout; one more level up from
-        // a worktree under `wt/`: the nearest ancestor that has it.
-        let Some(root) = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .ancestors()
-            .map(|a| a.join("shared/corpus"))
-            .find(|p| p.is_dir())
-        else {
+        let Some(root) = crate::test_corpus::find(env!("CARGO_MANIFEST_DIR")) else {
             return;
         };
         let mut files = Vec::new();

@@ -7,21 +7,8 @@ use crate::ids::{IdError, ItemType, Space};
 use crate::workspace::{Item, Workspace};
 use std::sync::Arc;
 
-/// The result of looking a reference up ([`Workspace::lookup`]).
-#[derive(Debug, Clone)]
-pub enum Lookup {
-    Found(Arc<Item>),
-    /// No item has this id; the closest ids, best first.
-    Missing {
-        suggestions: Vec<String>,
-    },
-    /// A bare name that several items end with.
-    Ambiguous {
-        candidates: Vec<String>,
-    },
-    /// The reference is not a valid id.
-    Refused(IdError),
-}
+/// The result of looking a reference up: defined beside [`Workspace::lookup`].
+pub use crate::workspace::Lookup;
 
 /// Why a reference names no single item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

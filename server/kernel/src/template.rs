@@ -36,7 +36,8 @@ pub fn is_host_name(name: &str) -> bool {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Piece {
     Text(String),
-    /// `${NAME}` or `${NAME:-default}`.
+    /// `${NAME}` or `${NAME:-default}` (read by `env::expand::reference_at`; the default is
+    /// its raw text, which may hold references of its own).
     Env {
         name: String,
         default: Option<String>,
@@ -78,36 +79,17 @@ pub fn scan(s: &str) -> Vec<Piece> {
                 lit_start = i;
             }
             b'$' if b.get(i + 1) == Some(&b'{') => {
-                let start = i;
-                let name_start = i + 2;
-                let mut j = name_start;
-                if j < b.len() && is_name_start(b[j]) {
-                    while j < b.len() && is_name(b[j]) {
-                        j += 1;
-                    }
-                    let name = &s[name_start..j];
-                    let (default, end) = if s[j..].starts_with(":-") {
-                        match s[j + 2..].find('}') {
-                            Some(k) => (Some(s[j + 2..j + 2 + k].to_string()), j + 2 + k + 1),
-                            None => (None, 0),
-                        }
-                    } else if b.get(j) == Some(&b'}') {
-                        (None, j + 1)
-                    } else {
-                        (None, 0)
-                    };
-                    if end > 0 {
-                        text.push_str(&s[lit_start..start]);
-                        flush(&mut text, &mut out);
-                        out.push(Piece::Env {
-                            name: name.to_string(),
-                            default,
-                            range: TextRange::new(start, end),
-                        });
-                        i = end;
-                        lit_start = i;
-                        continue;
-                    }
+                if let Some(r) = crate::env::expand::reference_at(s, i) {
+                    text.push_str(&s[lit_start..i]);
+                    flush(&mut text, &mut out);
+                    out.push(Piece::Env {
+                        name: s[r.name].to_string(),
+                        default: r.default.map(|d| s[d].to_string()),
+                        range: TextRange::new(r.range.start, r.range.end),
+                    });
+                    i = r.range.end;
+                    lit_start = i;
+                    continue;
                 }
                 i += 1;
             }
@@ -189,6 +171,44 @@ mod tests {
             ]
         );
         assert_eq!(single_param("{params_json}"), Some("params_json"));
+    }
+
+    /// `${VAR:-default}` is read as `env/expand.rs` reads it: a default may hold references.
+    #[test]
+    fn env_references_agree_with_expand() {
+        for s in [
+            "${A:-${B}}",
+            "x ${A:-${B:-c}} y ${C}",
+            "${A:-a}b}",
+            "${A:-${B}",
+            "$${A:-x}",
+        ] {
+            let ours: Vec<(String, std::ops::Range<usize>)> = scan(s)
+                .into_iter()
+                .filter_map(|p| match p {
+                    Piece::Env { name, range, .. } => Some((name, range.start..range.end)),
+                    _ => None,
+                })
+                .collect();
+            let theirs: Vec<(String, std::ops::Range<usize>)> = crate::env::expand::references(s)
+                .into_iter()
+                .filter(|r| {
+                    !ours
+                        .iter()
+                        .any(|(_, o)| o.start < r.range.start && r.range.end <= o.end)
+                })
+                .map(|r| (r.name, r.range))
+                .collect();
+            assert_eq!(ours, theirs, "{s}");
+        }
+        assert_eq!(
+            scan("${A:-${B}}"),
+            vec![Piece::Env {
+                name: "A".into(),
+                default: Some("${B}".into()),
+                range: TextRange::new(0, 10)
+            }]
+        );
         assert_eq!(single_param("x{a}"), None);
     }
 }

@@ -6,7 +6,7 @@ use crate::config::Config;
 use crate::context::Host;
 use crate::diag::{Code, Diagnostic};
 use crate::directive::Directive;
-use crate::ids::{self, ItemType, Space};
+use crate::ids::{self, IdError, ItemType, Space};
 use crate::knowledge::Knowledge;
 use crate::text::{SourceText, TextRange};
 use crate::tool::ToolFile;
@@ -155,7 +155,7 @@ fn parse_item_with(
                     }
                     // ryeos's tools keep their metadata in a `# ryeos-tool:` comment block
                     // (read by `parse_python_with`): always items.
-                    if !t.declares_anything() && !crate::check::has_ryeos_tool_header(text) {
+                    if !t.declares_anything() && !crate::tool::has_ryeos_tool_header(text) {
                         return None;
                     }
                     Parsed::Tool(Box::new(t))
@@ -201,8 +201,22 @@ fn parse_item_with(
     })
 }
 
-/// The result of looking a reference up (and its error for every face: [`crate::lookup`]).
-pub use crate::lookup::Lookup;
+/// The result of looking a reference up ([`Workspace::lookup`]); its error for every face
+/// is [`crate::lookup::LookupError`].
+#[derive(Debug, Clone)]
+pub enum Lookup {
+    Found(Arc<Item>),
+    /// No item has this id; the closest ids, best first.
+    Missing {
+        suggestions: Vec<String>,
+    },
+    /// A bare name that several items end with.
+    Ambiguous {
+        candidates: Vec<String>,
+    },
+    /// The reference is not a valid id.
+    Refused(IdError),
+}
 
 /// The file extensions that can hold items of a type.
 fn is_item_file(item_type: ItemType, path: &Path) -> bool {

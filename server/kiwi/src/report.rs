@@ -8,8 +8,9 @@
 //! (Unicode scalar values, [`Encoding::Char`]); an end column is exclusive (the column just
 //! after the last character of the range), as in LSP and SARIF.
 
-use kiwi_kernel::diag::{Code, Diagnostic, Fix, Related, Severity};
-use kiwi_kernel::text::{Encoding, LineIndex, TextRange};
+use kiwi_kernel::diag::view::{DiagnosticView, FileText, Span};
+use kiwi_kernel::diag::{Code, Diagnostic, Related, Severity};
+use kiwi_kernel::text::{LineIndex, TextRange};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -108,23 +109,17 @@ pub fn render(format: Format, files: &[FileReport], color: bool) -> String {
 // ---------------------------------------------------------------------------------------
 // Positions
 
-/// A range as 1-based lines and character columns, end exclusive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-struct Span {
-    line: u32,
-    column: u32,
-    end_line: u32,
-    end_column: u32,
+fn file_text<'a>(file: &FileReport<'a>) -> FileText<'a> {
+    FileText {
+        path: file.path,
+        text: file.text,
+        lines: file.lines,
+    }
 }
 
+/// A range as 1-based lines and character columns, end exclusive (the kernel's one view).
 fn span(file: &FileReport, range: TextRange) -> Span {
-    let (start, end) = file.lines.range_positions(file.text, range, Encoding::Char);
-    Span {
-        line: start.line + 1,
-        column: start.column + 1,
-        end_line: end.line + 1,
-        end_column: end.column + 1,
-    }
+    Span::of(file_text(file), range)
 }
 
 /// The diagnostics of a file in source order (stable: equal ranges keep their order).
@@ -144,18 +139,26 @@ fn related_file<'f, 'a>(
     let Some(path) = related.path.as_deref() else {
         return (Some(this), display_path(this.path));
     };
-    let found = std::iter::once(this)
+    match checked_file(this, files, path) {
+        Some(f) => (Some(f), display_path(f.path)),
+        None => (None, display_path(path)),
+    }
+}
+
+/// The checked file at `path` (the same path, or one ending with the other).
+fn checked_file<'f, 'a>(
+    this: &'f FileReport<'a>,
+    files: &'f [FileReport<'a>],
+    path: &Path,
+) -> Option<&'f FileReport<'a>> {
+    std::iter::once(this)
         .chain(files.iter())
         .find(|f| f.path == path)
         .or_else(|| {
             std::iter::once(this)
                 .chain(files.iter())
                 .find(|f| path.ends_with(f.path) || f.path.ends_with(path))
-        });
-    match found {
-        Some(f) => (Some(f), display_path(f.path)),
-        None => (None, display_path(path)),
-    }
+        })
 }
 
 fn display_path(path: &Path) -> String {
@@ -329,107 +332,19 @@ fn human_diagnostic(
 // json
 
 #[derive(Serialize)]
-struct JsonReport<'a> {
-    diagnostics: Vec<JsonDiagnostic<'a>>,
+struct JsonReport {
+    diagnostics: Vec<DiagnosticView>,
     summary: Summary,
 }
 
-#[derive(Serialize)]
-struct JsonDiagnostic<'a> {
-    path: String,
-    line: u32,
-    column: u32,
-    end_line: u32,
-    end_column: u32,
-    severity: &'static str,
-    code: &'static str,
-    message: &'a str,
-    fixes: Vec<JsonFix<'a>>,
-    related: Vec<JsonRelated<'a>>,
-}
-
-#[derive(Serialize)]
-struct JsonFix<'a> {
-    title: &'a str,
-    edits: Vec<JsonEdit<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    rename_to: Option<String>,
-}
-
-#[derive(Serialize)]
-struct JsonEdit<'a> {
-    line: u32,
-    column: u32,
-    end_line: u32,
-    end_column: u32,
-    new_text: &'a str,
-}
-
-/// A related location; the position is `null` when it lies in a file that was not checked
-/// (its text is not at hand).
-#[derive(Serialize)]
-struct JsonRelated<'a> {
-    path: String,
-    line: Option<u32>,
-    column: Option<u32>,
-    end_line: Option<u32>,
-    end_column: Option<u32>,
-    message: &'a str,
-}
-
-fn json_fix<'a>(file: &FileReport, fix: &'a Fix) -> JsonFix<'a> {
-    JsonFix {
-        title: &fix.title,
-        edits: fix
-            .edits
-            .iter()
-            .map(|e| {
-                let s = span(file, e.range);
-                JsonEdit {
-                    line: s.line,
-                    column: s.column,
-                    end_line: s.end_line,
-                    end_column: s.end_column,
-                    new_text: &e.new_text,
-                }
-            })
-            .collect(),
-        rename_to: fix.rename_to.as_deref().map(display_path),
-    }
-}
-
+/// The diagnostics in the kernel's one view (`kiwi_kernel::diag::view`); a related location
+/// in another checked file gets its position there.
 fn render_json(files: &[FileReport]) -> String {
     let mut diagnostics = Vec::new();
     for file in files {
+        let other = |p: &Path| checked_file(file, files, p).map(file_text);
         for diag in sorted(file) {
-            let s = span(file, diag.range);
-            diagnostics.push(JsonDiagnostic {
-                path: display_path(file.path),
-                line: s.line,
-                column: s.column,
-                end_line: s.end_line,
-                end_column: s.end_column,
-                severity: diag.severity.as_str(),
-                code: diag.code.as_str(),
-                message: &diag.message,
-                fixes: diag.fixes.iter().map(|f| json_fix(file, f)).collect(),
-                related: diag
-                    .related
-                    .iter()
-                    .map(|r| {
-                        let (target, path) = related_file(file, files, r);
-                        let s = target.map(|f| span(f, r.range));
-                        JsonRelated {
-                            path,
-                            line: s.map(|s| s.line),
-                            column: s.map(|s| s.column),
-                            end_line: s.map(|s| s.end_line),
-                            end_column: s.map(|s| s.end_column),
-                            message: &r.message,
-                        }
-                    })
-                    .collect(),
-            });
+            diagnostics.push(DiagnosticView::new(file_text(file), diag, &other));
         }
     }
     let report = JsonReport {

@@ -11,7 +11,6 @@ use kiwi_kernel::diag;
 use kiwi_kernel::exec::{self, CancellationToken, OutputSink, Stream};
 use kiwi_kernel::ide;
 use kiwi_kernel::ids::ItemType;
-use kiwi_kernel::text::Encoding;
 use kiwi_kernel::workspace::{Item, Workspace};
 use serde_json::{json, Value as Json};
 use std::path::PathBuf;
@@ -225,19 +224,7 @@ async fn validate(b: &Backend, arg: Json) -> Result<Option<Json>> {
     let it = item.clone();
     let w = ws.clone();
     let diags = blocking(move || check_item(&w, &it)).await?;
-    let list: Vec<Json> = diags
-        .iter()
-        .map(|d| {
-            let p = item.source.position(d.range.start, Encoding::Char);
-            json!({
-                "code": d.code.as_str(),
-                "severity": d.severity.as_str(),
-                "message": d.message,
-                "line": p.line + 1,
-                "column": p.column + 1,
-            })
-        })
-        .collect();
+    let list = diag::view::DiagnosticView::json(diag::view::FileText::of_item(&item), &diags);
     if let Some(key) = b.key_for(&path) {
         b.publish(key, vec![path.clone()], None).await;
     }

@@ -728,6 +728,9 @@ async fn load_with_destination_copies_atomically_and_never_overwrites() {
             .await;
         assert_eq!(v["content"], "");
         assert_eq!(v["diagnostics"][0]["code"], "K006");
+        // The kernel's one diagnostic view, as `kiwi check --format json` and the LSP give it.
+        let keys: Vec<&String> = v["diagnostics"][0].as_object().unwrap().keys().collect();
+        assert_eq!(keys, kiwi_kernel::diag::view::FIELDS, "{v}");
         let s = c
             .ok(
                 "search",

@@ -197,7 +197,7 @@ fn check_call(call: &Call, tool: &Item, specs: &[ParamSpec], out: &mut Vec<Diagn
         }
         let validator = match &mut validator {
             Some(v) => v,
-            None => match crate::check::primitive_validator(tool) {
+            None => match crate::config_schema::primitive_validator(tool) {
                 Some(v) => validator.insert(v),
                 None => return,
             },

@@ -29,9 +29,9 @@
 use super::checks::{insert_last_child, whole_lines};
 use super::{Call, CallKind, Capability, Directive, Element, Resource};
 use crate::diag::{closest, did_you_mean, Code, Diagnostic, Fix, Tag};
+use crate::glob::Globs;
 use crate::ids::ItemType;
 use crate::text::TextRange;
-use globset::{GlobBuilder, GlobMatcher};
 
 /// The permission elements (children of `<permissions>`).
 pub const PERMISSION_ELEMENTS: &[&str] =
@@ -125,31 +125,18 @@ impl Need {
     }
 }
 
-fn glob(pattern: &str, fs: bool) -> Result<GlobMatcher, globset::Error> {
-    GlobBuilder::new(pattern)
-        .literal_separator(fs)
-        .backslash_escape(true)
-        .build()
-        .map(|g| g.compile_matcher())
-}
-
-/// A compiled pattern. Plain wildcards (`*`, `?`) are matched directly; globset (whose regex
-/// compilation costs tens of microseconds) is used only for classes and alternations.
+/// A compiled pattern over item ids (`crate::glob`: `*` also matches `/`).
 enum Matcher {
     Any,
-    Wild(Vec<char>),
-    Glob(GlobMatcher),
+    Glob(Globs),
 }
 
 impl Matcher {
-    /// A pattern over item ids (`*` also matches `/`).
     fn new(pattern: &str) -> Result<Matcher, globset::Error> {
         if is_all(pattern) {
             Ok(Matcher::Any)
-        } else if pattern.contains(['[', '{', '\\']) {
-            glob(pattern, false).map(Matcher::Glob)
         } else {
-            Ok(Matcher::Wild(pattern.chars().collect()))
+            Globs::one(pattern, false).map(Matcher::Glob)
         }
     }
 
@@ -157,31 +144,8 @@ impl Matcher {
         match self {
             Matcher::Any => true,
             Matcher::Glob(g) => g.is_match(s),
-            Matcher::Wild(p) => wild_match(p, &s.chars().collect::<Vec<_>>()),
         }
     }
-}
-
-/// `*` matches any run (including `/`), `?` one character; iterative, with one backtrack point.
-fn wild_match(p: &[char], s: &[char]) -> bool {
-    let (mut pi, mut si) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while si < s.len() {
-        if pi < p.len() && (p[pi] == '?' || (p[pi] != '*' && p[pi] == s[si])) {
-            pi += 1;
-            si += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some((pi, si));
-            pi += 1;
-        } else if let Some((sp, ss)) = star {
-            pi = sp + 1;
-            si = ss + 1;
-            star = Some((sp, ss + 1));
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|&c| c == '*')
 }
 
 /// Whether a pattern matches every target (`*`, `**`, `**/*`, ...).
@@ -385,12 +349,7 @@ impl<'a> Reader<'a> {
         let mut valid = valid;
         let compiled = if fs {
             // Only checked: file system and shell patterns are matched by the tools.
-            let p = without_placeholders(&pattern);
-            if p.contains(['[', '{', '\\']) {
-                glob(&p, true).map(|_| None)
-            } else {
-                Ok(None)
-            }
+            crate::glob::check_path_pattern(&without_placeholders(&pattern)).map(|_| None)
         } else {
             Matcher::new(&pattern).map(Some)
         };

@@ -220,13 +220,7 @@ fn check_ranges(text: &str, d: &Directive) {
 // ---------------------------------------------------------------- the corpus
 
 fn corpus_dir() -> Option<std::path::PathBuf> {
-    let base = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    [
-        base.join("../../../shared/corpus"),
-        base.join("../../../../shared/corpus"),
-    ]
-    .into_iter()
-    .find(|p| p.is_dir())
+    crate::test_corpus::find(env!("CARGO_MANIFEST_DIR"))
 }
 
 fn md_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {

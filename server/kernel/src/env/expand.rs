@@ -109,6 +109,41 @@ fn parse(s: &str, mut pos: usize, nested: bool) -> (Vec<Piece>, Option<usize>) {
     (pieces, if nested { None } else { Some(pos) })
 }
 
+/// Where a `${NAME}` or `${NAME:-default}` is in a string (byte ranges).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefAt {
+    pub name: Range<usize>,
+    /// The default's raw text (references inside it not yet expanded).
+    pub default: Option<Range<usize>>,
+    /// The whole reference, `${` to its closing `}`.
+    pub range: Range<usize>,
+}
+
+/// The reference starting at byte `start` of `s`, if one does. The one reader of this
+/// syntax: `template::scan` uses it too.
+pub fn reference_at(s: &str, start: usize) -> Option<RefAt> {
+    if !s.as_bytes()[start..].starts_with(b"${") {
+        return None;
+    }
+    let (
+        Piece::Ref {
+            name,
+            range,
+            default,
+        },
+        _,
+    ) = parse_ref(s, start)?
+    else {
+        return None;
+    };
+    let default = default.map(|_| name.end + 2..range.end - 1);
+    Some(RefAt {
+        name,
+        default,
+        range,
+    })
+}
+
 /// A reference at `start` (`${`): the piece and the offset after it.
 fn parse_ref(s: &str, start: usize) -> Option<(Piece, usize)> {
     let b = s.as_bytes();

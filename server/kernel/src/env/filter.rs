@@ -2,8 +2,8 @@
 //! environment a tool may see.
 
 use super::FilterConfig;
+use crate::glob::Globs;
 use crate::value::Value;
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use std::sync::LazyLock;
 
 /// Names that pass the filter (unless blocked). `LC_*` passes too.
@@ -36,129 +36,19 @@ pub const DEFAULT_BLOCK: &[&str] = &[
     "DOCKER_*",
 ];
 
-static DEFAULT_BLOCK_SET: LazyLock<Patterns> = LazyLock::new(|| {
-    let (set, _) = compile(DEFAULT_BLOCK.iter().copied(), true);
+static DEFAULT_BLOCK_SET: LazyLock<Globs> = LazyLock::new(|| {
+    let (set, _) = Globs::new(DEFAULT_BLOCK.iter().copied(), true);
     set
 });
 
-static DEFAULT_ALLOW_SET: LazyLock<Patterns> = LazyLock::new(|| {
-    let (set, _) = compile(DEFAULT_ALLOW.iter().copied(), cfg!(windows));
+static DEFAULT_ALLOW_SET: LazyLock<Globs> = LazyLock::new(|| {
+    let (set, _) = Globs::new(DEFAULT_ALLOW.iter().copied(), cfg!(windows));
     set
 });
 
 /// Whether an `env.allow` / `env.block` entry is a pattern rather than an exact name.
 pub fn is_pattern(s: &str) -> bool {
     s.contains(['*', '?', '[', ']', '{', '}'])
-}
-
-/// A pattern of one of the shapes the defaults use, matched without a regex.
-#[derive(Debug, Clone)]
-enum Simple {
-    Exact(String),
-    Prefix(String),
-    Suffix(String),
-    Contains(String),
-}
-
-/// Compiled name patterns. `NAME`, `PREFIX*`, `*SUFFIX` and `*PART*` are matched directly;
-/// any other glob goes to a [`GlobSet`]. (Building a `GlobSet` compiles a regex set: for the
-/// defaults alone, over a million instructions that every `kiwi run` would pay.)
-#[derive(Debug, Clone)]
-struct Patterns {
-    simple: Vec<Simple>,
-    globs: Option<GlobSet>,
-    case_insensitive: bool,
-}
-
-impl Patterns {
-    fn is_match(&self, name: &str) -> bool {
-        if !self.simple.is_empty() {
-            let name: std::borrow::Cow<str> = if self.case_insensitive {
-                name.to_lowercase().into()
-            } else {
-                name.into()
-            };
-            let hit = self.simple.iter().any(|p| match p {
-                Simple::Exact(l) => *name == **l,
-                Simple::Prefix(l) => name.starts_with(l.as_str()),
-                Simple::Suffix(l) => name.ends_with(l.as_str()),
-                Simple::Contains(l) => name.contains(l.as_str()),
-            });
-            if hit {
-                return true;
-            }
-        }
-        self.globs.as_ref().is_some_and(|g| g.is_match(name))
-    }
-}
-
-/// `pattern` as a [`Simple`] when it has one of its shapes (literal text around at most a
-/// leading and a trailing `*`).
-fn simple(pattern: &str, case_insensitive: bool) -> Option<Simple> {
-    let fold = |s: &str| {
-        if case_insensitive {
-            s.to_lowercase()
-        } else {
-            s.to_string()
-        }
-    };
-    let (lead, rest) = match pattern.strip_prefix('*') {
-        Some(r) => (true, r),
-        None => (false, pattern),
-    };
-    let (trail, lit) = match rest.strip_suffix('*') {
-        Some(l) => (true, l),
-        None => (false, rest),
-    };
-    if lit.contains(['*', '?', '[', ']', '{', '}', '\\']) {
-        return None;
-    }
-    let lit = fold(lit);
-    Some(match (lead, trail) {
-        (false, false) => Simple::Exact(lit),
-        (false, true) => Simple::Prefix(lit),
-        (true, false) => Simple::Suffix(lit),
-        (true, true) => Simple::Contains(lit),
-    })
-}
-
-/// Compile patterns; the ones that do not compile are returned apart.
-fn compile<'a>(
-    patterns: impl Iterator<Item = &'a str>,
-    case_insensitive: bool,
-) -> (Patterns, Vec<String>) {
-    let mut simple_ones = Vec::new();
-    let mut b = GlobSetBuilder::new();
-    let mut globs = 0;
-    let mut bad = Vec::new();
-    for p in patterns {
-        if let Some(s) = simple(p, case_insensitive) {
-            simple_ones.push(s);
-            continue;
-        }
-        match GlobBuilder::new(p)
-            .case_insensitive(case_insensitive)
-            .literal_separator(false)
-            .backslash_escape(true)
-            .build()
-        {
-            Ok(g) => {
-                b.add(g);
-                globs += 1;
-            }
-            Err(_) => bad.push(p.to_string()),
-        }
-    }
-    // A set of globs that each compiled always builds.
-    let globs = (globs > 0).then(|| b.build().unwrap_or_else(|_| GlobSet::empty()));
-    (
-        Patterns {
-            simple: simple_ones,
-            globs,
-            case_insensitive,
-        },
-        bad,
-    )
 }
 
 fn eq_name(a: &str, b: &str) -> bool {
@@ -173,8 +63,8 @@ fn eq_name(a: &str, b: &str) -> bool {
 #[derive(Debug, Clone)]
 pub struct Filter {
     allow_exact: Vec<String>,
-    allow: Patterns,
-    block: Patterns,
+    allow: Globs,
+    block: Globs,
     /// `env.block` entries that are not valid globs: blocked as exact names (fail closed).
     block_literal: Vec<String>,
 }
@@ -187,7 +77,7 @@ impl Filter {
             .filter(|a| !is_pattern(a))
             .cloned()
             .collect();
-        let (allow, _) = compile(
+        let (allow, _) = Globs::new(
             config
                 .allow
                 .iter()
@@ -195,7 +85,7 @@ impl Filter {
                 .filter(|a| is_pattern(a)),
             cfg!(windows),
         );
-        let (block, block_literal) = compile(config.block.iter().map(String::as_str), true);
+        let (block, block_literal) = Globs::new(config.block.iter().map(String::as_str), true);
         Filter {
             allow_exact,
             allow,
@@ -257,52 +147,5 @@ impl FilterConfig {
                 out.extend(list.iter().filter_map(Value::as_str).map(str::to_string));
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod differential {
-    use super::*;
-    use proptest::prelude::*;
-
-    fn glob_only(pattern: &str, case_insensitive: bool) -> Option<GlobSet> {
-        let g = GlobBuilder::new(pattern)
-            .case_insensitive(case_insensitive)
-            .literal_separator(false)
-            .backslash_escape(true)
-            .build()
-            .ok()?;
-        GlobSetBuilder::new().add(g).build().ok()
-    }
-
-    proptest! {
-        /// The direct matching of the simple shapes agrees with globset on them.
-        #[test]
-        fn simple_shapes_match_like_globset(
-            lead in any::<bool>(),
-            trail in any::<bool>(),
-            lit in "[A-Za-z_0-9]{0,6}",
-            name in "[A-Za-z_0-9]{0,10}",
-            ci in any::<bool>(),
-        ) {
-            let pattern = format!("{}{lit}{}", if lead { "*" } else { "" }, if trail { "*" } else { "" });
-            let (ours, bad) = compile(std::iter::once(pattern.as_str()), ci);
-            prop_assert!(bad.is_empty());
-            prop_assert!(ours.globs.is_none(), "{pattern} should be simple");
-            let theirs = glob_only(&pattern, ci).unwrap();
-            // Names built from the literal too, so that matches are common.
-            for n in [name.clone(), format!("x{lit}y"), lit.to_lowercase(), format!("{lit}{name}")] {
-                prop_assert_eq!(ours.is_match(&n), theirs.is_match(&n), "{} on {}", pattern, n);
-            }
-        }
-    }
-
-    #[test]
-    fn other_globs_still_go_to_globset() {
-        let (p, bad) = compile(["A?C", "X[YZ]", "{P,Q}_*", "[bad"].into_iter(), true);
-        assert_eq!(bad, vec!["[bad".to_string()]);
-        assert!(p.simple.is_empty());
-        assert!(p.is_match("abc") && p.is_match("xz") && p.is_match("q_1"));
-        assert!(!p.is_match("ac") && !p.is_match("xa"));
     }
 }

@@ -856,7 +856,7 @@ impl Container {
     /// The command that removes what a stopped run left: the new container, or the
     /// processes `exec` started (the marked `unshare`, whose death ends its PID namespace,
     /// and anything still carrying the run's `KIWI_RUN_ID`).
-    pub fn cleanup(&self, id: &str) -> process::Cleanup {
+    pub fn cleanup(&self, id: &str) -> super::Cleanup {
         let mut args = self.runtime.global_args();
         match &self.setup.target {
             None => {
@@ -874,7 +874,7 @@ impl Container {
                 );
             }
         }
-        process::Cleanup {
+        super::Cleanup {
             program: self.runtime.cli.clone(),
             args,
             env: cli_env(&self.setup),

@@ -22,6 +22,7 @@ pub mod supervisor;
 use crate::chain::{self, Chain};
 use crate::check;
 use crate::env::{self, BuiltEnv, Origin, Outcome};
+use crate::json::{a_json_type, as_text};
 use crate::redact::Secrets;
 use crate::template::{self, Piece};
 use crate::tool::Field;
@@ -101,6 +102,28 @@ pub enum ErrorKind {
     Timeout,
     Cancelled,
     Io,
+}
+
+/// A command run when a run was stopped (timeout, cancellation, the run dropped, kiwi's
+/// death), after its process tree is gone: e.g. `podman rm --force NAME` (Linux). Here, not
+/// in `process.rs`: the supervisor runs it, and `process.rs` starts the supervisor.
+#[derive(Clone)]
+pub struct Cleanup {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// Its complete environment.
+    pub env: BTreeMap<String, String>,
+}
+
+/// Environment values are never printed.
+impl std::fmt::Debug for Cleanup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cleanup")
+            .field("program", &self.program)
+            .field("args", &self.args)
+            .field("env", &self.env.keys().collect::<Vec<_>>())
+            .finish()
+    }
 }
 
 /// Why a tool did not run (or an HTTP request failed). The message is one sentence that
@@ -269,7 +292,17 @@ impl ExecError {
             *d = secrets.redact(d);
         }
         for d in &mut self.diagnostics {
+            let d = &mut d.diagnostic;
             d.message = secrets.redact(&d.message);
+            for r in &mut d.related {
+                r.message = secrets.redact(&r.message);
+            }
+            for f in &mut d.fixes {
+                f.title = secrets.redact(&f.title);
+                for e in &mut f.edits {
+                    e.new_text = secrets.redact(&e.new_text);
+                }
+            }
         }
         self
     }
@@ -388,10 +421,7 @@ fn plan_inner(
         .and_then(Json::as_object)
     {
         for (k, v) in over_env {
-            let s = match v {
-                Json::String(s) => s.clone(),
-                other => other.to_string(),
-            };
+            let s = as_text(v);
             let mut t = Templater {
                 vars: &vars,
                 params: &params,
@@ -402,10 +432,7 @@ fn plan_inner(
                 secrets: Vec::new(),
             };
             let (real, _) = t.string(&s)?;
-            let real = match real {
-                Json::String(s) => s,
-                other => other.to_string(),
-            };
+            let real = as_text(&real);
             vars.insert(k.clone(), real);
             if !filter.is_blocked(k) {
                 shown_names.insert(k.clone());
@@ -657,7 +684,7 @@ pub fn validate_params(tool: &Item, params: &Json) -> Result<Json, ExecError> {
                 ErrorKind::Parameters,
                 format!(
                     "the parameters must be a JSON object, not {}",
-                    json_type(other)
+                    a_json_type(other)
                 ),
             ))
         }
@@ -744,17 +771,6 @@ pub fn validate_params(tool: &Item, params: &Json) -> Result<Json, ExecError> {
         }
     }
     Ok(Json::Object(params))
-}
-
-fn json_type(v: &Json) -> &'static str {
-    match v {
-        Json::Null => "null",
-        Json::Bool(_) => "a boolean",
-        Json::Number(_) => "a number",
-        Json::String(_) => "a string",
-        Json::Array(_) => "an array",
-        Json::Object(_) => "an object",
-    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -936,10 +952,7 @@ impl Templater<'_> {
                             }
                         },
                     };
-                    match x {
-                        Json::String(x) => out.push_str(&x),
-                        other => out.push_str(&other.to_string()),
-                    }
+                    out.push_str(&as_text(&x));
                 }
                 // `${VAR}` in such a value is left for the environment it runs in.
                 _ => return Ok(v.clone()),
@@ -955,6 +968,13 @@ impl Templater<'_> {
         }
         let mut real = String::new();
         let mut shown = String::new();
+        self.fill(s, &mut real, &mut shown)?;
+        Ok((Json::String(real), Json::String(shown)))
+    }
+
+    /// Fill the placeholders of `s` into `real` and `shown`; a `${VAR:-default}` whose default
+    /// is used fills the default the same way (it may hold references of its own).
+    fn fill(&mut self, s: &str, real: &mut String, shown: &mut String) -> Result<(), ExecError> {
         for piece in template::scan(s) {
             match piece {
                 Piece::Text(t) => {
@@ -963,10 +983,7 @@ impl Templater<'_> {
                 }
                 Piece::Param { name, .. } => {
                     let v = self.name(&name)?;
-                    let text = match v {
-                        Json::String(s) => s,
-                        other => other.to_string(),
-                    };
+                    let text = as_text(&v);
                     shown.push_str(&text);
                     real.push_str(&text);
                 }
@@ -981,10 +998,7 @@ impl Templater<'_> {
                             }
                             self.secrets.push(v.clone());
                         }
-                        (None, Some(d)) => {
-                            real.push_str(&d);
-                            shown.push_str(&d);
-                        }
+                        (None, Some(d)) => self.fill(&d, real, shown)?,
                         (None, None) => {
                             if let Some(msg) = self.unresolved.get(&name) {
                                 return Err(ExecError::new(
@@ -1003,19 +1017,12 @@ impl Templater<'_> {
                 }
             }
         }
-        Ok((Json::String(real), Json::String(shown)))
+        Ok(())
     }
 }
 
 // ---------------------------------------------------------------------------------------
 // From templated configuration to a primitive's spec
-
-fn as_text(v: &Json) -> String {
-    match v {
-        Json::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
 
 fn config_error(msg: String) -> ExecError {
     ExecError::new(ErrorKind::Config, msg)
@@ -1076,7 +1083,7 @@ pub fn subprocess_spec(
         Some(other) => {
             return Err(config_error(format!(
                 "`command` must be a string, not {}",
-                json_type(other)
+                a_json_type(other)
             )))
         }
         None => {
@@ -1104,7 +1111,7 @@ pub fn subprocess_spec(
         Some(other) => {
             return Err(config_error(format!(
                 "`args` must be a list of strings, not {}",
-                json_type(other)
+                a_json_type(other)
             )))
         }
     }
@@ -1121,7 +1128,7 @@ pub fn subprocess_spec(
         Some(other) => {
             return Err(config_error(format!(
                 "`cwd` must be a string, not {}",
-                json_type(other)
+                a_json_type(other)
             )))
         }
     };
@@ -1160,7 +1167,7 @@ pub fn http_spec(cfg: &Map<String, Json>) -> Result<http::HttpSpec, ExecError> {
         Some(other) => {
             return Err(config_error(format!(
                 "`method` must be a string, not {}",
-                json_type(other)
+                a_json_type(other)
             )))
         }
     }
@@ -1174,7 +1181,7 @@ pub fn http_spec(cfg: &Map<String, Json>) -> Result<http::HttpSpec, ExecError> {
                 .collect()),
             Some(other) => Err(config_error(format!(
                 "`{key}` must be a map, not {}",
-                json_type(other)
+                a_json_type(other)
             ))),
         }
     };

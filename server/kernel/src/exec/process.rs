@@ -89,27 +89,6 @@ impl std::fmt::Debug for ProcessSpec {
     }
 }
 
-/// A command run when a run was stopped (timeout, cancellation, the run dropped, kiwi's
-/// death), after its process tree is gone: e.g. `podman rm --force NAME` (Linux).
-#[derive(Clone)]
-pub struct Cleanup {
-    pub program: PathBuf,
-    pub args: Vec<String>,
-    /// Its complete environment.
-    pub env: BTreeMap<String, String>,
-}
-
-/// Environment values are never printed.
-impl std::fmt::Debug for Cleanup {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Cleanup")
-            .field("program", &self.program)
-            .field("args", &self.args)
-            .field("env", &self.env.keys().collect::<Vec<_>>())
-            .finish()
-    }
-}
-
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct ProcessResult {
     /// The exit status; `None` when the process was ended by a signal.
@@ -409,7 +388,7 @@ pub async fn run(
 /// death) `cleanup` runs once the process tree is gone (Linux; e.g. a container's removal).
 pub async fn run_with_cleanup(
     spec: &ProcessSpec,
-    cleanup: Option<&Cleanup>,
+    cleanup: Option<&super::Cleanup>,
     sink: &dyn OutputSink,
     cancel: &CancellationToken,
 ) -> Result<ProcessResult, ExecError> {

@@ -12,65 +12,39 @@
 use super::{plan, ErrorKind, ExecError, Plan, Request};
 use crate::chain;
 use crate::check::check_item;
+use crate::diag::view::{DiagnosticView, FileText};
 use crate::diag::{Diagnostic, Severity};
 use crate::ids::ItemType;
 use crate::workspace::{Item, Workspace};
 use serde::Serialize;
-use std::path::PathBuf;
 use std::sync::Arc;
 
-/// One error-level diagnostic of an item that a run refused.
+/// One error-level diagnostic of an item that a run refused: the item's id and the
+/// diagnostic in the one view of `diag::view` (`{"item", "path", "line", "column", ...}`).
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct ItemDiagnostic {
     /// The item's id (the tool, or the link of its chain that has the error).
     pub item: String,
-    pub path: PathBuf,
-    /// 1-based line and column (characters).
-    pub line: usize,
-    pub column: usize,
-    pub severity: &'static str,
-    pub code: &'static str,
-    pub message: String,
+    #[serde(flatten)]
+    pub diagnostic: DiagnosticView,
 }
 
 impl ItemDiagnostic {
     pub fn new(item: &Item, d: &Diagnostic) -> Self {
-        let text = item.text();
-        let start = d.range.start.min(text.len());
-        let line = item.source.lines.line_of(start);
-        let line_start = item
-            .source
-            .lines
-            .line_range(line)
-            .map(|r| r.start)
-            .unwrap_or(0);
-        let column = text
-            .get(line_start.min(start)..start)
-            .map(|s| s.chars().count())
-            .unwrap_or(0);
         ItemDiagnostic {
             item: item.id.clone(),
-            path: item.path.clone(),
-            line: line + 1,
-            column: column + 1,
-            severity: d.severity.as_str(),
-            code: d.code.as_str(),
-            message: d.message.clone(),
+            diagnostic: DiagnosticView::new(FileText::of_item(item), d, &|_| None),
         }
     }
 }
 
 impl std::fmt::Display for ItemDiagnostic {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let d = &self.diagnostic;
         write!(
             f,
             "{}:{}:{}: {}[{}] {}",
-            self.path.display(),
-            self.line,
-            self.column,
-            self.severity,
-            self.code,
-            self.message
+            d.path, d.line, d.column, d.severity, d.code, d.message
         )
     }
 }

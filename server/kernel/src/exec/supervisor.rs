@@ -25,7 +25,7 @@
 //! the tool: the tool dies with it, but an orphan of the tool is re-parented to init), and
 //! processes inside a container's PID namespace (the container environment handles those).
 
-use super::process::Cleanup;
+use super::Cleanup;
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};

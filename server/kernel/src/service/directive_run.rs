@@ -7,6 +7,7 @@ use crate::check::check_item;
 use crate::context::Host;
 use crate::diag::{closest_n, Diagnostic, Severity};
 use crate::directive::{params, Call, CallKind, Directive, PlaceholderKind};
+use crate::json::{as_text, json_type};
 use crate::system;
 use crate::workspace::{Item, Workspace};
 use serde_json::{json, Map, Value as Json};
@@ -46,14 +47,6 @@ fn coerce(ty: &str, v: Json) -> Json {
         }
     }
     v
-}
-
-fn as_text(v: &Json) -> String {
-    match v {
-        Json::String(s) => s.clone(),
-        Json::Null => String::new(),
-        other => other.to_string(),
-    }
 }
 
 /// Validate parameters against a directive's inputs: unknown names, required, types, enums;
@@ -127,18 +120,6 @@ pub fn bind_inputs(d: &Directive, params: &Map<String, Json>) -> Res<Map<String,
         out.insert(name.clone(), v);
     }
     Ok(out)
-}
-
-fn json_type(v: &Json) -> &'static str {
-    match v {
-        Json::Null => "null",
-        Json::Bool(_) => "boolean",
-        Json::Number(n) if n.is_i64() || n.is_u64() => "integer",
-        Json::Number(_) => "number",
-        Json::String(_) => "string",
-        Json::Array(_) => "array",
-        Json::Object(_) => "object",
-    }
 }
 
 /// Fill a directive's placeholders.

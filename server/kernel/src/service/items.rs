@@ -494,34 +494,9 @@ fn tool_ext(params: &Map<String, Json>, content: &str) -> &'static str {
     }
 }
 
-/// An item's diagnostics with 1-based line and column.
+/// An item's diagnostics in the one view of `diag::view` (as `kiwi check --format json`).
 pub fn diagnostics_json(item: &Item, diags: &[Diagnostic]) -> Json {
-    let text = item.text();
-    Json::Array(
-        diags
-            .iter()
-            .map(|d| {
-                let line = item.source.lines.line_of(d.range.start.min(text.len()));
-                let line_start = item
-                    .source
-                    .lines
-                    .line_range(line)
-                    .map(|r| r.start)
-                    .unwrap_or(0);
-                let col = text
-                    .get(line_start..d.range.start.min(text.len()))
-                    .map(|s| s.chars().count())
-                    .unwrap_or(0);
-                json!({
-                    "line": line + 1,
-                    "column": col + 1,
-                    "severity": d.severity.as_str(),
-                    "code": d.code.as_str(),
-                    "message": d.message,
-                })
-            })
-            .collect(),
-    )
+    crate::diag::view::DiagnosticView::json(crate::diag::view::FileText::of_item(item), diags)
 }
 
 /// An item as `load` shows it.

@@ -9,6 +9,7 @@ use crate::value::{Value, ValueKind};
 mod checks;
 mod python;
 mod python_literal;
+mod python_scalar;
 mod python_syntax;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -393,4 +394,12 @@ pub(crate) fn parse_yaml_with(
     }
     normalize(&mut tool.diagnostics);
     (tool, tree)
+}
+
+/// Whether a tool file starts with ryeos's `# ryeos-tool:` metadata block (in its first 40
+/// lines, after a shebang and a signature).
+pub fn has_ryeos_tool_header(text: &str) -> bool {
+    text.lines()
+        .take(40)
+        .any(|l| l.trim_end() == "# ryeos-tool:")
 }

@@ -9,13 +9,13 @@
 //! read. Every f-string is `NonLiteral("an f-string")`, as for `ast.literal_eval`.
 
 use super::checks::{render_path, Seg};
+use super::python_scalar::{decode_string, float_kind, int_kind};
 use super::{FieldEntry, ToolFormat, FIELDS};
 use crate::diag::{Code, Diagnostic};
 use crate::text::TextRange;
 use crate::value::{Entry, Str, Value, ValueKind};
 use crate::yaml::{parse_tree, snippet, MAX_DEPTH};
 use std::cell::RefCell;
-use std::sync::LazyLock;
 use tree_sitter::{Language, Node, Parser, Point, Range, Tree};
 
 /// The extraction query (kept with the other grammar files at the repository root).
@@ -29,21 +29,37 @@ fn python_language() -> Language {
     tree_sitter_python::LANGUAGE.into()
 }
 
-struct Compiled {
-    query: crate::pattern::Query,
-    name: usize,
-    value: usize,
+/// The matches of [`EXTRACT_QUERY`] as `(name, value)` nodes, in document order: a direct
+/// walk of its one pattern (module → expression_statement → assignment with an identifier
+/// `left` and a named `right`). Compiling a `tree_sitter::Query` analyses the grammar's whole
+/// parse table, 5-8 ms of every process that reads a tool; a test checks that this walk finds
+/// exactly what tree-sitter's query engine finds.
+pub(crate) fn assignments(module: Node<'_>) -> Vec<(Node<'_>, Node<'_>)> {
+    let mut out = Vec::new();
+    if module.kind() != "module" {
+        return out;
+    }
+    let mut cursor = module.walk();
+    for statement in module.named_children(&mut cursor) {
+        if statement.kind() != "expression_statement" {
+            continue;
+        }
+        let mut inner = statement.walk();
+        for assignment in statement.named_children(&mut inner) {
+            if assignment.kind() != "assignment" {
+                continue;
+            }
+            let left = assignment.child_by_field_name("left");
+            let right = assignment.child_by_field_name("right");
+            if let (Some(name), Some(value)) = (left, right) {
+                if name.kind() == "identifier" && value.is_named() {
+                    out.push((name, value));
+                }
+            }
+        }
+    }
+    out
 }
-
-/// The extraction query, matched structurally (see `pattern.rs` for why not
-/// `tree_sitter::Query`).
-static QUERY: LazyLock<Option<Compiled>> = LazyLock::new(|| {
-    let query = crate::pattern::Query::parse(EXTRACT_QUERY).ok()?;
-    let names = query.capture_names();
-    let name = names.iter().position(|n| *n == "name")?;
-    let value = names.iter().position(|n| *n == "value")?;
-    Some(Compiled { query, name, value })
-});
 
 /// What the Python file declares, and the problems found while reading it (T301 for parts
 /// that have no place in a [`Value`]: a `**` spread in a dict, a dict key that is not a literal).
@@ -61,9 +77,6 @@ pub(crate) fn extract_incremental(
     if !FIELDS.iter().any(|f| text.contains(f.python)) {
         return (Vec::new(), Vec::new(), None);
     }
-    let Some(compiled) = QUERY.as_ref() else {
-        return (Vec::new(), Vec::new(), None);
-    };
     // Parse only the module-level statements that may assign a field: tree-sitter reads a
     // few hundred bytes instead of the whole script.
     let ranges = candidate_ranges(text);
@@ -104,20 +117,7 @@ pub(crate) fn extract_incremental(
     };
     // The last assignment of each field wins: (field index, name node, value node).
     let mut winners: Vec<Option<(Node, Node)>> = vec![None; FIELDS.len()];
-    // The patterns start at the module (tree-sitter's `set_max_start_depth(Some(0))`).
-    for m in compiled.query.matches_at(tree.root_node()) {
-        let mut name = None;
-        let mut value = None;
-        for (index, node) in m {
-            if index == compiled.name {
-                name = Some(node);
-            } else if index == compiled.value {
-                value = Some(node);
-            }
-        }
-        let (Some(name), Some(mut value)) = (name, value) else {
-            continue;
-        };
+    for (name, mut value) in assignments(tree.root_node()) {
         let Some(var) = text.get(name.byte_range()) else {
             continue;
         };
@@ -715,133 +715,6 @@ fn is_candidate(line: &str) -> bool {
         _ => false,
     };
     assigns && FIELDS.iter().any(|f| line.contains(f.python))
-}
-
-pub(super) fn int_kind(text: &str, negative: bool) -> ValueKind {
-    let t: String = text
-        .chars()
-        .filter(|c| *c != '_')
-        .collect::<String>()
-        .to_ascii_lowercase();
-    if t.ends_with('j') {
-        return ValueKind::NonLiteral("a complex number".to_string());
-    }
-    let t = t.trim_end_matches('l');
-    let (radix, digits) = if let Some(d) = t.strip_prefix("0x") {
-        (16, d)
-    } else if let Some(d) = t.strip_prefix("0o") {
-        (8, d)
-    } else if let Some(d) = t.strip_prefix("0b") {
-        (2, d)
-    } else {
-        (10, t)
-    };
-    let parsed = u128::from_str_radix(digits, radix)
-        .ok()
-        .and_then(|m| i128::try_from(m).ok())
-        .map(|m| if negative { -m } else { m })
-        .and_then(|v| i64::try_from(v).ok());
-    match parsed {
-        Some(v) => ValueKind::Int(v),
-        None if !digits.is_empty() && digits.chars().all(|c| c.is_digit(radix)) => {
-            ValueKind::NonLiteral("an integer too large for 64 bits".to_string())
-        }
-        None => ValueKind::NonLiteral("invalid Python syntax".to_string()),
-    }
-}
-
-pub(super) fn float_kind(text: &str, negative: bool) -> ValueKind {
-    let t: String = text.chars().filter(|c| *c != '_').collect();
-    if t.ends_with(['j', 'J']) {
-        return ValueKind::NonLiteral("a complex number".to_string());
-    }
-    match t.parse::<f64>() {
-        Ok(f) => ValueKind::Float(if negative { -f } else { f }),
-        Err(_) => ValueKind::NonLiteral("invalid Python syntax".to_string()),
-    }
-}
-
-/// The value of a Python string's text between its quotes.
-pub(super) fn decode_string(raw: &str, is_raw: bool, bytes: bool) -> String {
-    let mut out = String::with_capacity(raw.len());
-    let mut chars = raw.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        match c {
-            // Python reads line ends as `\n`.
-            '\r' => {
-                if chars.peek().map(|x| x.1) == Some('\n') {
-                    chars.next();
-                }
-                out.push('\n');
-            }
-            '\\' if !is_raw => {
-                let Some((_, e)) = chars.next() else {
-                    out.push('\\');
-                    break;
-                };
-                let hex = |n: usize| -> Option<u32> {
-                    let h = raw.get(i + 2..i + 2 + n)?;
-                    if h.chars().all(|c| c.is_ascii_hexdigit()) {
-                        u32::from_str_radix(h, 16).ok()
-                    } else {
-                        None
-                    }
-                };
-                let mut skip = 0;
-                let decoded: Option<char> = match e {
-                    '\n' => None,
-                    '\r' => {
-                        if chars.peek().map(|x| x.1) == Some('\n') {
-                            chars.next();
-                        }
-                        None
-                    }
-                    '\\' => Some('\\'),
-                    '\'' => Some('\''),
-                    '"' => Some('"'),
-                    'a' => Some('\x07'),
-                    'b' => Some('\x08'),
-                    'f' => Some('\x0c'),
-                    'n' => Some('\n'),
-                    'r' => Some('\r'),
-                    't' => Some('\t'),
-                    'v' => Some('\x0b'),
-                    '0'..='7' => {
-                        let digits: String = raw[i + 1..]
-                            .chars()
-                            .take(3)
-                            .take_while(|c| ('0'..='7').contains(c))
-                            .collect();
-                        skip = digits.len() - 1;
-                        u32::from_str_radix(&digits, 8)
-                            .ok()
-                            .and_then(char::from_u32)
-                    }
-                    'x' => hex(2).and_then(char::from_u32).inspect(|_| skip = 2),
-                    'u' if !bytes => hex(4).and_then(char::from_u32).inspect(|_| skip = 4),
-                    'U' if !bytes => hex(8).and_then(char::from_u32).inspect(|_| skip = 8),
-                    _ => {
-                        // Not an escape (or `\N{...}`, which needs the Unicode name table):
-                        // Python keeps the backslash.
-                        out.push('\\');
-                        out.push(e);
-                        continue;
-                    }
-                };
-                for _ in 0..skip {
-                    chars.next();
-                }
-                if let Some(d) = decoded {
-                    out.push(d);
-                } else if !matches!(e, '\n' | '\r') {
-                    out.push('\\');
-                    out.push(e);
-                }
-            }
-            _ => out.push(c),
-        }
-    }
-    out
 }
 
 thread_local! {

@@ -11,7 +11,7 @@
 //! `equals_tree_sitter_*` tests below and the `python_tool` fuzz target compare the two. An
 //! editor buffer is always read by tree-sitter, whose tree it keeps for the next edit.
 
-use super::python::{decode_string, float_kind, int_kind};
+use super::python_scalar::{decode_string, float_kind, int_kind};
 use super::{FieldEntry, FIELDS};
 use crate::text::TextRange;
 use crate::value::{Entry, Str, Value, ValueKind};

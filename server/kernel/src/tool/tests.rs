@@ -430,6 +430,40 @@ fn query_compiles() {
     assert!(q.is_ok(), "{q:?}");
 }
 
+/// The direct walk (`python::assignments`) finds exactly what tree-sitter's query engine
+/// finds with the extraction query, on a Python file exercising it.
+#[test]
+fn walk_agrees_with_the_extraction_query() {
+    use tree_sitter::StreamingIterator;
+    let src = "X = 1\nA = B = {'k': [1, 2]}\ndef f():\n    Y = 2\nif True:\n    Z = 3\n\
+               C: dict = {}\nD += 1\nprint(X)\nE = F\nG: int\nH, I = 1, 2\n(J) = 3\n\
+               K = yield\nL = lambda: 0\nclass M:\n    N = 1\ntry:\n    O = 1\nexcept E:\n    pass\n\
+               P = 1; Q = 2\nR.s = 1\nT[0] = 1\n";
+    let lang: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
+    let mut parser = tree_sitter::Parser::new();
+    parser.set_language(&lang).unwrap();
+    let tree = parser.parse(src, None).unwrap();
+    let ts = tree_sitter::Query::new(&lang, EXTRACT_QUERY).unwrap();
+    let name = ts.capture_index_for_name("name").unwrap();
+    let value = ts.capture_index_for_name("value").unwrap();
+    let mut cursor = tree_sitter::QueryCursor::new();
+    cursor.set_max_start_depth(Some(0));
+    let mut want = Vec::new();
+    let mut it = cursor.matches(&ts, tree.root_node(), src.as_bytes());
+    while let Some(m) = it.next() {
+        let find = |i| m.captures().iter().find(|c| c.index == i).unwrap().node;
+        want.push((find(name).byte_range(), find(value).byte_range()));
+    }
+    let got: Vec<_> = super::python::assignments(tree.root_node())
+        .into_iter()
+        .map(|(n, v)| (n.byte_range(), v.byte_range()))
+        .collect();
+    assert_eq!(got, want);
+    let names: Vec<&str> = got.iter().map(|(n, _)| &src[n.clone()]).collect();
+    // Not the ones inside `def`/`class`/`if`/`try`, not `D += 1`, `G: int`, tuples or attributes.
+    assert_eq!(names, ["X", "A", "C", "E", "K", "L", "P", "Q"], "{got:?}");
+}
+
 #[test]
 fn only_module_level_statements_are_read() {
     let text = r#""""Docs.

@@ -236,7 +236,7 @@ pub fn provenance(ws: &Workspace, item: &Item) -> Option<Provenance> {
 /// The check rule: R701 (changed since pulled), R702 (bad signature: the lock's, or an inline
 /// rye header's against a trusted key), R703 (untrusted signer).
 pub fn check_item(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>) {
-    let at = crate::check::first_line(item);
+    let at = crate::text::first_line_after_header(item.text());
     if let Some(p) = provenance(ws, item) {
         if let FileState::Changed { digest } = &p.state {
             out.push(Diagnostic::new(

@@ -203,6 +203,14 @@ fn n604_unknown_knowledge_references() {
 }
 
 #[test]
+fn k006_refused_ids_in_knowledge_references() {
+    let f = Fixture::new(
+        "//- project/.ai/knowledge/a.md\n---\nid: a\ntitle: A\nentry_type: concept\nreferences:\n  - ../../etc/passwd\n  - knowledge:/abs/path\n---\nbody\n",
+    );
+    insta::assert_snapshot!(f.check(&[]));
+}
+
+#[test]
 fn e407_e408_resolution_outcomes() {
     let runtime = |name: &str, fallback: &str| {
         format!(

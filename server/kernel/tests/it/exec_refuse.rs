@@ -20,7 +20,7 @@ fn sleeper(config: &str) -> String {
 }
 
 /// The CONFIG shapes the checker rejects (T301), each with the line of the error.
-const BAD_CONFIGS: &[(&str, &str, usize)] = &[
+const BAD_CONFIGS: &[(&str, &str, u32)] = &[
     ("mul", "CONFIG = {\"timeout\": 1 * 1}", 5),
     (
         "environ",
@@ -80,11 +80,11 @@ fn a_tool_whose_config_has_an_error_is_refused_with_its_diagnostics() {
         let d = e
             .diagnostics
             .iter()
-            .find(|d| d.code == "T301")
+            .find(|d| d.diagnostic.code == "T301")
             .unwrap_or_else(|| panic!("{name}: no T301 in {e}"));
         assert_eq!(d.item, format!("t/{name}"));
-        assert_eq!(d.line, *line, "{name}: {e}");
-        assert_eq!(d.severity, "error");
+        assert_eq!(d.diagnostic.line, *line, "{name}: {e}");
+        assert_eq!(d.diagnostic.severity, "error");
         // The face prints them: code, line, message.
         let shown = e.to_string();
         assert!(
@@ -102,9 +102,9 @@ fn a_python_syntax_error_refuses_the_run() {
     let d = e
         .diagnostics
         .iter()
-        .find(|d| d.code == "T301")
+        .find(|d| d.diagnostic.code == "T301")
         .expect("T301");
-    assert_eq!(d.line, 5, "{e}");
+    assert_eq!(d.diagnostic.line, 5, "{e}");
 }
 
 #[test]
@@ -115,7 +115,7 @@ fn an_error_in_a_link_of_the_chain_refuses_the_run() {
     assert!(
         e.diagnostics
             .iter()
-            .any(|d| d.item == "runtimes/bad_runtime" && d.code == "T301"),
+            .any(|d| d.item == "runtimes/bad_runtime" && d.diagnostic.code == "T301"),
         "{e}"
     );
     assert!(e.message.contains("runtimes/bad_runtime"), "{e}");
@@ -172,7 +172,10 @@ fn a_sidecar_script_outside_the_space_is_k006_and_refused() {
     assert!(diags.iter().any(|d| d.code.as_str() == "K006"), "{diags:?}");
     let e = refusal(&f, "x/evil");
     assert_eq!(e.kind, ErrorKind::Invalid);
-    assert!(e.diagnostics.iter().any(|d| d.code == "K006"), "{e}");
+    assert!(
+        e.diagnostics.iter().any(|d| d.diagnostic.code == "K006"),
+        "{e}"
+    );
     // Positive control: the script inside the project is fine.
     let good = exec::find_tool(&ws, "x/good").unwrap();
     assert!(kiwi_kernel::check::check_item(&ws, &good).is_empty());

@@ -287,6 +287,35 @@ fn templating_values_types_and_errors() {
     assert!(e.message.contains("NOT_DEFINED_ANYWHERE"), "{e}");
 }
 
+/// `${VAR:-default}` is parsed once (`env/expand.rs`): a default holding another reference
+/// is expanded in a tool's configuration as it is in an `env` value (02-environment.md).
+#[test]
+fn templating_expands_nested_defaults() {
+    let f = Fixture::new(
+        "//- project/.ai/tools/demo/nested.yaml\nversion: \"1.0.0\"\ntool_type: bash\nexecutor_id: subprocess\ndescription: Nested defaults\nconfig:\n  command: printf\n  env: {NEST_X: nx}\n  args: [\"%s|\", \"${UNSET_A:-${NEST_X}}\", \"${UNSET_A:-${UNSET_B:-deep}}!\", \"${NEST_X:-${UNSET_B}}\"]\n",
+    );
+    let ws = ws(&f);
+    let r = run(&ws, "demo/nested", Request::default()).unwrap();
+    assert_eq!(process(&r).stdout, "nx|deep!|nx|");
+}
+
+/// A JSON value becomes text once (`kiwi_kernel::json::as_text`), as a directive's
+/// placeholder fills: `null` is the empty text, wherever it is written into a string.
+#[test]
+fn templating_null_is_empty_text() {
+    let f = Fixture::new(
+        "//- project/.ai/tools/demo/nulls.yaml\nversion: \"1.0.0\"\ntool_type: bash\nexecutor_id: subprocess\ndescription: Nulls\nconfig:\n  command: printf\n  args: [\"%s|\", \"n={p}\", \"{items}\"]\n",
+    );
+    let ws = ws(&f);
+    let r = run(
+        &ws,
+        "demo/nulls",
+        params(json!({"p": null, "items": ["a", null]})),
+    )
+    .unwrap();
+    assert_eq!(process(&r).stdout, "n=|a||");
+}
+
 #[test]
 fn broken_chain_and_unresolved_interpreter_run_nothing() {
     let f = Fixture::new(

@@ -7,18 +7,7 @@ use std::process::{Command, Stdio};
 const SYSTEM_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 fn corpus() -> Option<PathBuf> {
-    let p = match std::env::var_os("KIWI_CORPUS") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
-    };
-    if p.join("rye-os").is_dir() {
-        return Some(p);
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "shared/corpus not found (CI is set: the corpus tests must run)"
-    );
-    None
+    kiwi_kernel::test_corpus::find(env!("CARGO_MANIFEST_DIR"))
 }
 
 fn copy_dir(from: &Path, to: &Path) {

@@ -4,7 +4,7 @@
 //! their own user spaces and keys.
 
 use serde_json::Value as Json;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 const SYSTEM_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -458,10 +458,10 @@ fn rye_signed_headers_verify_against_trusted_keys() {
 
 #[test]
 fn the_corpus_files_are_reported_unverified_not_broken() {
-    let corpus = Path::new("/work/shared/corpus/rye-os/rye/rye");
-    if !corpus.join(".ai").is_dir() {
+    let Some(corpus) = kiwi_kernel::test_corpus::find(env!("CARGO_MANIFEST_DIR")) else {
         return;
-    }
+    };
+    let corpus = corpus.join("rye-os/rye/rye");
     let w = World::new();
     let out = Command::new(env!("CARGO_BIN_EXE_kiwi"))
         .args(["verify", "--json", "--project", corpus.to_str().unwrap()])

@@ -330,6 +330,9 @@ async fn show_environment_and_validate() {
         .await;
     assert_eq!(r["valid"], json!(false));
     assert_eq!(r["diagnostics"][0]["code"], json!("K003"));
+    // The kernel's one diagnostic view, as `kiwi check --format json` and the MCP give it.
+    let keys: Vec<&String> = r["diagnostics"][0].as_object().unwrap().keys().collect();
+    assert_eq!(keys, kiwi_kernel::diag::view::FIELDS, "{r}");
     c.shutdown().await;
 }
 
