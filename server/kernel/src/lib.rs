@@ -18,6 +18,7 @@ pub mod init;
 pub mod knowledge;
 pub mod pattern;
 pub mod redact;
+pub mod registry;
 pub mod search;
 pub mod service;
 pub mod system;
