@@ -1,0 +1,320 @@
+//! The commands of `workspace/executeCommand`: `kiwi.runTool` (work-done progress,
+//! cancellable), `kiwi.showEnvironment`, `kiwi.validate`, `kiwi.init`.
+
+use crate::convert::to_path;
+use crate::progress::token_key;
+use crate::server::Backend;
+use crate::session::Key;
+use crate::task::{blocking, panic_error};
+use kiwi_kernel::check::check_item;
+use kiwi_kernel::diag;
+use kiwi_kernel::exec::{self, CancellationToken, OutputSink, Stream};
+use kiwi_kernel::ide;
+use kiwi_kernel::ids::ItemType;
+use kiwi_kernel::text::Encoding;
+use kiwi_kernel::workspace::{Item, Lookup, Workspace};
+use serde_json::{json, Value as Json};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use tower_lsp_server::jsonrpc::{self, Result};
+use tower_lsp_server::ls_types::{MessageType, ProgressToken, Uri};
+
+/// Run the command `name` with its first argument (a bare string is an `{id}`).
+pub(crate) async fn execute(
+    b: &Backend,
+    name: &str,
+    arg: Json,
+    token: Option<ProgressToken>,
+) -> Result<Option<Json>> {
+    let arg = match arg {
+        Json::String(s) => json!({ "id": s }),
+        other => other,
+    };
+    match name {
+        ide::CMD_RUN_TOOL => run_tool(b, arg, token).await,
+        ide::CMD_SHOW_ENV => show_environment(b, arg).await,
+        ide::CMD_VALIDATE => validate(b, arg).await,
+        ide::CMD_INIT => init_userspace(b, arg).await,
+        other => Err(jsonrpc::Error::invalid_params(format!(
+            "unknown command `{other}`"
+        ))),
+    }
+}
+
+/// Stop the run whose progress token this is (`window/workDoneProgress/cancel`).
+pub(crate) fn cancel(b: &Backend, token: &ProgressToken) {
+    if let Some(c) = b.shared.cancels().get(&token_key(token)) {
+        c.cancel();
+    }
+}
+
+/// Stop every run (`shutdown`).
+pub(crate) fn cancel_all(b: &Backend) {
+    for c in b.shared.cancels().values() {
+        c.cancel();
+    }
+}
+
+/// A refused or failed run as `kiwi.runTool` answers it: the message (with the diagnostics
+/// that refused it, one per line) and the diagnostics as data.
+fn run_error(e: &exec::ExecError) -> Json {
+    let mut v = json!({"kind": e.kind, "message": e.to_string()});
+    if !e.diagnostics.is_empty() {
+        v["diagnostics"] = json!(e.diagnostics);
+    }
+    json!({ "error": v })
+}
+
+/// The workspace and tool a command's argument names: `{uri}`, `{path}` or `{id}`.
+async fn command_target(
+    b: &Backend,
+    arg: &Json,
+) -> std::result::Result<(Arc<Workspace>, Arc<Item>), String> {
+    let path = arg
+        .get("uri")
+        .and_then(|u| u.as_str())
+        .and_then(|u| u.parse::<Uri>().ok())
+        .and_then(|u| to_path(&u))
+        .or_else(|| arg.get("path").and_then(|p| p.as_str()).map(PathBuf::from));
+    let id = arg.get("id").and_then(|i| i.as_str());
+    b.wait_loaded(path.as_deref()).await;
+    let st = b.lock();
+    if let Some(path) = path {
+        let key = b
+            .key_for(&path)
+            .ok_or_else(|| format!("{} is not under a .ai/ folder", path.display()))?;
+        let ws = st
+            .spaces
+            .get(&key)
+            .cloned()
+            .ok_or_else(|| "the workspace is not loaded yet".to_string())?;
+        let item = ws
+            .item(&path)
+            .cloned()
+            .ok_or_else(|| format!("{} is not a Kiwi item", path.display()))?;
+        return Ok((ws, item));
+    }
+    let Some(id) = id else {
+        return Err("give `uri`, `path` or `id`".into());
+    };
+    let mut keys: Vec<&Key> = st.spaces.keys().collect();
+    keys.sort_by_key(|k| k.is_none());
+    let mut last = format!("no tool `{id}`");
+    for k in keys {
+        let ws = &st.spaces[k];
+        match ws.lookup(ItemType::Tool, id, None) {
+            Lookup::Found(t) => return Ok((ws.clone(), t)),
+            Lookup::Missing { suggestions } if !suggestions.is_empty() => {
+                last = format!(
+                    "no tool `{id}`; did you mean {}?",
+                    kiwi_kernel::chain::quote_list(&suggestions)
+                )
+            }
+            Lookup::Ambiguous { candidates } => {
+                last = format!(
+                    "`{id}` is ambiguous: {}",
+                    kiwi_kernel::chain::quote_list(&candidates)
+                )
+            }
+            Lookup::Refused(e) => return Err(format!("`{id}` is not a valid tool id: {e}")),
+            _ => {}
+        }
+    }
+    Err(last)
+}
+
+async fn run_tool(b: &Backend, arg: Json, token: Option<ProgressToken>) -> Result<Option<Json>> {
+    let (ws, tool) = command_target(b, &arg)
+        .await
+        .map_err(jsonrpc::Error::invalid_params)?;
+    let params = arg
+        .get("parameters")
+        .or_else(|| arg.get("params"))
+        .cloned()
+        .unwrap_or(Json::Null);
+    let req = exec::Request {
+        params,
+        ..Default::default()
+    };
+    let t = tool.clone();
+    // The kernel's one run path: a tool (or a link of its chain) with error-level
+    // diagnostics is refused, the diagnostics listed.
+    let plan = blocking(move || exec::prepare_item(&ws, &t, &req)).await?;
+    let plan = match plan {
+        Ok(p) => p,
+        Err(e) => return Ok(Some(run_error(&e))),
+    };
+    let token = b.token(token, "run").await;
+    let cancel = CancellationToken::new();
+    let key = token.as_ref().map(token_key);
+    if let (Some(t), Some(k)) = (&token, &key) {
+        b.shared.cancels().insert(k.clone(), cancel.clone());
+        b.progress_begin(t, &format!("Running {}", tool.id), true)
+            .await;
+    }
+    // If this request is cancelled ($/cancelRequest drops the handler), the run stops too,
+    // and its progress ends ("cancelled") instead of spinning for ever.
+    let drop_guard = cancel.clone().drop_guard();
+    let mut ended = RunEnd {
+        backend: Some(b.clone()),
+        token: token.clone(),
+        key: key.clone(),
+    };
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let sink = ChannelSink {
+        tx,
+        partial: Mutex::new(Vec::new()),
+    };
+    let c = cancel.clone();
+    let run = tokio::spawn(async move {
+        let r = exec::run(&plan, &sink, &c).await;
+        sink.flush();
+        drop(sink);
+        r
+    });
+    while let Some(line) = rx.recv().await {
+        if let Some(t) = &token {
+            b.progress_report(t, line.clone()).await;
+        }
+        b.client.log_message(MessageType::LOG, line).await;
+    }
+    let result = run.await;
+    drop_guard.disarm();
+    ended.backend = None;
+    if let Some(k) = &key {
+        b.shared.cancels().remove(k);
+    }
+    let value = match result {
+        Ok(Ok(r)) => serde_json::to_value(&r).unwrap_or(Json::Null),
+        Ok(Err(e)) => run_error(&e),
+        Err(e) if e.is_panic() => return Err(panic_error(e.into_panic())),
+        Err(_) => json!({"error": {"kind": "cancelled", "message": "the run was stopped"}}),
+    };
+    if let Some(t) = &token {
+        let msg = if cancel.is_cancelled() {
+            "cancelled"
+        } else if value.get("error").is_some() {
+            "failed"
+        } else {
+            "done"
+        };
+        b.progress_end(t, msg.into()).await;
+    }
+    Ok(Some(value))
+}
+
+async fn show_environment(b: &Backend, arg: Json) -> Result<Option<Json>> {
+    let (ws, tool) = command_target(b, &arg)
+        .await
+        .map_err(jsonrpc::Error::invalid_params)?;
+    let md = blocking(move || ide::environment_markdown(&ws, &tool)).await?;
+    b.client.log_message(MessageType::INFO, md.clone()).await;
+    Ok(Some(json!({ "markdown": md })))
+}
+
+/// `kiwi.init {force?}`: create (or refresh) the user space, as `kiwi init` does, then
+/// re-index every workspace (they all see the user space).
+async fn init_userspace(b: &Backend, arg: Json) -> Result<Option<Json>> {
+    let force = arg.get("force").and_then(Json::as_bool).unwrap_or(false);
+    let host = b.shared.host.clone();
+    let report = blocking(move || kiwi_kernel::init::init_userspace(&host, force))
+        .await?
+        .map_err(|e| jsonrpc::Error {
+            code: jsonrpc::ErrorCode::InternalError,
+            message: format!("kiwi init: {e}").into(),
+            data: None,
+        })?;
+    let keys: Vec<Key> = b.lock().loaded.iter().cloned().collect();
+    for key in keys {
+        b.load(key, None).await;
+    }
+    b.client
+        .show_message(MessageType::INFO, report.message.clone())
+        .await;
+    Ok(Some(serde_json::to_value(&report).unwrap_or(Json::Null)))
+}
+
+async fn validate(b: &Backend, arg: Json) -> Result<Option<Json>> {
+    let (ws, item) = command_target(b, &arg)
+        .await
+        .map_err(jsonrpc::Error::invalid_params)?;
+    let path = item.path.clone();
+    let it = item.clone();
+    let w = ws.clone();
+    let diags = blocking(move || check_item(&w, &it)).await?;
+    let list: Vec<Json> = diags
+        .iter()
+        .map(|d| {
+            let p = item.source.position(d.range.start, Encoding::Char);
+            json!({
+                "code": d.code.as_str(),
+                "severity": d.severity.as_str(),
+                "message": d.message,
+                "line": p.line + 1,
+                "column": p.column + 1,
+            })
+        })
+        .collect();
+    if let Some(key) = b.key_for(&path) {
+        b.publish(key, vec![path.clone()], None).await;
+    }
+    Ok(Some(json!({
+        "path": path,
+        "valid": !diags.iter().any(|d| d.severity == diag::Severity::Error),
+        "diagnostics": list,
+    })))
+}
+
+/// Ends a run's progress when its request is dropped before the run ended (the client sent
+/// `$/cancelRequest`): the cancellation entry goes, and the progress ends "cancelled".
+struct RunEnd {
+    backend: Option<Backend>,
+    token: Option<ProgressToken>,
+    key: Option<String>,
+}
+
+impl Drop for RunEnd {
+    fn drop(&mut self) {
+        let Some(backend) = self.backend.take() else {
+            return; // the run ended normally and reported
+        };
+        if let Some(k) = &self.key {
+            backend.shared.cancels().remove(k);
+        }
+        if let Some(t) = self.token.take() {
+            if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                rt.spawn(async move { backend.progress_end(&t, "cancelled".into()).await });
+            }
+        }
+    }
+}
+
+/// Output lines of a run, sent to a channel.
+struct ChannelSink {
+    tx: tokio::sync::mpsc::UnboundedSender<String>,
+    partial: Mutex<Vec<u8>>,
+}
+
+impl OutputSink for ChannelSink {
+    fn output(&self, stream: Stream, bytes: &[u8], newline: bool) {
+        let mut partial = self.partial.lock().unwrap_or_else(|e| e.into_inner());
+        partial.extend_from_slice(bytes);
+        if newline {
+            // A log line is text: bytes that are not UTF-8 are shown lossily.
+            let line = String::from_utf8_lossy(&std::mem::take(&mut *partial)).into_owned();
+            let line = match stream {
+                Stream::Stderr => format!("[stderr] {line}"),
+                _ => line,
+            };
+            let _ = self.tx.send(line);
+        }
+    }
+    fn flush(&self) {
+        let mut partial = self.partial.lock().unwrap_or_else(|e| e.into_inner());
+        if !partial.is_empty() {
+            let _ = self
+                .tx
+                .send(String::from_utf8_lossy(&std::mem::take(&mut *partial)).into_owned());
+        }
+    }
+}

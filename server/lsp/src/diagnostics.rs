@@ -1,0 +1,141 @@
+//! Diagnostics: computing and publishing them, re-checking after a change (the changed
+//! document at once, the items that reference it after a pause), and the generations that
+//! keep a stale result from being published over a newer one.
+
+use crate::convert::{self, to_uri};
+use crate::server::Backend;
+use crate::session::Key;
+use crate::task::blocking;
+use kiwi_kernel::diag;
+use kiwi_kernel::workspace::Item;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tower_lsp_server::ls_types::Diagnostic;
+
+/// How long after a change the items that reference the changed one are re-checked, when
+/// no further change came meanwhile.
+const DEPENDENTS_DELAY: Duration = Duration::from_millis(150);
+
+impl Backend {
+    /// Compute and publish the diagnostics of these items of workspace `key`. When
+    /// `only_if` is given (a path and its generation), that path's result is dropped if
+    /// the document changed meanwhile.
+    pub(crate) async fn publish(
+        &self,
+        key: Key,
+        paths: Vec<PathBuf>,
+        only_if: Option<(PathBuf, u64)>,
+    ) {
+        let (ws, enc, versions, code_description) = {
+            let st = self.lock();
+            if let Some((p, g)) = &only_if {
+                if st.generation.get(p).copied().unwrap_or(0) != *g {
+                    return; // a later change has its own job
+                }
+            }
+            let Some(ws) = st.spaces.get(&key).cloned() else {
+                return;
+            };
+            let versions: HashMap<PathBuf, i32> = paths
+                .iter()
+                .filter_map(|p| st.docs.get(p).map(|d| (p.clone(), d.version)))
+                .collect();
+            (ws, st.enc, versions, st.caps.code_description)
+        };
+        let computed = blocking(move || {
+            let mut out = Vec::new();
+            let items: Vec<Arc<Item>> = paths.iter().filter_map(|p| ws.item(p).cloned()).collect();
+            // In parallel: the whole workspace is checked after indexing.
+            let all = kiwi_kernel::check::check_items(&ws, &items);
+            let mut by_path: HashMap<&Path, (&Arc<Item>, &Vec<diag::Diagnostic>)> = items
+                .iter()
+                .zip(all.iter())
+                .map(|(i, d)| (i.path.as_path(), (i, d)))
+                .collect();
+            for p in &paths {
+                let Some(uri) = to_uri(p) else { continue };
+                let Some((item, diags)) = by_path.remove(p.as_path()) else {
+                    // Not an item (any more): clear what was published.
+                    out.push((uri, p.clone(), Vec::new()));
+                    continue;
+                };
+                let other = |q: &Path| ws.item(q).map(|i| i.source.clone());
+                let lsp: Vec<Diagnostic> = diags
+                    .iter()
+                    .map(|d| convert::diagnostic(&item.source, p, d, enc, &other))
+                    .map(|mut d| {
+                        if !code_description {
+                            d.code_description = None;
+                        }
+                        d
+                    })
+                    .collect();
+                out.push((uri, p.clone(), lsp));
+            }
+            out
+        })
+        .await;
+        let Ok(computed) = computed else { return };
+        for (uri, path, diags) in computed {
+            if let Some((p, g)) = &only_if {
+                if *p == path && self.lock().generation.get(p).copied().unwrap_or(0) != *g {
+                    continue;
+                }
+            }
+            let version = versions.get(&path).copied();
+            self.client.publish_diagnostics(uri, diags, version).await;
+        }
+    }
+
+    /// Re-check in a task of its own, so that the handler returns at once and a burst of
+    /// changes does not hold up the requests behind it.
+    pub(crate) fn spawn_recheck(&self, path: PathBuf) {
+        let this = self.clone();
+        tokio::spawn(async move { this.recheck(path).await });
+    }
+
+    /// After a change to `path`: re-check it at once, then the items that may reference it
+    /// (finding those scans the workspace: the changed document's own diagnostics do not
+    /// wait for it, and a later change makes both steps stop early).
+    async fn recheck(&self, path: PathBuf) {
+        let Some((key, gen)) = self.current(&path) else {
+            return;
+        };
+        self.publish(key.clone(), vec![path.clone()], Some((path.clone(), gen)))
+            .await;
+        // While the author types, each change supersedes the last: the items around wait
+        // for a pause (and never compete for the CPU with the document being edited).
+        tokio::time::sleep(DEPENDENTS_DELAY).await;
+        let ws = {
+            let st = self.lock();
+            if st.generation.get(&path).copied().unwrap_or(0) != gen {
+                return; // superseded: the later change re-checks
+            }
+            let Some(ws) = st.spaces.get(&key).cloned() else {
+                return;
+            };
+            ws
+        };
+        let p = path.clone();
+        let Ok(targets) = blocking(move || ws.dependents(&p)).await else {
+            return;
+        };
+        if !targets.is_empty() {
+            self.publish(key, targets, Some((path, gen))).await;
+        }
+    }
+
+    /// The workspace key and generation of an open document, when its workspace is loaded
+    /// (before that, the load publishes every item when it is done).
+    fn current(&self, path: &Path) -> Option<(Key, u64)> {
+        let st = self.lock();
+        let doc = st.docs.get(path)?;
+        if !st.loaded.contains(&doc.key) {
+            return None;
+        }
+        let gen = st.generation.get(path).copied().unwrap_or(0);
+        Some((doc.key.clone(), gen))
+    }
+}

@@ -1,0 +1,91 @@
+//! `textDocument/codeAction`: the quick fixes of the diagnostics in the range.
+
+use crate::convert::{self, to_uri};
+use crate::server::Backend;
+use kiwi_kernel::check::check_item;
+use std::collections::HashMap;
+use tower_lsp_server::jsonrpc::Result;
+use tower_lsp_server::ls_types::*;
+
+pub(crate) async fn code_action(
+    b: &Backend,
+    p: CodeActionParams,
+) -> Result<Option<CodeActionResponse>> {
+    let Some((snap, diags)) = b
+        .query(&p.text_document.uri, None, |ws, item, _| {
+            check_item(ws, item)
+        })
+        .await?
+    else {
+        return Ok(None);
+    };
+    let start = snap.offset(p.range.start);
+    let end = snap.offset(p.range.end);
+    let uri = p.text_document.uri.clone();
+    let (version, code_description) = {
+        let st = b.lock();
+        let version = st.docs.get(&snap.item.path).map(|d| d.version);
+        (version, st.caps.code_description)
+    };
+    let mut out = Vec::new();
+    for d in &diags {
+        if d.fixes.is_empty() || d.range.end < start || d.range.start > end {
+            continue;
+        }
+        let mut ld =
+            convert::diagnostic(&snap.item.source, &snap.item.path, d, snap.enc, &|_| None);
+        if !code_description {
+            ld.code_description = None;
+        }
+        for fix in &d.fixes {
+            let edits: Vec<TextEdit> = fix
+                .edits
+                .iter()
+                .map(|e| TextEdit {
+                    range: snap.range(e.range),
+                    new_text: e.new_text.clone(),
+                })
+                .collect();
+            let edit = match &fix.rename_to {
+                Some(to) => {
+                    let Some(new_uri) = to_uri(to) else { continue };
+                    let mut ops = Vec::new();
+                    if !edits.is_empty() {
+                        ops.push(DocumentChangeOperation::Edit(TextDocumentEdit {
+                            text_document: OptionalVersionedTextDocumentIdentifier {
+                                uri: uri.clone(),
+                                version,
+                            },
+                            edits: edits.into_iter().map(OneOf::Left).collect(),
+                        }));
+                    }
+                    ops.push(DocumentChangeOperation::Op(ResourceOp::Rename(
+                        RenameFile {
+                            old_uri: uri.clone(),
+                            new_uri,
+                            options: None,
+                            annotation_id: None,
+                        },
+                    )));
+                    WorkspaceEdit {
+                        document_changes: Some(DocumentChanges::Operations(ops)),
+                        ..Default::default()
+                    }
+                }
+                None => WorkspaceEdit {
+                    changes: Some(HashMap::from([(uri.clone(), edits)])),
+                    ..Default::default()
+                },
+            };
+            out.push(CodeActionOrCommand::CodeAction(CodeAction {
+                title: fix.title.clone(),
+                kind: Some(CodeActionKind::QUICKFIX),
+                diagnostics: Some(vec![ld.clone()]),
+                edit: Some(edit),
+                is_preferred: Some(d.fixes.len() == 1),
+                ..Default::default()
+            }));
+        }
+    }
+    Ok(Some(out))
+}

@@ -1,0 +1,48 @@
+//! `textDocument/codeLens`: `▶ Run`, `▶ Run…`, `⚙ Environment`, `✓ Validate`, `▶ Run step`.
+
+use crate::server::Backend;
+use kiwi_kernel::ide;
+use serde_json::json;
+use tower_lsp_server::jsonrpc::Result;
+use tower_lsp_server::ls_types::*;
+
+pub(crate) async fn code_lens(b: &Backend, p: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
+    let uri = &p.text_document.uri;
+    let Some((snap, lenses)) = b
+        .query(uri, None, |ws, item, _| ide::code_lenses(ws, item))
+        .await?
+    else {
+        return Ok(None);
+    };
+    let uri = uri.as_str().to_string();
+    let own_path = snap.item.path.to_string_lossy();
+    Ok(Some(
+        lenses
+            .into_iter()
+            .map(|l| {
+                let args = l
+                    .args
+                    .into_iter()
+                    .map(|mut a| {
+                        // The lens of the file itself also carries its URI.
+                        if a.get("path").and_then(|p| p.as_str()) == Some(own_path.as_ref()) {
+                            if let Some(o) = a.as_object_mut() {
+                                o.insert("uri".into(), json!(uri));
+                            }
+                        }
+                        a
+                    })
+                    .collect();
+                CodeLens {
+                    range: snap.range(l.range),
+                    command: Some(Command {
+                        title: l.title,
+                        command: l.command,
+                        arguments: Some(args),
+                    }),
+                    data: None,
+                }
+            })
+            .collect(),
+    ))
+}

@@ -1,0 +1,26 @@
+//! `textDocument/didChange`: incremental edits applied to the document (and its syntax
+//! tree) synchronously, then a re-check in the background.
+
+use crate::convert;
+use crate::server::Backend;
+use tower_lsp_server::ls_types::DidChangeTextDocumentParams;
+
+pub(crate) async fn did_change(b: &Backend, p: DidChangeTextDocumentParams) {
+    let Some(path) = convert::to_path(&p.text_document.uri) else {
+        return;
+    };
+    {
+        let mut st = b.lock();
+        let enc = st.enc;
+        let Some(doc) = st.docs.get_mut(&path) else {
+            return;
+        };
+        for change in &p.content_changes {
+            convert::apply_change(&mut doc.doc, change, enc);
+        }
+        doc.version = p.text_document.version;
+        *st.generation.entry(path.clone()).or_default() += 1;
+        Backend::apply_doc(&mut st, &path);
+    }
+    b.spawn_recheck(path);
+}

@@ -1,0 +1,23 @@
+//! `textDocument/didClose`: what is on disk is the truth again.
+
+use crate::convert::to_path;
+use crate::server::Backend;
+use std::sync::Arc;
+use tower_lsp_server::ls_types::DidCloseTextDocumentParams;
+
+pub(crate) async fn did_close(b: &Backend, p: DidCloseTextDocumentParams) {
+    let Some(path) = to_path(&p.text_document.uri) else {
+        return;
+    };
+    let key = {
+        let mut st = b.lock();
+        let Some(doc) = st.docs.remove(&path) else {
+            return;
+        };
+        if let Some(ws) = st.spaces.get_mut(&doc.key) {
+            Arc::make_mut(ws).refresh_path(&path);
+        }
+        doc.key
+    };
+    b.publish(key, vec![path], None).await;
+}

@@ -1,0 +1,36 @@
+//! `textDocument/didOpen`: the document becomes the truth for its item (its workspace's
+//! load starts if need be), then it is checked.
+
+use crate::convert::to_path;
+use crate::server::Backend;
+use crate::session::Doc;
+use kiwi_kernel::document::Document;
+use tower_lsp_server::ls_types::DidOpenTextDocumentParams;
+
+pub(crate) async fn did_open(b: &Backend, p: DidOpenTextDocumentParams) {
+    let Some(path) = to_path(&p.text_document.uri) else {
+        return;
+    };
+    let Some(key) = b.key_for(&path) else {
+        return;
+    };
+    let start = {
+        let mut st = b.lock();
+        let start = b.ensure_ws(&mut st, &key);
+        st.docs.insert(
+            path.clone(),
+            Doc {
+                doc: Document::new(p.text_document.text),
+                version: p.text_document.version,
+                key: key.clone(),
+            },
+        );
+        *st.generation.entry(path.clone()).or_default() += 1;
+        Backend::apply_doc(&mut st, &path);
+        start
+    };
+    if start {
+        b.start_load(key);
+    }
+    b.spawn_recheck(path);
+}

@@ -1,0 +1,113 @@
+//! `textDocument/prepareRename` and `textDocument/rename` of an item id: every reference,
+//! the declared name, and the file move as a `RenameFile` op when the client takes resource
+//! operations; an invalid or taken id is an error response.
+
+use crate::server::Backend;
+use kiwi_kernel::ide;
+use std::collections::HashMap;
+use tower_lsp_server::jsonrpc::{self, Result};
+use tower_lsp_server::ls_types::*;
+
+pub(crate) async fn prepare_rename(
+    b: &Backend,
+    p: TextDocumentPositionParams,
+) -> Result<Option<PrepareRenameResponse>> {
+    let Some((snap, found)) = b
+        .query(&p.text_document.uri, Some(p.position), ide::prepare_rename)
+        .await?
+    else {
+        return Ok(None);
+    };
+    Ok(
+        found.map(|(range, id)| PrepareRenameResponse::RangeWithPlaceholder {
+            range: snap.range(range),
+            placeholder: id,
+        }),
+    )
+}
+
+pub(crate) async fn rename(b: &Backend, p: RenameParams) -> Result<Option<WorkspaceEdit>> {
+    let at = p.text_document_position;
+    let new_id = p.new_name;
+    let Some((snap, plan)) = b
+        .query(
+            &at.text_document.uri,
+            Some(at.position),
+            move |ws, item, off| ide::rename(ws, item, off, &new_id),
+        )
+        .await?
+    else {
+        return Ok(None);
+    };
+    let plan = plan.map_err(jsonrpc::Error::invalid_params)?;
+    let (versions, caps): (HashMap<_, _>, _) = {
+        let st = b.lock();
+        let versions = plan
+            .edits
+            .iter()
+            .filter_map(|(p, _)| st.docs.get(p).map(|d| (p.clone(), d.version)))
+            .collect();
+        (versions, st.caps)
+    };
+    let text_edits =
+        |path: &std::path::Path, edits: &[kiwi_kernel::diag::TextEdit]| -> Vec<TextEdit> {
+            let src = snap.source_of(path);
+            edits
+                .iter()
+                .map(|e| TextEdit {
+                    range: crate::convert::range(&src, e.range, snap.enc),
+                    new_text: e.new_text.clone(),
+                })
+                .collect()
+        };
+    if !caps.document_changes {
+        // A plain edit: the references change; the file keeps its name (the client
+        // cannot move it in the same edit).
+        let mut changes = HashMap::new();
+        for (path, edits) in &plan.edits {
+            let Some(uri) = crate::convert::to_uri(path) else {
+                continue;
+            };
+            changes.insert(uri, text_edits(path, edits));
+        }
+        return Ok(Some(WorkspaceEdit {
+            changes: Some(changes),
+            ..Default::default()
+        }));
+    }
+    let mut ops = Vec::new();
+    for (path, edits) in &plan.edits {
+        let Some(uri) = crate::convert::to_uri(path) else {
+            continue;
+        };
+        ops.push(DocumentChangeOperation::Edit(TextDocumentEdit {
+            text_document: OptionalVersionedTextDocumentIdentifier {
+                uri,
+                version: versions.get(path).copied(),
+            },
+            edits: text_edits(path, edits)
+                .into_iter()
+                .map(OneOf::Left)
+                .collect(),
+        }));
+    }
+    for (from, to) in plan.moves.iter().filter(|_| caps.rename_files) {
+        let (Some(old_uri), Some(new_uri)) =
+            (crate::convert::to_uri(from), crate::convert::to_uri(to))
+        else {
+            continue;
+        };
+        ops.push(DocumentChangeOperation::Op(ResourceOp::Rename(
+            RenameFile {
+                old_uri,
+                new_uri,
+                options: None,
+                annotation_id: None,
+            },
+        )));
+    }
+    Ok(Some(WorkspaceEdit {
+        document_changes: Some(DocumentChanges::Operations(ops)),
+        ..Default::default()
+    }))
+}

@@ -1,0 +1,27 @@
+//! `kiwi/syntaxTree {textDocument: {uri}}`: an open document's version, text and syntax
+//! tree as the server holds them (`tree` is null for kinds parsed without tree-sitter),
+//! like rust-analyzer's `syntaxTree`; `null` for a document not open.
+
+use crate::convert::to_path;
+use crate::server::Backend;
+use serde_json::{json, Value as Json};
+use tower_lsp_server::jsonrpc::{self, Result};
+use tower_lsp_server::ls_types::Uri;
+
+pub(crate) async fn syntax_tree(b: &Backend, p: Json) -> Result<Json> {
+    let path = p
+        .pointer("/textDocument/uri")
+        .and_then(Json::as_str)
+        .and_then(|u| u.parse::<Uri>().ok())
+        .and_then(|u| to_path(&u))
+        .ok_or_else(|| jsonrpc::Error::invalid_params("give textDocument.uri, a file: URI"))?;
+    let st = b.lock();
+    Ok(match st.docs.get(&path) {
+        Some(d) => json!({
+            "version": d.version,
+            "text": d.doc.text(),
+            "tree": d.doc.syntax_tree(),
+        }),
+        None => Json::Null,
+    })
+}

@@ -1,0 +1,309 @@
+//! The session: what the server holds between messages (the client's capabilities, the open
+//! documents, one kernel `Workspace` per project and one for the user space, which of them
+//! are loaded) and the snapshots requests compute on.
+//!
+//! State is mutated synchronously at the top of the notification handlers, before any
+//! `.await`, so that a request arriving after a change sees it. Requests take a [`Snap`]
+//! (`Arc` clones under a short lock) and compute outside the lock, on the blocking pool.
+
+use crate::convert::{self, to_path, to_uri};
+use crate::server::Backend;
+use crate::task::blocking;
+use kiwi_kernel::context::Host;
+use kiwi_kernel::document::Document;
+use kiwi_kernel::exec::CancellationToken;
+use kiwi_kernel::ids::Space;
+use kiwi_kernel::text::{Encoding, SourceText, TextRange};
+use kiwi_kernel::workspace::{Item, Workspace};
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tower_lsp_server::jsonrpc::Result;
+use tower_lsp_server::ls_types::{Location, Position, Range, Uri};
+
+/// Which workspace a file belongs to: `Some(project root)`, or `None` for the user space.
+pub(crate) type Key = Option<PathBuf>;
+
+/// An open document: the editor's text (its own line index and, for tools, its syntax tree,
+/// re-parsed incrementally on each change), its version, and the workspace it belongs to.
+pub(crate) struct Doc {
+    pub doc: Document,
+    pub version: i32,
+    pub key: Key,
+}
+
+/// What the client declared it can do (from `initialize`).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Caps {
+    pub watch_dynamic: bool,
+    pub work_done: bool,
+    pub inlay_refresh: bool,
+    pub lens_refresh: bool,
+    /// `completionItem.snippetSupport`: attribute completions are snippets, else plain text.
+    pub snippets: bool,
+    /// `publishDiagnostics.codeDescriptionSupport`: diagnostics link to the catalogue.
+    pub code_description: bool,
+    /// `workspaceEdit.documentChanges`, and `resourceOperations` holding `rename`: a rename
+    /// moves the item's file in the same edit.
+    pub document_changes: bool,
+    pub rename_files: bool,
+}
+
+pub(crate) struct State {
+    pub enc: Encoding,
+    pub caps: Caps,
+    pub folders: Vec<PathBuf>,
+    pub docs: HashMap<PathBuf, Doc>,
+    pub spaces: HashMap<Key, Arc<Workspace>>,
+    /// Workspaces whose full load has started.
+    pub loading: HashSet<Key>,
+    /// Workspaces fully loaded (before that, diagnostics would be wrong: they wait).
+    pub loaded: HashSet<Key>,
+    /// Bumped on every change of a document: a diagnostics job publishes only if the
+    /// generation it computed for is still current.
+    pub generation: HashMap<PathBuf, u64>,
+}
+
+pub(crate) struct Shared {
+    pub state: Mutex<State>,
+    pub host: Host,
+    /// The running `kiwi.runTool`s, by progress token.
+    pub cancels: Mutex<HashMap<String, CancellationToken>>,
+    pub counter: AtomicU64,
+    /// Woken each time a workspace finishes loading (commands wait for their workspace).
+    pub loaded_notify: tokio::sync::Notify,
+}
+
+impl Shared {
+    pub fn new() -> Self {
+        Shared {
+            state: Mutex::new(State {
+                enc: Encoding::Utf16,
+                caps: Caps::default(),
+                folders: Vec::new(),
+                docs: HashMap::new(),
+                spaces: HashMap::new(),
+                loading: HashSet::new(),
+                loaded: HashSet::new(),
+                generation: HashMap::new(),
+            }),
+            host: Host::from_process(),
+            cancels: Mutex::new(HashMap::new()),
+            counter: AtomicU64::new(0),
+            loaded_notify: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// The running-command cancellations (a poisoned lock is still usable).
+    pub fn cancels(&self) -> MutexGuard<'_, HashMap<String, CancellationToken>> {
+        self.cancels.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A snapshot for one request: the document's item, its workspace, the position encoding.
+#[derive(Clone)]
+pub(crate) struct Snap {
+    pub ws: Arc<Workspace>,
+    pub item: Arc<Item>,
+    pub enc: Encoding,
+}
+
+impl Snap {
+    pub fn offset(&self, pos: Position) -> usize {
+        convert::offset(&self.item.source, pos, self.enc)
+    }
+
+    pub fn range(&self, r: TextRange) -> Range {
+        convert::range(&self.item.source, r, self.enc)
+    }
+
+    pub fn position(&self, offset: usize) -> Position {
+        convert::position(&self.item.source, offset, self.enc)
+    }
+
+    /// The text of a file of the snapshot's workspace (the open document's when it is open).
+    pub fn source_of(&self, path: &Path) -> SourceText {
+        if path == self.item.path {
+            return self.item.source.clone();
+        }
+        self.ws
+            .item(path)
+            .map(|i| i.source.clone())
+            .unwrap_or_else(|| SourceText::new(""))
+    }
+
+    /// A kernel location (a path and a byte range in it) as an LSP location.
+    pub fn location(&self, path: &Path, r: TextRange) -> Option<Location> {
+        let src = self.source_of(path);
+        Some(Location::new(
+            to_uri(path)?,
+            convert::range(&src, r, self.enc),
+        ))
+    }
+}
+
+impl Backend {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        // A poisoned lock only means a panic happened while it was held; the state is
+        // still usable (every mutation is a single insert or replace).
+        self.shared.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The workspace a path belongs to: the user space, or the project holding the `.ai/`
+    /// folder it is in. `None` for files outside any `.ai/` (ignored quietly).
+    pub(crate) fn key_for(&self, path: &Path) -> Option<Key> {
+        let user = self.shared.host.user_space();
+        if path.starts_with(&user) {
+            return Some(None);
+        }
+        for anc in path.ancestors() {
+            if anc.file_name().is_some_and(|n| n == ".ai") {
+                return Some(Some(anc.parent()?.to_path_buf()));
+            }
+        }
+        None
+    }
+
+    /// The paths of the items a workspace checks (its own space), parsed if need be.
+    pub(crate) fn item_paths(st: &State, key: &Key) -> Vec<PathBuf> {
+        let space = if key.is_some() {
+            Space::Project
+        } else {
+            Space::User
+        };
+        st.spaces
+            .get(key)
+            .map(|ws| {
+                ws.items_in(space)
+                    .into_iter()
+                    .map(|i| i.path.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Make sure a workspace exists for `key` (an empty one at first) and that its full
+    /// load is under way. Returns whether a load must be started.
+    pub(crate) fn ensure_ws(&self, st: &mut State, key: &Key) -> bool {
+        if !st.spaces.contains_key(key) {
+            st.spaces.insert(
+                key.clone(),
+                Arc::new(Workspace::new(key.clone(), self.shared.host.clone())),
+            );
+        }
+        st.loading.insert(key.clone())
+    }
+
+    /// Re-parse an open document into its workspace (synchronous, under the lock).
+    pub(crate) fn apply_doc(st: &mut State, path: &Path) {
+        let State { docs, spaces, .. } = st;
+        let Some(doc) = docs.get_mut(path) else {
+            return;
+        };
+        let Some(ws) = spaces.get_mut(&doc.key) else {
+            return;
+        };
+        let Some((space, item_type, id)) = ws.classify(path) else {
+            return;
+        };
+        // The kernel's parsers never panic; should one, the document keeps its last good item
+        // (and parses afresh next time) instead of the notification taking the server down.
+        let document = &mut doc.doc;
+        let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            document.parse(item_type, id, space, path.to_path_buf())
+        }));
+        let Ok(parsed) = parsed else {
+            doc.doc.set_text(doc.doc.text().to_string());
+            return;
+        };
+        let ws = Arc::make_mut(ws);
+        match parsed {
+            Some(mut item) => {
+                if let Some(old) = ws.item(path) {
+                    item.script = old.script.clone();
+                }
+                ws.insert(Arc::new(item));
+            }
+            None => {
+                ws.remove(path);
+            }
+        }
+    }
+
+    /// A snapshot of the document's item and its workspace, once the workspace is loaded:
+    /// before that it holds only the open documents and the builtin items, and every answer
+    /// (a shadowed runtime, a missing tool, lenses without `▶ Run step`, a short completion
+    /// list) would be wrong. Requests wait as commands do (bounded by [`Self::wait_loaded`]).
+    pub(crate) async fn snapshot(&self, uri: &Uri) -> Option<Snap> {
+        let path = to_path(uri)?;
+        let key = self.key_for(&path)?;
+        self.wait_loaded(Some(&path)).await;
+        let st = self.lock();
+        let ws = st.spaces.get(&key)?.clone();
+        let item = ws.item(&path)?.clone();
+        Some(Snap {
+            ws,
+            item,
+            enc: st.enc,
+        })
+    }
+
+    /// The one shape of a request about a document: take its [`Snap`] and run `f` on the
+    /// blocking pool over the workspace, the item and the byte offset of `pos` (0 when no
+    /// position is given). `None` when the document is no item.
+    pub(crate) async fn query<T: Send + 'static>(
+        &self,
+        uri: &Uri,
+        pos: Option<Position>,
+        f: impl FnOnce(&Workspace, &Arc<Item>, usize) -> T + Send + 'static,
+    ) -> Result<Option<(Snap, T)>> {
+        let Some(snap) = self.snapshot(uri).await else {
+            return Ok(None);
+        };
+        let off = pos.map(|p| snap.offset(p)).unwrap_or(0);
+        let (ws, item) = (snap.ws.clone(), snap.item.clone());
+        let value = blocking(move || f(&ws, &item, off)).await?;
+        Ok(Some((snap, value)))
+    }
+
+    /// Wait (up to a minute) until the workspaces being loaded are loaded: the one of `path`,
+    /// or all of them. A command issued right after opening a file (a lens clicked at once)
+    /// would otherwise see a workspace holding only the open documents.
+    pub(crate) async fn wait_loaded(&self, path: Option<&Path>) {
+        let key: Option<Key> = match path {
+            Some(p) => match self.key_for(p) {
+                Some(k) => Some(k),
+                None => return, // not an item: the caller says so
+            },
+            None => None,
+        };
+        if let Some(k) = &key {
+            // A file never opened: its workspace may not be loading yet.
+            let start = self.ensure_ws(&mut self.lock(), k);
+            if start {
+                self.start_load(k.clone());
+            }
+        }
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let notified = self.shared.loaded_notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let st = self.lock();
+                let done = match &key {
+                    Some(k) => st.loaded.contains(k),
+                    None => st.loading.iter().all(|k| st.loaded.contains(k)),
+                };
+                if done {
+                    return;
+                }
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return; // answer from what there is
+            }
+        }
+    }
+}
