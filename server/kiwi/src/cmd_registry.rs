@@ -59,7 +59,7 @@ pub fn new(dir: &Path, bare: bool, name: Option<&str>, json: bool) -> Result<Exi
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn add(name: &str, url: &str, require_signed: Option<bool>, json: bool) -> Result<ExitCode> {
+pub fn add(name: &str, url: &str, json: bool) -> Result<ExitCode> {
     let us = user_space();
     config::check_name(name).map_err(err)?;
     let url = store::normalize_url(url).map_err(err)?;
@@ -75,7 +75,6 @@ pub fn add(name: &str, url: &str, require_signed: Option<bool>, json: bool) -> R
     let entry = config::RegistryEntry {
         name: name.to_string(),
         url: url.clone(),
-        require_signed,
     };
     // Fetched and checked before it is configured: a registry kiwi refuses is not added.
     let updated = store::update(&us, &entry).map_err(err)?;
@@ -99,6 +98,8 @@ pub fn add(name: &str, url: &str, require_signed: Option<bool>, json: bool) -> R
 pub fn list(json: bool) -> Result<ExitCode> {
     let us = user_space();
     let cfg = config::load(&us).map_err(err)?;
+    let project = project_for(None).ok().flatten();
+    let policy = kiwi_kernel::config::Config::load(&us, project.as_deref()).require_signed;
     let rows: Vec<serde_json::Value> = cfg
         .entries
         .iter()
@@ -107,7 +108,7 @@ pub fn list(json: bool) -> Result<ExitCode> {
             json!({
                 "name": e.name,
                 "url": e.url,
-                "require_signed": cfg.requires_signed(e),
+                "require_signed": policy.for_registry(&e.name),
                 "commit": clone.as_ref().map(|c| c.commit.clone()),
                 "fetched": clone.is_some(),
             })
@@ -128,7 +129,7 @@ pub fn list(json: bool) -> Result<ExitCode> {
             "{:<16} {}  ({at}{})",
             e.name,
             e.url,
-            if cfg.requires_signed(e) {
+            if policy.for_registry(&e.name) {
                 ", signed items only"
             } else {
                 ""
@@ -268,6 +269,7 @@ pub struct PublishOptions<'a> {
     pub item: &'a str,
     pub registry: &'a str,
     pub version: Option<&'a str>,
+    pub unsigned: bool,
     pub project: Option<&'a Path>,
     pub json: bool,
 }
@@ -280,7 +282,10 @@ pub fn publish(o: &PublishOptions) -> Result<ExitCode> {
     let entry = cfg.find(o.registry).map_err(err)?.clone();
     let ws = Workspace::load(project, host);
     let item = find_item(&ws, o.item)?;
-    let (line, files) = ops::line_for(&ws, &item, o.version).map_err(err)?;
+    let (mut line, files) = ops::line_for(&ws, &item, o.version).map_err(err)?;
+    if !o.unsigned {
+        ops::sign(&us, &mut line).map_err(err)?;
+    }
     let published = ops::publish(&us, &entry, line, &files).map_err(err)?;
     if o.json {
         return json_out(&serde_json::to_value(&published)?);
@@ -301,6 +306,14 @@ pub fn publish(o: &PublishOptions) -> Result<ExitCode> {
         }
     ));
     out(&format!("  digest {}", published.line.digest));
+    out(&format!(
+        "  signer {}",
+        published
+            .line
+            .signer
+            .as_deref()
+            .unwrap_or("none (published --unsigned)")
+    ));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -342,6 +355,7 @@ pub fn pull(o: &PullOptions) -> Result<ExitCode> {
     let project = project_for(o.project)?;
     let host = Host::from_process();
     let us = host.user_space();
+    let policy = kiwi_kernel::config::Config::load(&us, project.as_deref()).require_signed;
     let ws = Workspace::load(project.clone(), host);
     let pulled = ops::pull(&ops::PullArgs {
         user_space: &us,
@@ -356,6 +370,7 @@ pub fn pull(o: &PullOptions) -> Result<ExitCode> {
         },
         force: o.force,
         registry: o.registry,
+        require_signed: &policy,
     })
     .map_err(err)?;
     if o.json {
@@ -376,13 +391,12 @@ pub fn pull(o: &PullOptions) -> Result<ExitCode> {
                 format!(" — {}", p.reason)
             }
         ));
-        out(&format!(
-            "  digest {} verified; signer {}",
-            p.digest,
-            p.signer.as_deref().unwrap_or("none (unsigned)")
-        ));
+        out(&format!("  digest {} verified; {}", p.digest, p.signature));
         for f in &p.files {
             out(&format!("  wrote {}", f.display()));
+        }
+        if p.locked {
+            out("  pinned in .ai/kiwi.lock");
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -184,6 +184,9 @@ values only for variables the chain itself defines) and runs nothing.")]
         /// The version (semver); default: the one the item declares.
         #[arg(long)]
         version: Option<String>,
+        /// Publish without a signature (default: signed with the user's key, `kiwi keys new`).
+        #[arg(long)]
+        unsigned: bool,
         #[arg(long)]
         project: Option<PathBuf>,
         #[arg(long)]
@@ -243,9 +246,6 @@ enum RegistryCommand {
     Add {
         name: String,
         url: String,
-        /// Refuse unsigned or untrusted items from this registry (trust.require_signed).
-        #[arg(long)]
-        require_signed: Option<bool>,
         #[arg(long)]
         json: bool,
     },
@@ -327,12 +327,7 @@ fn main() -> ExitCode {
                 name,
                 json,
             } => cmd_registry::new(&dir, bare, name.as_deref(), json),
-            RegistryCommand::Add {
-                name,
-                url,
-                require_signed,
-                json,
-            } => cmd_registry::add(&name, &url, require_signed, json),
+            RegistryCommand::Add { name, url, json } => cmd_registry::add(&name, &url, json),
             RegistryCommand::List { json } => cmd_registry::list(json),
             RegistryCommand::Remove { name, json } => cmd_registry::remove(&name, json),
             RegistryCommand::Update { names, json } => cmd_registry::update(&names, json),
@@ -341,12 +336,14 @@ fn main() -> ExitCode {
             item,
             registry,
             version,
+            unsigned,
             project,
             json,
         } => cmd_registry::publish(&cmd_registry::PublishOptions {
             item: &item,
             registry: &registry,
             version: version.as_deref(),
+            unsigned,
             project: project.as_deref(),
             json,
         }),

@@ -4,9 +4,8 @@
 //! registries:
 //!   team:
 //!     url: "ssh://git@git.example.com/team/kiwi-registry.git"
-//!     require_signed: true        # optional; else trust.require_signed
 //! trust:
-//!   require_signed: false         # every registry without its own setting
+//!   require_signed: [team]        # crate::config::RequireSigned: true, names, or a mapping
 //! ```
 //!
 //! `kiwi registry add|remove` rewrite only the `registries:` block of the file (the rest,
@@ -19,24 +18,16 @@ use std::path::{Path, PathBuf};
 pub struct RegistryEntry {
     pub name: String,
     pub url: String,
-    /// `require_signed` of this registry; `None`: `trust.require_signed`.
-    pub require_signed: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RegistriesConfig {
     pub entries: Vec<RegistryEntry>,
-    /// `trust.require_signed`.
-    pub require_signed: bool,
 }
 
 impl RegistriesConfig {
     pub fn get(&self, name: &str) -> Option<&RegistryEntry> {
         self.entries.iter().find(|e| e.name == name)
-    }
-    /// Whether pulls from this registry refuse unsigned and untrusted items.
-    pub fn requires_signed(&self, entry: &RegistryEntry) -> bool {
-        entry.require_signed.unwrap_or(self.require_signed)
     }
     /// The registry of this name, or an error listing the configured ones.
     pub fn find(&self, name: &str) -> Result<&RegistryEntry> {
@@ -78,7 +69,8 @@ pub fn check_name(name: &str) -> Result<()> {
     Ok(())
 }
 
-/// Read `registries:` and `trust.require_signed` of the user's `config.yaml`.
+/// Read `registries:` of the user's `config.yaml` (`trust.require_signed` is
+/// [`crate::config::Config::require_signed`]).
 pub fn load(user_space: &Path) -> Result<RegistriesConfig> {
     let file = config_file(user_space);
     let text = match std::fs::read_to_string(&file) {
@@ -96,43 +88,24 @@ fn parse(text: &str) -> std::result::Result<RegistriesConfig, String> {
     let Some(root) = doc.value.as_ref() else {
         return Ok(cfg);
     };
-    if let Some(ValueKind::Bool(b)) = root
-        .get("trust")
-        .and_then(|t| t.get("require_signed"))
-        .map(|v| &v.kind)
-    {
-        cfg.require_signed = *b;
-    }
     match root.get("registries").map(|v| (&v.kind, v)) {
         None | Some((ValueKind::Null, _)) => {}
         Some((ValueKind::Map(entries), _)) => {
             for e in entries {
                 check_name(&e.key).map_err(|e| e.message)?;
-                let (url, require_signed) = match &e.value.kind {
-                    ValueKind::Str(s) => (s.value.clone(), None),
-                    ValueKind::Map(_) => (
-                        e.value
-                            .get("url")
-                            .and_then(|u| u.as_str())
-                            .ok_or_else(|| format!("registry `{}` has no `url`", e.key))?
-                            .to_string(),
-                        match e.value.get("require_signed").map(|v| &v.kind) {
-                            Some(ValueKind::Bool(b)) => Some(*b),
-                            None | Some(ValueKind::Null) => None,
-                            Some(_) => {
-                                return Err(format!(
-                                    "`require_signed` of registry `{}` is true or false",
-                                    e.key
-                                ))
-                            }
-                        },
-                    ),
+                let url = match &e.value.kind {
+                    ValueKind::Str(s) => s.value.clone(),
+                    ValueKind::Map(_) => e
+                        .value
+                        .get("url")
+                        .and_then(|u| u.as_str())
+                        .ok_or_else(|| format!("registry `{}` has no `url`", e.key))?
+                        .to_string(),
                     _ => return Err(format!("registry `{}` is a URL or `{{url: URL}}`", e.key)),
                 };
                 cfg.entries.push(RegistryEntry {
                     name: e.key.clone(),
                     url,
-                    require_signed,
                 });
             }
         }
@@ -155,9 +128,6 @@ fn render(entries: &[RegistryEntry]) -> String {
     let mut s = String::from("registries:\n");
     for e in entries {
         s.push_str(&format!("  {}:\n    url: {}\n", e.name, q(&e.url)));
-        if let Some(b) = e.require_signed {
-            s.push_str(&format!("    require_signed: {b}\n"));
-        }
     }
     s
 }
@@ -265,26 +235,22 @@ pub fn tempfile_in(dir: &Path) -> Result<(PathBuf, std::fs::File)> {
 mod tests {
     use super::*;
 
-    fn e(name: &str, url: &str, rs: Option<bool>) -> RegistryEntry {
+    fn e(name: &str, url: &str) -> RegistryEntry {
         RegistryEntry {
             name: name.into(),
             url: url.into(),
-            require_signed: rs,
         }
     }
 
     #[test]
     fn the_block_is_replaced_and_the_rest_kept() {
         let text = "# mine\nexecution:\n  default: local\nregistries:\n  old:\n    url: \"x\"\n\n# after\ntrust:\n  require_signed: true\n";
-        let entries = vec![e("team", "file:///tmp/a b", Some(false)), e("b", "git@h:x.git", None)];
+        let entries = vec![e("team", "file:///tmp/a b"), e("b", "git@h:x.git")];
         let new = replace_block(text, &entries);
         assert!(new.starts_with("# mine\nexecution:\n  default: local\nregistries:\n  team:\n"), "{new}");
         assert!(new.ends_with("\n# after\ntrust:\n  require_signed: true\n"), "{new}");
         let cfg = parse(&new).unwrap();
         assert_eq!(cfg.entries, entries);
-        assert!(cfg.require_signed);
-        assert!(!cfg.requires_signed(&cfg.entries[0]));
-        assert!(cfg.requires_signed(&cfg.entries[1]));
         let appended = replace_block("a: 1", &entries[..1]);
         assert_eq!(parse(&appended).unwrap().entries, entries[..1]);
         assert_eq!(parse(&replace_block(&new, &[])).unwrap().entries, vec![]);

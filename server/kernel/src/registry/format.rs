@@ -4,7 +4,7 @@
 use super::{RegistryError, Result};
 use crate::ids::ItemType;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
+use crate::trust::{item_digest, sha256_hex};
 
 /// The format this kiwi writes and reads (`format = 1` in `kiwi-registry.toml`).
 pub const FORMAT_VERSION: u32 = 1;
@@ -449,33 +449,26 @@ impl ItemVersions {
     }
 }
 
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    let d = Sha256::digest(bytes);
-    let mut s = String::with_capacity(64);
-    for b in d {
-        s.push_str(&format!("{b:02x}"));
+/// A file's path relative to the `.ai/` folder of a space the item is in
+/// (`tools/text/word_count.py` for `word_count.py` of tool `text/word_count`): what the digest
+/// covers and what a lock entry lists, so an item has one digest in a registry, a project
+/// and the user space.
+pub fn ai_relative(item_type: ItemType, id: &str, path: &str) -> String {
+    let folder = item_type.folder().unwrap_or("knowledge");
+    match id.rsplit_once('/') {
+        Some((parent, _)) => format!("{folder}/{parent}/{path}"),
+        None => format!("{folder}/{path}"),
     }
-    s
 }
 
-/// The digest of an item's files (sorted by path; for each `path\0len\0bytes`):
-/// `sha256:<hex>`. The same definition as `trust::item_digest`.
-pub fn item_digest(files: &[(String, Vec<u8>)]) -> String {
-    let mut sorted: Vec<&(String, Vec<u8>)> = files.iter().collect();
-    sorted.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut h = Sha256::new();
-    for (path, bytes) in sorted {
-        h.update(path.as_bytes());
-        h.update([0u8]);
-        h.update(bytes.len().to_string().as_bytes());
-        h.update([0u8]);
-        h.update(bytes);
-    }
-    let mut s = String::from("sha256:");
-    for b in h.finalize() {
-        s.push_str(&format!("{b:02x}"));
-    }
-    s
+/// The digest of a version's files (given by their paths in the index line).
+pub fn line_digest(line: &IndexLine, files: &[(String, Vec<u8>)]) -> String {
+    let t = line.item_type();
+    let named: Vec<(String, Vec<u8>)> = files
+        .iter()
+        .map(|(p, b)| (ai_relative(t, &line.id, p), b.clone()))
+        .collect();
+    item_digest(&named)
 }
 
 /// Check an item's files against its index line: each file's sha256, then the digest.
@@ -498,7 +491,7 @@ pub fn verify_files(line: &IndexLine, files: &[(String, Vec<u8>)]) -> Result<()>
             )));
         }
     }
-    let digest = item_digest(files);
+    let digest = line_digest(line, files);
     if digest != line.digest {
         return Err(RegistryError::hostile(format!(
             "{}: the files' digest is {digest}, the index says {}: the index lies",
@@ -507,36 +500,6 @@ pub fn verify_files(line: &IndexLine, files: &[(String, Vec<u8>)]) -> Result<()>
         )));
     }
     Ok(())
-}
-
-/// Now, RFC 3339 UTC to the second (`2026-11-24T07:30:00Z`).
-pub fn now_rfc3339() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    rfc3339(secs)
-}
-
-pub fn rfc3339(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil from days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
 }
 
 #[cfg(test)]
@@ -642,8 +605,7 @@ mod tests {
     #[test]
     fn digests_and_lies() {
         let files = vec![("b".to_string(), b"2".to_vec()), ("a".to_string(), b"1".to_vec())];
-        let d = item_digest(&files);
-        let mut l = line("1.0.0", &d);
+        let mut l = line("1.0.0", D1);
         l.files = files
             .iter()
             .map(|(p, b)| FileEntry {
@@ -651,6 +613,14 @@ mod tests {
                 sha256: sha256_hex(b),
             })
             .collect();
+        l.digest = line_digest(&l, &files);
+        assert_eq!(
+            l.digest,
+            item_digest(&[
+                ("tools/text/a".into(), b"1".to_vec()),
+                ("tools/text/b".into(), b"2".to_vec())
+            ])
+        );
         verify_files(&l, &files).unwrap();
         let flipped = vec![("b".to_string(), b"3".to_vec()), ("a".to_string(), b"1".to_vec())];
         assert!(verify_files(&l, &flipped).is_err());
@@ -659,13 +629,11 @@ mod tests {
     }
 
     #[test]
-    fn references_and_time() {
+    fn references() {
         let (t, id, v) = parse_reference("tool/text/wc@^1.2").unwrap();
         assert_eq!((t, id.as_str(), v.as_deref()), (ItemType::Tool, "text/wc", Some("^1.2")));
         assert!(parse_reference("system/x").is_err());
         assert!(parse_reference("tool/../x").is_err());
         assert!(parse_reference("wc").is_err());
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(1_795_000_000), "2026-11-18T11:06:40Z");
     }
 }

@@ -96,44 +96,29 @@ fn append_line(clone: &Clone, line: &IndexLine) -> Result<String> {
 }
 
 /// An item's files as a registry holds them: paths relative to the item's folder in its
-/// space, with their bytes, read inside the space.
+/// space (`word_count.py`), with their bytes ([`crate::trust::item_files`], whose paths are
+/// relative to the space's `.ai/`, is the one reading of an item's files).
 pub fn item_files(ws: &Workspace, item: &Item) -> Result<Vec<(String, Vec<u8>)>> {
-    let root = ws.space_root(item.space).ok_or_else(|| {
-        RegistryError::invalid(format!(
-            "{} `{}` is a builtin item: it ships with kiwi and is not published",
-            item.item_type, item.id
-        ))
-    })?;
-    let folder = item.path.parent().unwrap_or(Path::new(""));
-    let mut paths = vec![item.path.clone()];
-    if let Some(s) = &item.script {
-        paths.push(s.clone());
-    }
+    let files = crate::trust::item_files(ws, item)
+        .map_err(|e| RegistryError::invalid(format!("{e}; nothing was published")))?;
+    let prefix = format::ai_relative(item.item_type, &item.id, "");
     let mut out = Vec::new();
-    for p in paths {
-        let real = crate::ids::confine(&root, &p).map_err(|e| {
-            RegistryError::invalid(format!("{}: {e}; nothing was published", p.display()))
-        })?;
-        let rel = p.strip_prefix(folder).map_err(|_| {
-            RegistryError::invalid(format!(
-                "{} is not in the folder of {} `{}`; nothing was published",
-                p.display(),
-                item.item_type,
-                item.id
-            ))
-        })?;
-        let rel = rel.to_string_lossy().replace('\\', "/");
-        format::check_relative("a file of the item", &rel)?;
-        let bytes = std::fs::read(&real).map_err(|e| RegistryError::io(p.display(), e))?;
+    for (rel, bytes) in files {
+        let Some(local) = rel.strip_prefix(&prefix) else {
+            return Err(RegistryError::invalid(format!(
+                "{rel} is not in the folder of {} `{}` ({prefix}); nothing was published",
+                item.item_type, item.id
+            )));
+        };
+        format::check_relative("a file of the item", local)?;
         if bytes.len() as u64 > format::MAX_FILE_BYTES {
             return Err(RegistryError::invalid(format!(
-                "{} is {} bytes, above the registry's cap of {}",
-                p.display(),
+                "{rel} is {} bytes, above the registry's cap of {}",
                 bytes.len(),
                 format::MAX_FILE_BYTES
             )));
         }
-        out.push((rel, bytes));
+        out.push((local.to_string(), bytes));
     }
     Ok(out)
 }
@@ -224,12 +209,12 @@ pub fn line_for(ws: &Workspace, item: &Arc<Item>, version: Option<&str>) -> Resu
         id: item.id.clone(),
         item_type: item.item_type.as_str().to_string(),
         version: version.to_string(),
-        digest: format::item_digest(&files),
+        digest: String::new(),
         files: files
             .iter()
             .map(|(p, b)| FileEntry {
                 path: p.clone(),
-                sha256: format::sha256_hex(b),
+                sha256: crate::trust::sha256_hex(b),
             })
             .collect(),
         description: meta.description.filter(|d| !d.trim().is_empty()),
@@ -241,10 +226,96 @@ pub fn line_for(ws: &Workspace, item: &Arc<Item>, version: Option<&str>) -> Resu
         public_key: None,
         signature: None,
         signed_at: None,
-        published_at: format::now_rfc3339(),
+        published_at: crate::trust::now_rfc3339(),
         yanked: false,
     };
+    let mut line = line;
+    line.digest = format::line_digest(&line, &files);
     Ok((line, files))
+}
+
+/// Sign a line with the user's key (`keys/` of the user space): the envelope covers type,
+/// id, version, digest, the signing time and the signer's fingerprint.
+pub fn sign(user_space: &Path, line: &mut IndexLine) -> Result<()> {
+    let keys = crate::trust::Keys::load(user_space).map_err(|e| {
+        RegistryError::new(
+            ErrorKind::Untrusted,
+            format!("cannot sign {}: {e} (publish --unsigned publishes without a signature)", line.label()),
+        )
+    })?;
+    let env = crate::trust::Envelope {
+        item_type: line.item_type.clone(),
+        id: line.id.clone(),
+        version: line.version.clone(),
+        digest: line.digest.clone(),
+        signed_at: crate::trust::now_rfc3339(),
+        signer: keys.fingerprint(),
+    };
+    line.signature = Some(keys.sign(&env));
+    line.public_key = Some(crate::trust::public_key_text(&keys.public_key()));
+    line.signer = Some(env.signer);
+    line.signed_at = Some(env.signed_at);
+    Ok(())
+}
+
+/// The envelope a line's signature covers, when it is signed.
+pub fn envelope(line: &IndexLine) -> Option<crate::trust::Envelope> {
+    Some(crate::trust::Envelope {
+        item_type: line.item_type.clone(),
+        id: line.id.clone(),
+        version: line.version.clone(),
+        digest: line.digest.clone(),
+        signed_at: line.signed_at.clone()?,
+        signer: line.signer.clone()?,
+    })
+}
+
+/// Check a line's signature against the trust store, the registry's publisher keys and the
+/// policy; the verdict (`None`: not signed) when the pull may go on.
+pub fn check_signature(
+    store: &crate::trust::TrustStore,
+    toml: &super::format::RegistryToml,
+    registry: &str,
+    require_signed: bool,
+    line: &IndexLine,
+) -> Result<Option<crate::trust::Verdict>> {
+    use crate::trust::Verdict;
+    let label = line.label();
+    let signed = envelope(line).zip(line.signature.as_deref());
+    let verdict = signed.map(|(env, sig)| store.verify(&env, sig, line.public_key.as_deref()));
+    let refuse = |why: String| {
+        Err(RegistryError::new(
+            ErrorKind::Untrusted,
+            format!("{label} from `{registry}`: {why}; nothing was written"),
+        ))
+    };
+    match &verdict {
+        Some(Verdict::BadSignature) => return refuse("the signature does not verify (the files, the index line or the signature were changed)".into()),
+        None if require_signed => {
+            return refuse("it is not signed, and trust.require_signed requires signed items from this registry".into())
+        }
+        Some(v @ (Verdict::ValidUntrusted { .. } | Verdict::UnknownSigner { .. })) if require_signed => {
+            return refuse(format!(
+                "{}, and trust.require_signed requires a trusted signer (`kiwi keys trust` adds one)",
+                v.describe()
+            ))
+        }
+        _ => {}
+    }
+    if !toml.publisher_keys.is_empty() {
+        let ok = verdict.as_ref().is_some_and(|v| v.is_valid())
+            && line
+                .signer
+                .as_ref()
+                .is_some_and(|s| toml.publisher_keys.iter().any(|k| k == s || line.public_key.as_deref() == Some(k.as_str())));
+        if !ok {
+            return refuse(format!(
+                "the registry accepts only items signed by its publisher keys ({})",
+                toml.publisher_keys.join(", ")
+            ));
+        }
+    }
+    Ok(verdict)
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -381,7 +452,7 @@ pub fn yank(
         }
         let mut line = v.line.clone();
         line.yanked = true;
-        line.published_at = format::now_rfc3339();
+        line.published_at = crate::trust::now_rfc3339();
         Ok(vec![append_line(clone, &line)?])
     };
     transact(user_space, entry, &format!("yank {label}"), &mut apply)
@@ -406,6 +477,8 @@ pub struct PullArgs<'a> {
     pub to: Destination,
     pub force: bool,
     pub registry: Option<&'a str>,
+    /// `trust.require_signed` of the configuration.
+    pub require_signed: &'a crate::config::RequireSigned,
 }
 
 /// One item a pull wrote.
@@ -420,8 +493,12 @@ pub struct PulledItem {
     pub commit: String,
     pub digest: String,
     pub signer: Option<String>,
+    /// What the signature check found (`verified, trusted signer …`, `not signed`).
+    pub signature: String,
     /// The files written, absolute.
     pub files: Vec<PathBuf>,
+    /// Whether `.ai/kiwi.lock` records it (pulls into the project).
+    pub locked: bool,
     /// `requested`, or `chain of tool/x` for a runtime pulled with a tool.
     pub reason: String,
 }
@@ -433,6 +510,7 @@ struct Planned {
     files: Vec<(String, Vec<u8>)>,
     targets: Vec<PathBuf>,
     reason: String,
+    verdict: Option<crate::trust::Verdict>,
 }
 
 fn find_in_registries(
@@ -473,6 +551,16 @@ pub fn pull(a: &PullArgs) -> Result<Vec<PulledItem>> {
             .join(".ai"),
         Destination::User => a.user_space.to_path_buf(),
     };
+    let store = crate::trust::TrustStore::load(a.user_space).map_err(|e| {
+        RegistryError::new(ErrorKind::Untrusted, format!("the trust store: {e}"))
+    })?;
+    // A lockfile kiwi cannot read stops the pull before anything is written.
+    let mut lock = match a.to {
+        Destination::Project => Some(crate::lock::Lockfile::load(&root).map_err(|e| {
+            RegistryError::invalid(format!("{e}; nothing was written"))
+        })?),
+        Destination::User => None,
+    };
     let mut fetched = Vec::new();
     let mut plan: Vec<Planned> = Vec::new();
     let mut queue: Vec<(ItemType, String, Option<String>, String)> = vec![(
@@ -499,6 +587,13 @@ pub fn pull(a: &PullArgs) -> Result<Vec<PulledItem>> {
         let files = store::verified_files(&clone.dir, &line).map_err(|e| {
             RegistryError::new(e.kind, format!("{}; nothing was written", e.message))
         })?;
+        let verdict = check_signature(
+            &store,
+            &clone.toml,
+            &clone.name,
+            a.require_signed.for_registry(&clone.name),
+            &line,
+        )?;
         let folder = root
             .join(t.folder().unwrap_or("knowledge"))
             .join(Path::new(&id).parent().unwrap_or(Path::new("")));
@@ -520,6 +615,7 @@ pub fn pull(a: &PullArgs) -> Result<Vec<PulledItem>> {
             files,
             targets,
             reason,
+            verdict,
         });
     }
     // Nothing is overwritten without force; and one id is one file.
@@ -603,6 +699,35 @@ pub fn pull(a: &PullArgs) -> Result<Vec<PulledItem>> {
             return Err(RegistryError::io(target.display(), e));
         }
     }
+    if let Some(lock) = &mut lock {
+        for p in &plan {
+            let l = &p.line;
+            lock.upsert(crate::lock::LockEntry {
+                item_type: l.item_type.clone(),
+                id: l.id.clone(),
+                version: l.version.clone(),
+                registry: p.clone.url.clone(),
+                commit: p.clone.commit.clone(),
+                digest: l.digest.clone(),
+                signer: l.signer.clone().unwrap_or_default(),
+                files: l
+                    .files
+                    .iter()
+                    .map(|f| format::ai_relative(l.item_type(), &l.id, &f.path))
+                    .collect(),
+                signed_at: l.signed_at.clone().unwrap_or_default(),
+                signature: l.signature.clone().unwrap_or_default(),
+                public_key: l.public_key.clone().unwrap_or_default(),
+            });
+        }
+        lock.save_atomic(&root).map_err(|e| {
+            RegistryError::new(
+                ErrorKind::Io,
+                format!("the files were written, but the lockfile was not: {e}"),
+            )
+        })?;
+    }
+    let locked = lock.is_some();
     Ok(plan
         .into_iter()
         .map(|p| PulledItem {
@@ -614,7 +739,13 @@ pub fn pull(a: &PullArgs) -> Result<Vec<PulledItem>> {
             commit: p.clone.commit.clone(),
             digest: p.line.digest.clone(),
             signer: p.line.signer.clone(),
+            signature: p
+                .verdict
+                .as_ref()
+                .map(|v| v.describe())
+                .unwrap_or_else(|| "not signed".into()),
             files: p.targets,
+            locked,
             reason: p.reason,
         })
         .collect())
