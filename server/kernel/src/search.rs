@@ -338,7 +338,14 @@ impl Index {
                 (&tags, W_TAGS),
                 (&d.body, W_BODY),
             ];
-            idx.add(d.item_type, d.id.clone(), Some(source), d.path, d.meta, &fields);
+            idx.add(
+                d.item_type,
+                d.id.clone(),
+                Some(source),
+                d.path,
+                d.meta,
+                &fields,
+            );
         }
         idx.finish();
         idx

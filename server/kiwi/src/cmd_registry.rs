@@ -180,11 +180,9 @@ pub fn update(names: &[String], json: bool) -> Result<ExitCode> {
                 if !json {
                     let what = match &u.previous {
                         Some(p) if *p == u.clone.commit => "up to date".to_string(),
-                        Some(p) => format!(
-                            "{} -> {}",
-                            store::short(p),
-                            store::short(&u.clone.commit)
-                        ),
+                        Some(p) => {
+                            format!("{} -> {}", store::short(p), store::short(&u.clone.commit))
+                        }
                         None => format!("cloned at {}", store::short(&u.clone.commit)),
                     };
                     out(&format!(
@@ -222,9 +220,9 @@ fn find_item(ws: &Workspace, item: &str) -> Result<Arc<Item>> {
     let p = Path::new(item);
     if p.is_file() {
         let abs = p.canonicalize()?;
-        let (space, t, id) = ws
-            .classify(&abs)
-            .ok_or_else(|| anyhow!("{item} is not an item file of the project or the user space"))?;
+        let (space, t, id) = ws.classify(&abs).ok_or_else(|| {
+            anyhow!("{item} is not an item file of the project or the user space")
+        })?;
         return ws
             .all_with_id(t, &id)
             .into_iter()
@@ -243,10 +241,9 @@ fn find_item(ws: &Workspace, item: &str) -> Result<Arc<Item>> {
     for (t, id) in candidates {
         match ws.lookup(t, id, None) {
             Lookup::Found(i) => found.push(i),
-            Lookup::Ambiguous { candidates } => bail!(
-                "`{id}` names several {t}s: {}",
-                candidates.join(", ")
-            ),
+            Lookup::Ambiguous { candidates } => {
+                bail!("`{id}` names several {t}s: {}", candidates.join(", "))
+            }
             Lookup::Refused(e) => bail!("`{id}`: {e}"),
             Lookup::Missing { .. } => {}
         }
@@ -325,7 +322,9 @@ pub fn yank(reference: &str, registry: Option<&str>, json: bool) -> Result<ExitC
     let us = user_space();
     let c = ops::yank(&us, registry, t, &id, &version).map_err(err)?;
     if json {
-        return json_out(&json!({"yanked": format!("{t}/{id}@{version}"), "registry": c.registry, "commit": c.commit}));
+        return json_out(
+            &json!({"yanked": format!("{t}/{id}@{version}"), "registry": c.registry, "commit": c.commit}),
+        );
     }
     out(&format!(
         "yanked {t}/{id}@{version} in `{}` at {} (its files stay for those who pinned it; pulls no longer choose it)",

@@ -75,7 +75,9 @@ pub fn load(user_space: &Path) -> Result<RegistriesConfig> {
     let file = config_file(user_space);
     let text = match std::fs::read_to_string(&file) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(RegistriesConfig::default()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(RegistriesConfig::default())
+        }
         Err(e) => return Err(RegistryError::io(file.display(), e)),
     };
     parse(&text).map_err(|m| RegistryError::invalid(format!("{}: {m}", file.display())))
@@ -219,7 +221,11 @@ pub fn tempfile_in(dir: &Path) -> Result<(PathBuf, std::fs::File)> {
             std::process::id(),
             N.fetch_add(1, Ordering::Relaxed)
         ));
-        match std::fs::OpenOptions::new().write(true).create_new(true).open(&p) {
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&p)
+        {
             Ok(f) => return Ok((p, f)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(RegistryError::io(dir.display(), e)),
@@ -247,8 +253,14 @@ mod tests {
         let text = "# mine\nexecution:\n  default: local\nregistries:\n  old:\n    url: \"x\"\n\n# after\ntrust:\n  require_signed: true\n";
         let entries = vec![e("team", "file:///tmp/a b"), e("b", "git@h:x.git")];
         let new = replace_block(text, &entries);
-        assert!(new.starts_with("# mine\nexecution:\n  default: local\nregistries:\n  team:\n"), "{new}");
-        assert!(new.ends_with("\n# after\ntrust:\n  require_signed: true\n"), "{new}");
+        assert!(
+            new.starts_with("# mine\nexecution:\n  default: local\nregistries:\n  team:\n"),
+            "{new}"
+        );
+        assert!(
+            new.ends_with("\n# after\ntrust:\n  require_signed: true\n"),
+            "{new}"
+        );
         let cfg = parse(&new).unwrap();
         assert_eq!(cfg.entries, entries);
         let appended = replace_block("a: 1", &entries[..1]);

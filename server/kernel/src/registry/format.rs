@@ -3,8 +3,8 @@
 
 use super::{RegistryError, Result};
 use crate::ids::ItemType;
-use serde::{Deserialize, Serialize};
 use crate::trust::{item_digest, sha256_hex};
+use serde::{Deserialize, Serialize};
 
 /// The format this kiwi writes and reads (`format = 1` in `kiwi-registry.toml`).
 pub const FORMAT_VERSION: u32 = 1;
@@ -66,7 +66,9 @@ impl RegistryToml {
             };
             let (k, v) = (k.trim(), v.trim());
             match k {
-                "name" => name = Some(toml_string(v).ok_or_else(|| bad(i + 1, "`name` is a string"))?),
+                "name" => {
+                    name = Some(toml_string(v).ok_or_else(|| bad(i + 1, "`name` is a string"))?)
+                }
                 "format" => {
                     format = Some(
                         v.parse::<u32>()
@@ -77,12 +79,17 @@ impl RegistryToml {
                     let inner = v
                         .strip_prefix('[')
                         .and_then(|v| v.strip_suffix(']'))
-                        .ok_or_else(|| bad(i + 1, "`publisher_keys` is a list of strings on one line"))?;
+                        .ok_or_else(|| {
+                            bad(i + 1, "`publisher_keys` is a list of strings on one line")
+                        })?;
                     keys = inner
                         .split(',')
                         .map(str::trim)
                         .filter(|s| !s.is_empty())
-                        .map(|s| toml_string(s).ok_or_else(|| bad(i + 1, "`publisher_keys` holds strings")))
+                        .map(|s| {
+                            toml_string(s)
+                                .ok_or_else(|| bad(i + 1, "`publisher_keys` holds strings"))
+                        })
                         .collect::<Result<_>>()?;
                 }
                 _ => {} // Unknown keys are left for later formats.
@@ -240,14 +247,18 @@ pub fn parse_reference(s: &str) -> Result<(ItemType, String, Option<String>)> {
     check_id(id).map_err(|e| RegistryError::invalid(e.message))?;
     if let Some(v) = &version {
         if v.is_empty() {
-            return Err(RegistryError::invalid(format!("`{s}`: the version after `@` is empty")));
+            return Err(RegistryError::invalid(format!(
+                "`{s}`: the version after `@` is empty"
+            )));
         }
     }
     Ok((item_type, id.to_string(), version))
 }
 
 fn is_hex(s: &str, len: usize) -> bool {
-    s.len() == len && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    s.len() == len
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// Check one index line against the file that holds it.
@@ -413,7 +424,9 @@ impl ItemVersions {
             };
         }
         let r = semver::VersionReq::parse(req).map_err(|e| {
-            RegistryError::invalid(format!("`{req}` is not a version or a semver requirement ({e})"))
+            RegistryError::invalid(format!(
+                "`{req}` is not a version or a semver requirement ({e})"
+            ))
         })?;
         self.versions
             .iter()
@@ -552,10 +565,19 @@ mod tests {
         text.push_str(&y.to_json_line());
         let v = ItemVersions::parse(&text, ItemType::Tool, "text/wc").unwrap();
         assert_eq!(v.resolve("x", None).unwrap().version.to_string(), "1.2.0");
-        assert_eq!(v.resolve("x", Some("^1")).unwrap().version.to_string(), "1.2.0");
-        assert_eq!(v.resolve("x", Some("1.0.0")).unwrap().version.to_string(), "1.0.0");
         assert_eq!(
-            v.resolve("x", Some(">=2.0.0-beta")).unwrap().version.to_string(),
+            v.resolve("x", Some("^1")).unwrap().version.to_string(),
+            "1.2.0"
+        );
+        assert_eq!(
+            v.resolve("x", Some("1.0.0")).unwrap().version.to_string(),
+            "1.0.0"
+        );
+        assert_eq!(
+            v.resolve("x", Some(">=2.0.0-beta"))
+                .unwrap()
+                .version
+                .to_string(),
             "2.0.0-beta.1"
         );
         let e = v.resolve("x", Some("1.10.0")).unwrap_err();
@@ -579,8 +601,14 @@ mod tests {
     #[test]
     fn hostile_lines_are_refused() {
         let cases: Vec<(&str, Box<dyn Fn(&mut IndexLine)>)> = vec![
-            ("climbs", Box::new(|l| l.files[0].path = "../../.bashrc".into())),
-            ("absolute", Box::new(|l| l.files[0].path = "/etc/passwd".into())),
+            (
+                "climbs",
+                Box::new(|l| l.files[0].path = "../../.bashrc".into()),
+            ),
+            (
+                "absolute",
+                Box::new(|l| l.files[0].path = "/etc/passwd".into()),
+            ),
             ("other item", Box::new(|l| l.id = "other".into())),
             ("bad version", Box::new(|l| l.version = "1.0".into())),
             ("bad digest", Box::new(|l| l.digest = "md5:00".into())),
@@ -604,7 +632,10 @@ mod tests {
 
     #[test]
     fn digests_and_lies() {
-        let files = vec![("b".to_string(), b"2".to_vec()), ("a".to_string(), b"1".to_vec())];
+        let files = vec![
+            ("b".to_string(), b"2".to_vec()),
+            ("a".to_string(), b"1".to_vec()),
+        ];
         let mut l = line("1.0.0", D1);
         l.files = files
             .iter()
@@ -622,16 +653,25 @@ mod tests {
             ])
         );
         verify_files(&l, &files).unwrap();
-        let flipped = vec![("b".to_string(), b"3".to_vec()), ("a".to_string(), b"1".to_vec())];
+        let flipped = vec![
+            ("b".to_string(), b"3".to_vec()),
+            ("a".to_string(), b"1".to_vec()),
+        ];
         assert!(verify_files(&l, &flipped).is_err());
         l.digest = D1.into();
-        assert!(verify_files(&l, &files).unwrap_err().message.contains("lies"));
+        assert!(verify_files(&l, &files)
+            .unwrap_err()
+            .message
+            .contains("lies"));
     }
 
     #[test]
     fn references() {
         let (t, id, v) = parse_reference("tool/text/wc@^1.2").unwrap();
-        assert_eq!((t, id.as_str(), v.as_deref()), (ItemType::Tool, "text/wc", Some("^1.2")));
+        assert_eq!(
+            (t, id.as_str(), v.as_deref()),
+            (ItemType::Tool, "text/wc", Some("^1.2"))
+        );
         assert!(parse_reference("system/x").is_err());
         assert!(parse_reference("tool/../x").is_err());
         assert!(parse_reference("wc").is_err());

@@ -15,12 +15,17 @@ fn command(dir: Option<&Path>) -> Command {
     }
     // A registry's clone never checks out symbolic links (they are refused before checkout
     // too) and never runs a hook of the registry's (hooks are not cloned; this is the belt).
-    c.args(["-c", "core.symlinks=false", "-c", "core.hooksPath=/dev/null"])
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("LC_ALL", "C")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    c.args([
+        "-c",
+        "core.symlinks=false",
+        "-c",
+        "core.hooksPath=/dev/null",
+    ])
+    .env("GIT_TERMINAL_PROMPT", "0")
+    .env("LC_ALL", "C")
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
     c
 }
 
@@ -89,8 +94,16 @@ pub fn branch(dir: &Path) -> Result<String> {
 }
 
 pub fn rev_parse(dir: &Path, rev: &str) -> Result<String> {
-    run(Some(dir), &["rev-parse", "--verify", "--quiet", "--end-of-options", rev])
-        .map_err(|_| RegistryError::new(ErrorKind::Git, format!("no commit `{rev}` in {}", dir.display())))
+    run(
+        Some(dir),
+        &["rev-parse", "--verify", "--quiet", "--end-of-options", rev],
+    )
+    .map_err(|_| {
+        RegistryError::new(
+            ErrorKind::Git,
+            format!("no commit `{rev}` in {}", dir.display()),
+        )
+    })
 }
 
 /// Whether `old` is an ancestor of (or equal to) `new`.
@@ -124,7 +137,10 @@ pub struct TreeEntry {
 
 /// Every file of a commit (recursively), with its mode and size.
 pub fn ls_tree(dir: &Path, commit: &str) -> Result<Vec<TreeEntry>> {
-    let out = output(Some(dir), &["ls-tree", "-r", "-l", "-z", "--full-tree", commit])?;
+    let out = output(
+        Some(dir),
+        &["ls-tree", "-r", "-l", "-z", "--full-tree", commit],
+    )?;
     if !out.status.success() {
         return Err(failure(&["ls-tree", commit], &out));
     }
@@ -159,7 +175,16 @@ pub fn show_file(dir: &Path, commit: &str, path: &str) -> Result<Option<Vec<u8>>
 pub fn changed_files(dir: &Path, old: &str, new: &str, under: &str) -> Result<Vec<String>> {
     let out = output(
         Some(dir),
-        &["diff", "--name-only", "-z", "--no-renames", old, new, "--", under],
+        &[
+            "diff",
+            "--name-only",
+            "-z",
+            "--no-renames",
+            old,
+            new,
+            "--",
+            under,
+        ],
     )?;
     if !out.status.success() {
         return Err(failure(&["diff", "--name-only"], &out));
@@ -181,7 +206,14 @@ pub fn commit(dir: &Path, message: &str) -> Result<()> {
     if !known {
         args.extend(["-c", "user.name=kiwi", "-c", "user.email=kiwi@localhost"]);
     }
-    args.extend(["commit", "--quiet", "--no-verify", "--no-gpg-sign", "-m", message]);
+    args.extend([
+        "commit",
+        "--quiet",
+        "--no-verify",
+        "--no-gpg-sign",
+        "-m",
+        message,
+    ]);
     run(Some(dir), &args).map(|_| ())
 }
 
@@ -204,9 +236,16 @@ pub fn push(dir: &Path, branch: &str) -> Result<Pushed> {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    if ["[rejected]", "fetch first", "non-fast-forward", "stale info", "failed to update ref", "cannot lock ref"]
-        .iter()
-        .any(|m| all.contains(m))
+    if [
+        "[rejected]",
+        "fetch first",
+        "non-fast-forward",
+        "stale info",
+        "failed to update ref",
+        "cannot lock ref",
+    ]
+    .iter()
+    .any(|m| all.contains(m))
     {
         return Ok(Pushed::Rejected);
     }

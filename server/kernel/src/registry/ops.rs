@@ -46,7 +46,10 @@ fn transact(
         let base = clone.commit.clone();
         let undo = |e: RegistryError| {
             let _ = git::reset_hard(&clone.dir, &base);
-            let _ = git::run(Some(&clone.dir), &["clean", "-q", "-f", "-d", "--", "index", "items"]);
+            let _ = git::run(
+                Some(&clone.dir),
+                &["clean", "-q", "-f", "-d", "--", "index", "items"],
+            );
             e
         };
         let paths = apply(&clone).map_err(undo)?;
@@ -150,7 +153,11 @@ fn permissions_summary(item: &Item) -> Vec<String> {
 }
 
 /// The index line an item would be published as (not signed yet).
-pub fn line_for(ws: &Workspace, item: &Arc<Item>, version: Option<&str>) -> Result<(IndexLine, Vec<(String, Vec<u8>)>)> {
+pub fn line_for(
+    ws: &Workspace,
+    item: &Arc<Item>,
+    version: Option<&str>,
+) -> Result<(IndexLine, Vec<(String, Vec<u8>)>)> {
     if item.space == Space::Builtin {
         return Err(RegistryError::invalid(format!(
             "{} `{}` is a builtin item: it ships with kiwi and is not published",
@@ -162,10 +169,10 @@ pub fn line_for(ws: &Workspace, item: &Arc<Item>, version: Option<&str>) -> Resu
         .into_iter()
         .filter(|d| d.severity == Severity::Error)
         .map(|d| {
-            let pos = item
-                .source
-                .lines
-                .position(item.text(), d.range.start, crate::text::Encoding::Char);
+            let pos =
+                item.source
+                    .lines
+                    .position(item.text(), d.range.start, crate::text::Encoding::Char);
             format!(
                 "{}:{}:{}: {} {}",
                 item.path.display(),
@@ -240,7 +247,10 @@ pub fn sign(user_space: &Path, line: &mut IndexLine) -> Result<()> {
     let keys = crate::trust::Keys::load(user_space).map_err(|e| {
         RegistryError::new(
             ErrorKind::Untrusted,
-            format!("cannot sign {}: {e} (publish --unsigned publishes without a signature)", line.label()),
+            format!(
+                "cannot sign {}: {e} (publish --unsigned publishes without a signature)",
+                line.label()
+            ),
         )
     })?;
     let env = crate::trust::Envelope {
@@ -304,10 +314,11 @@ pub fn check_signature(
     }
     if !toml.publisher_keys.is_empty() {
         let ok = verdict.as_ref().is_some_and(|v| v.is_valid())
-            && line
-                .signer
-                .as_ref()
-                .is_some_and(|s| toml.publisher_keys.iter().any(|k| k == s || line.public_key.as_deref() == Some(k.as_str())));
+            && line.signer.as_ref().is_some_and(|s| {
+                toml.publisher_keys
+                    .iter()
+                    .any(|k| k == s || line.public_key.as_deref() == Some(k.as_str()))
+            });
         if !ok {
             return refuse(format!(
                 "the registry accepts only items signed by its publisher keys ({})",
@@ -359,7 +370,8 @@ pub fn publish(
         }
         let t = line.item_type();
         if let Some(versions) = store::item_versions(&clone.dir, t, &line.id)? {
-            let v = semver::Version::parse(&line.version).map_err(|e| RegistryError::invalid(e.to_string()))?;
+            let v = semver::Version::parse(&line.version)
+                .map_err(|e| RegistryError::invalid(e.to_string()))?;
             if let Some(existing) = versions.get(&v) {
                 return Err(RegistryError::new(
                     ErrorKind::Conflict,
@@ -396,7 +408,10 @@ pub fn publish(
 }
 
 /// The registries to look in: the one named, else every configured one.
-fn registries<'a>(cfg: &'a config::RegistriesConfig, only: Option<&str>) -> Result<Vec<&'a RegistryEntry>> {
+fn registries<'a>(
+    cfg: &'a config::RegistriesConfig,
+    only: Option<&str>,
+) -> Result<Vec<&'a RegistryEntry>> {
     match only {
         Some(name) => Ok(vec![cfg.find(name)?]),
         None if cfg.entries.is_empty() => Err(RegistryError::not_found(
@@ -434,7 +449,10 @@ pub fn yank(
         many => {
             return Err(RegistryError::invalid(format!(
                 "{label} is in several registries ({}): name one with --registry",
-                many.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", ")
+                many.iter()
+                    .map(|e| e.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )))
         }
     };
@@ -551,14 +569,14 @@ pub fn pull(a: &PullArgs) -> Result<Vec<PulledItem>> {
             .join(".ai"),
         Destination::User => a.user_space.to_path_buf(),
     };
-    let store = crate::trust::TrustStore::load(a.user_space).map_err(|e| {
-        RegistryError::new(ErrorKind::Untrusted, format!("the trust store: {e}"))
-    })?;
+    let store = crate::trust::TrustStore::load(a.user_space)
+        .map_err(|e| RegistryError::new(ErrorKind::Untrusted, format!("the trust store: {e}")))?;
     // A lockfile kiwi cannot read stops the pull before anything is written.
     let mut lock = match a.to {
-        Destination::Project => Some(crate::lock::Lockfile::load(&root).map_err(|e| {
-            RegistryError::invalid(format!("{e}; nothing was written"))
-        })?),
+        Destination::Project => Some(
+            crate::lock::Lockfile::load(&root)
+                .map_err(|e| RegistryError::invalid(format!("{e}; nothing was written")))?,
+        ),
         Destination::User => None,
     };
     let mut fetched = Vec::new();
@@ -575,11 +593,21 @@ pub fn pull(a: &PullArgs) -> Result<Vec<PulledItem>> {
             continue;
         }
         let label = format!("{t}/{id}");
-        let Some((clone, versions)) = find_in_registries(a.user_space, &entries, t, &id, &mut fetched)? else {
+        let Some((clone, versions)) =
+            find_in_registries(a.user_space, &entries, t, &id, &mut fetched)?
+        else {
             return Err(RegistryError::not_found(format!(
                 "no registry has {label} (looked in {}){}; nothing was written",
-                entries.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", "),
-                if reason == "requested" { String::new() } else { format!(" ({reason})") }
+                entries
+                    .iter()
+                    .map(|e| e.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if reason == "requested" {
+                    String::new()
+                } else {
+                    format!(" ({reason})")
+                }
             )));
         };
         let chosen = versions.resolve(&label, req.as_deref())?;
@@ -603,9 +631,15 @@ pub fn pull(a: &PullArgs) -> Result<Vec<PulledItem>> {
                 if crate::chain::PRIMITIVES.contains(&link.as_str()) {
                     continue;
                 }
-                let present = a.ws.is_some_and(|ws| ws.get(ItemType::Tool, link).is_some());
+                let present =
+                    a.ws.is_some_and(|ws| ws.get(ItemType::Tool, link).is_some());
                 if !present {
-                    queue.push((ItemType::Tool, link.clone(), None, format!("chain of tool/{id}")));
+                    queue.push((
+                        ItemType::Tool,
+                        link.clone(),
+                        None,
+                        format!("chain of tool/{id}"),
+                    ));
                 }
             }
         }
@@ -672,9 +706,8 @@ pub fn pull(a: &PullArgs) -> Result<Vec<PulledItem>> {
             let made = std::fs::create_dir_all(dir)
                 .map_err(|e| RegistryError::io(dir.display(), e))
                 .and_then(|_| {
-                    crate::ids::confine(&root, dir).map_err(|e| {
-                        RegistryError::invalid(format!("{e}; nothing was written"))
-                    })
+                    crate::ids::confine(&root, dir)
+                        .map_err(|e| RegistryError::invalid(format!("{e}; nothing was written")))
                 })
                 .and_then(|_| config::tempfile_in(dir));
             let (tmp, mut f) = match made {

@@ -59,9 +59,9 @@ pub fn normalize_url(url: &str) -> Result<String> {
         return Ok(url.to_string());
     }
     let p = Path::new(url);
-    let abs = p.canonicalize().map_err(|e| {
-        RegistryError::invalid(format!("registry path {url}: {e}"))
-    })?;
+    let abs = p
+        .canonicalize()
+        .map_err(|e| RegistryError::invalid(format!("registry path {url}: {e}")))?;
     Ok(abs.to_string_lossy().into_owned())
 }
 
@@ -139,7 +139,9 @@ pub fn index_file_item(path: &str) -> Result<Option<(ItemType, String)>> {
     let item_type = ItemType::parse(t)
         .filter(|t| t.folder().is_some())
         .ok_or_else(|| {
-            RegistryError::hostile(format!("`{path}`: `{t}` is not an item type a registry holds"))
+            RegistryError::hostile(format!(
+                "`{path}`: `{t}` is not an item type a registry holds"
+            ))
         })?;
     format::check_id(id)?;
     Ok(Some((item_type, id.to_string())))
@@ -219,7 +221,9 @@ pub fn catalog(dir: &Path) -> Result<Vec<(ItemType, String, ItemVersions)>> {
         };
         for e in rd.flatten() {
             let p = e.path();
-            let ft = e.file_type().map_err(|er| RegistryError::io(p.display(), er))?;
+            let ft = e
+                .file_type()
+                .map_err(|er| RegistryError::io(p.display(), er))?;
             if ft.is_symlink() {
                 return Err(RegistryError::hostile(format!(
                     "{} is a symbolic link: refused",
@@ -230,7 +234,9 @@ pub fn catalog(dir: &Path) -> Result<Vec<(ItemType, String, ItemVersions)>> {
                 stack.push(p);
                 continue;
             }
-            let Ok(rel) = p.strip_prefix(dir) else { continue };
+            let Ok(rel) = p.strip_prefix(dir) else {
+                continue;
+            };
             let rel = rel.to_string_lossy().replace('\\', "/");
             if let Some((t, id)) = index_file_item(&rel)? {
                 if let Some(v) = item_versions(dir, t, &id)? {
@@ -447,7 +453,10 @@ pub fn create(dir: &Path, name: &str, bare: bool) -> Result<()> {
     {
         return Err(RegistryError::new(
             ErrorKind::Conflict,
-            format!("{} exists and is not empty; nothing was written", dir.display()),
+            format!(
+                "{} exists and is not empty; nothing was written",
+                dir.display()
+            ),
         ));
     }
     let work = if bare {
@@ -470,7 +479,13 @@ pub fn create(dir: &Path, name: &str, bare: bool) -> Result<()> {
         git::run(Some(&work), &["init", "--quiet", "--initial-branch=main"])?;
         git::run(
             Some(&work),
-            &["add", "--", format::REGISTRY_TOML, "index/.gitkeep", "items/.gitkeep"],
+            &[
+                "add",
+                "--",
+                format::REGISTRY_TOML,
+                "index/.gitkeep",
+                "items/.gitkeep",
+            ],
         )?;
         git::commit(&work, &format!("kiwi registry {name}"))?;
         if bare {

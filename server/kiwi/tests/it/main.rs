@@ -7,6 +7,7 @@ mod hostile_mcp;
 mod hostile_procs;
 mod mcp_cli;
 mod mcp_load;
+mod registry;
 mod run;
 mod rye;
 mod secrets;
