@@ -137,7 +137,8 @@ pub fn item_file_paths(
         .into_iter()
         .flatten()
     {
-        crate::ids::confine(&root, file).map_err(|e| format!("{}: {e} (K006)", file.display()))?;
+        crate::ids::confine(&root, file)
+            .map_err(|e| format!("{}: {e} (K006)", file.display()))?;
         let rel = file
             .strip_prefix(&root)
             .map_err(|_| format!("{} is outside {}", file.display(), root.display()))?;
