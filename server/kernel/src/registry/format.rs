@@ -600,7 +600,8 @@ mod tests {
 
     #[test]
     fn hostile_lines_are_refused() {
-        let cases: Vec<(&str, Box<dyn Fn(&mut IndexLine)>)> = vec![
+        type Change = Box<dyn Fn(&mut IndexLine)>;
+        let cases: Vec<(&str, Change)> = vec![
             (
                 "climbs",
                 Box::new(|l| l.files[0].path = "../../.bashrc".into()),

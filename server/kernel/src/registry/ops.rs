@@ -21,6 +21,9 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// An item's files: (path relative to the item's folder, bytes).
+pub type Files = Vec<(String, Vec<u8>)>;
+
 /// How many times a publish is re-applied when others keep pushing first.
 pub const MAX_ATTEMPTS: usize = 10;
 
@@ -157,7 +160,7 @@ pub fn line_for(
     ws: &Workspace,
     item: &Arc<Item>,
     version: Option<&str>,
-) -> Result<(IndexLine, Vec<(String, Vec<u8>)>)> {
+) -> Result<(IndexLine, Files)> {
     if item.space == Space::Builtin {
         return Err(RegistryError::invalid(format!(
             "{} `{}` is a builtin item: it ships with kiwi and is not published",
