@@ -17,6 +17,7 @@ pub mod format;
 pub mod git;
 pub mod ops;
 pub mod search;
+pub mod sparse;
 pub mod store;
 
 /// What went wrong, for faces that map errors to their own kinds.

@@ -44,6 +44,12 @@ fn transact(
     message: &str,
     apply: &mut dyn FnMut(&Clone) -> Result<Vec<String>>,
 ) -> Result<Committed> {
+    if super::sparse::is_sparse(&entry.url) {
+        return Err(RegistryError::invalid(format!(
+            "registry `{}` is the read-only sparse form ({}): publish and yank through its git URL",
+            entry.name, entry.url
+        )));
+    }
     for attempt in 1..=MAX_ATTEMPTS {
         let clone = store::update(user_space, entry)?.clone;
         let base = clone.commit.clone();
@@ -372,7 +378,23 @@ pub fn publish(
             }
         }
         let t = line.item_type();
-        if let Some(versions) = store::item_versions(&clone.dir, t, &line.id)? {
+        let mut paths = Vec::new();
+        let existing = store::item_versions(&clone.dir, t, &line.id)?;
+        if existing.is_none() {
+            // A new item: named in the list sparse readers start from.
+            use std::io::Write;
+            let p = clone.dir.join(super::sparse::NAMES);
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&p)
+                .and_then(|mut f| {
+                    f.write_all(format!("{}/{}\n", line.item_type, line.id).as_bytes())
+                })
+                .map_err(|e| RegistryError::io(p.display(), e))?;
+            paths.push(super::sparse::NAMES.to_string());
+        }
+        if let Some(versions) = existing {
             let v = semver::Version::parse(&line.version)
                 .map_err(|e| RegistryError::invalid(e.to_string()))?;
             if let Some(existing) = versions.get(&v) {
@@ -401,7 +423,9 @@ pub fn publish(
             std::fs::write(&p, bytes).map_err(|e| RegistryError::io(p.display(), e))?;
         }
         let index = append_line(clone, &line)?;
-        Ok(vec![index, dir_rel])
+        paths.push(index);
+        paths.push(dir_rel);
+        Ok(paths)
     };
     let committed = transact(user_space, entry, &format!("publish {label}"), &mut apply)?;
     Ok(Published {
@@ -615,6 +639,9 @@ pub fn pull(a: &PullArgs) -> Result<Vec<PulledItem>> {
         };
         let chosen = versions.resolve(&label, req.as_deref())?;
         let line = chosen.line.clone();
+        if super::sparse::is_sparse(&clone.url) {
+            super::sparse::fetch_version(&clone, &line)?;
+        }
         let files = store::verified_files(&clone.dir, &line).map_err(|e| {
             RegistryError::new(e.kind, format!("{}; nothing was written", e.message))
         })?;

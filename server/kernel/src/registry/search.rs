@@ -31,7 +31,7 @@ pub fn build(
     let mut problems = Vec::new();
     for e in entries {
         let dir = store::clone_dir(user_space, &e.name);
-        if !dir.join(".git").is_dir() {
+        if !store::is_fetched(&dir) {
             problems.push(format!(
                 "registry `{}` is not fetched yet: run `kiwi registry update {}`",
                 e.name, e.name

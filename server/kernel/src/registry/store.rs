@@ -48,9 +48,12 @@ pub fn normalize_url(url: &str) -> Result<String> {
         )));
     }
     if url.starts_with("sparse+") {
-        return Err(RegistryError::invalid(
-            "the read-only sparse form (`sparse+https://`) is not supported by this kiwi yet; use the registry's git URL",
-        ));
+        if !super::sparse::is_sparse(url) {
+            return Err(RegistryError::invalid(format!(
+                "`{url}`: the sparse form is sparse+https://… or sparse+http://…"
+            )));
+        }
+        return Ok(url.to_string());
     }
     let scp_like = url
         .split_once(':')
@@ -249,9 +252,17 @@ pub fn catalog(dir: &Path) -> Result<Vec<(ItemType, String, ItemVersions)>> {
     Ok(out)
 }
 
+/// Whether a registry's clone (or sparse mirror) exists.
+pub fn is_fetched(dir: &Path) -> bool {
+    dir.join(".git").is_dir() || dir.join(super::sparse::MARKER).is_file()
+}
+
 /// The existing clone of a registry (checked when it was made or updated).
 pub fn open(user_space: &Path, entry: &RegistryEntry) -> Result<Clone> {
     let dir = clone_dir(user_space, &entry.name);
+    if super::sparse::is_sparse(&entry.url) && dir.join(super::sparse::MARKER).is_file() {
+        return super::sparse::open(entry, &dir);
+    }
     if !dir.join(".git").is_dir() {
         return Err(RegistryError::not_found(format!(
             "registry `{}` is not fetched yet: run `kiwi registry update {}`",
@@ -293,13 +304,24 @@ pub struct Updated {
 /// Fetch a registry (clone it the first time), checking everything it brings.
 pub fn update(user_space: &Path, entry: &RegistryEntry) -> Result<Updated> {
     let dir = clone_dir(user_space, &entry.name);
-    if dir.join(".git").is_dir() {
-        let url = git::run(Some(&dir), &["remote", "get-url", "origin"]).unwrap_or_default();
-        if url == entry.url {
-            return update_existing(entry, &dir);
-        }
+    let sparse = super::sparse::is_sparse(&entry.url);
+    let same = if sparse {
+        std::fs::read_to_string(dir.join(super::sparse::MARKER))
+            .is_ok_and(|t| t.lines().next() == Some(entry.url.as_str()))
+    } else {
+        dir.join(".git").is_dir()
+            && git::run(Some(&dir), &["remote", "get-url", "origin"]).unwrap_or_default()
+                == entry.url
+    };
+    if !same && dir.exists() {
         // The registry was re-added with another URL: a fresh clone.
         std::fs::remove_dir_all(&dir).map_err(|e| RegistryError::io(dir.display(), e))?;
+    }
+    if sparse {
+        return super::sparse::update(entry, &dir);
+    }
+    if same {
+        return update_existing(entry, &dir);
     }
     fresh_clone(entry, &dir)
 }

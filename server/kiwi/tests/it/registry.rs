@@ -661,3 +661,107 @@ fn registry_updates_that_rewrite_history_or_published_versions_are_refused() {
     assert!(err.contains("rewrote its history"), "{err}");
     assert_eq!(clone_head(), before);
 }
+
+/// A static HTTP server (Python's `http.server`) on 127.0.0.1, stopped when dropped.
+struct StaticHttp {
+    child: Child,
+    port: u16,
+}
+
+impl StaticHttp {
+    fn start(dir: &Path) -> StaticHttp {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new("python3")
+            .args([
+                "-m",
+                "http.server",
+                "--bind",
+                "127.0.0.1",
+                &port.to_string(),
+                "--directory",
+            ])
+            .arg(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python3 -m http.server");
+        let s = StaticHttp { child, port };
+        let start = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "http.server did not start"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        s
+    }
+}
+
+impl Drop for StaticHttp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn registry_sparse_form_over_static_http_reads_checks_and_stays_read_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (reg, maint, user) = published_registry(tmp.path());
+    let http = StaticHttp::start(&reg);
+    let url = format!("sparse+http://127.0.0.1:{}/", http.port);
+    let added = user.ok(&["registry", "add", "web", &url]);
+    assert!(added.contains("1 version"), "{added}");
+    let found = results(&user.json(&["search", "count words", "--source", "registry:web"]));
+    assert_eq!(found[0]["id"], "text/word_count", "{found:?}");
+    user.ok(&["pull", "tool/text/word_count"]);
+    assert_eq!(user.read("tools/text/word_count.py").unwrap(), WORD_COUNT);
+    let lock = user.lock();
+    let e = lock.get("tool", "text/word_count").unwrap();
+    assert_eq!(e.registry, url);
+    assert_eq!(e.state(&user.project.join(".ai")), FileState::Matches);
+
+    // Read-only.
+    user.write("tools/text/mine.py", WORD_COUNT);
+    let err = user.refused(&["publish", "text/mine", "--registry", "web", "--unsigned"]);
+    assert!(err.contains("read-only"), "{err}");
+
+    // A new version is seen by an update; a byte flipped on the server is caught at pull.
+    maint.write(
+        "tools/text/word_count.py",
+        &WORD_COUNT.replace("1.0.0", "1.1.0"),
+    );
+    maint.ok(&[
+        "publish",
+        "text/word_count",
+        "--registry",
+        "team",
+        "--unsigned",
+    ]);
+    let up = user.ok(&["registry", "update", "web"]);
+    assert!(up.contains("+ tool/text/word_count@1.1.0"), "{up}");
+    let served = reg.join("items/tool/text/word_count/1.1.0/word_count.py");
+    let mut b = std::fs::read(&served).unwrap();
+    b[3] ^= 1;
+    std::fs::write(&served, b).unwrap();
+    let err = user.refused(&["pull", "tool/text/word_count", "--force"]);
+    assert!(err.contains("does not match the index"), "{err}");
+    assert_eq!(user.read("tools/text/word_count.py").unwrap(), WORD_COUNT);
+
+    // An index rewritten on the server is refused; the mirror stays.
+    let index = reg.join("index/tool/text/word_count.jsonl");
+    let text = std::fs::read_to_string(&index).unwrap();
+    std::fs::write(&index, text.lines().last().unwrap().to_string() + "\n").unwrap();
+    let err = user.refused(&["registry", "update", "web"]);
+    assert!(err.contains("rewrote"), "{err}");
+    assert!(user
+        .ok(&["search", "count", "--source", "registry"])
+        .contains("word_count"));
+    drop(http);
+}
