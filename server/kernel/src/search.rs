@@ -493,6 +493,11 @@ impl Index {
         self.docs.len()
     }
 
+    /// The space whose item of this type and id wins, when the workspace has one.
+    pub fn winner(&self, item_type: ItemType, id: &str) -> Option<Space> {
+        self.winners.get(&(item_type, id.to_string())).copied()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.docs.is_empty()
     }

@@ -193,48 +193,8 @@ pub fn save(user_space: &Path, entries: &[RegistryEntry]) -> Result<()> {
         )));
     }
     std::fs::create_dir_all(user_space).map_err(|e| RegistryError::io(user_space.display(), e))?;
-    write_atomic(&file, new.as_bytes())
-}
-
-/// Write a file through a temporary file in its folder and a rename.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    use std::io::Write;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile_in(dir)?;
-    tmp.1
-        .write_all(bytes)
-        .and_then(|_| tmp.1.sync_all())
-        .map_err(|e| RegistryError::io(tmp.0.display(), e))?;
-    std::fs::rename(&tmp.0, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp.0);
-        RegistryError::io(path.display(), e)
-    })
-}
-
-/// A new file in `dir` with a unique name (`.kiwi-tmp-<pid>-<n>`).
-pub fn tempfile_in(dir: &Path) -> Result<(PathBuf, std::fs::File)> {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(0);
-    for _ in 0..100 {
-        let p = dir.join(format!(
-            ".kiwi-tmp-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&p)
-        {
-            Ok(f) => return Ok((p, f)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(RegistryError::io(dir.display(), e)),
-        }
-    }
-    Err(RegistryError::new(
-        ErrorKind::Io,
-        format!("cannot create a temporary file in {}", dir.display()),
-    ))
+    crate::fs::write_atomic(user_space, &file, &new, true)
+        .map_err(|e| RegistryError::new(ErrorKind::Io, e.message))
 }
 
 #[cfg(test)]

@@ -739,7 +739,7 @@ pub fn pull(a: &PullArgs) -> Result<Vec<PulledItem>> {
                     crate::ids::confine(&root, dir)
                         .map_err(|e| RegistryError::invalid(format!("{e}; nothing was written")))
                 })
-                .and_then(|_| config::tempfile_in(dir));
+                .and_then(|_| tempfile_in(dir));
             let (tmp, mut f) = match made {
                 Ok(x) => x,
                 Err(e) => {
@@ -812,4 +812,30 @@ pub fn pull(a: &PullArgs) -> Result<Vec<PulledItem>> {
             reason: p.reason,
         })
         .collect())
+}
+
+/// A new file in `dir` with a unique name (`.kiwi-tmp-<pid>-<n>`).
+fn tempfile_in(dir: &Path) -> Result<(PathBuf, std::fs::File)> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    for _ in 0..100 {
+        let p = dir.join(format!(
+            ".kiwi-tmp-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&p)
+        {
+            Ok(f) => return Ok((p, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(RegistryError::io(dir.display(), e)),
+        }
+    }
+    Err(RegistryError::new(
+        ErrorKind::Io,
+        format!("cannot create a temporary file in {}", dir.display()),
+    ))
 }

@@ -252,6 +252,30 @@ pub fn catalog(dir: &Path) -> Result<Vec<(ItemType, String, ItemVersions)>> {
     Ok(out)
 }
 
+/// A clone's state without running git (the commit its branch points at, read from
+/// `.git/HEAD`, the ref's file or `packed-refs`; a sparse mirror's marker), to tell cheaply
+/// whether it moved. `None` when it is not fetched.
+pub fn fetched_state(dir: &Path) -> Option<String> {
+    if let Ok(t) = std::fs::read_to_string(dir.join(super::sparse::MARKER)) {
+        return Some(t);
+    }
+    let git = dir.join(".git");
+    let head = std::fs::read_to_string(git.join("HEAD")).ok()?;
+    let Some(r) = head.trim().strip_prefix("ref: ") else {
+        return Some(head.trim().to_string());
+    };
+    if format::check_relative("a ref", r).is_err() {
+        return None;
+    }
+    if let Ok(c) = std::fs::read_to_string(git.join(r)) {
+        return Some(c.trim().to_string());
+    }
+    let packed = std::fs::read_to_string(git.join("packed-refs")).ok()?;
+    packed
+        .lines()
+        .find_map(|l| l.strip_suffix(r).map(|c| c.trim().to_string()))
+}
+
 /// Whether a registry's clone (or sparse mirror) exists.
 pub fn is_fetched(dir: &Path) -> bool {
     dir.join(".git").is_dir() || dir.join(super::sparse::MARKER).is_file()

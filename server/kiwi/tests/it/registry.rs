@@ -765,3 +765,89 @@ fn registry_sparse_form_over_static_http_reads_checks_and_stays_read_only() {
         .contains("word_count"));
     drop(http);
 }
+
+#[test]
+fn registry_through_mcp_search_and_load_with_destination_pull_and_pin() {
+    use crate::common::{mcp_with_env, Proc};
+    use serde_json::json;
+    let tmp = tempfile::tempdir().unwrap();
+    let alice = User::new(tmp.path(), "alice");
+    let bob = User::new(tmp.path(), "bob");
+    let reg = tmp.path().join("reg.git");
+    alice.ok(&["registry", "new", reg.to_str().unwrap(), "--bare"]);
+    let url = format!("file://{}", reg.display());
+    let keys = alice.keys();
+    bob.trust(&keys);
+    alice.write("tools/text/word_count.py", WORD_COUNT);
+    alice.ok(&["registry", "add", "team", &url]);
+    alice.ok(&["publish", "tool/text/word_count", "--registry", "team"]);
+    bob.ok(&["registry", "add", "team", &url]);
+
+    let mut p = mcp_with_env(
+        &bob.project,
+        &bob.space,
+        &[
+            ("HOME", bob.home.to_str().unwrap()),
+            ("GIT_CONFIG_NOSYSTEM", "1"),
+        ],
+    );
+    let r = p.call(
+        "search",
+        json!({"item_type": "tool", "query": "count words", "source": "registry"}),
+    );
+    let s = Proc::structured(&r);
+    assert_eq!(s["results"][0]["id"], "text/word_count", "{r}");
+    assert_eq!(s["results"][0]["source"], "registry:team", "{r}");
+    assert_eq!(s["results"][0]["version"], "1.0.0", "{r}");
+    assert!(s["results"][0].get("shadowed_by").is_none(), "{r}");
+
+    let r = p.call(
+        "load",
+        json!({"item_type": "tool", "item_id": "text/word_count", "source": "registry:team"}),
+    );
+    let s = Proc::structured(&r);
+    assert_eq!(s["version"], "1.0.0", "{r}");
+    assert_eq!(
+        s["line"]["signer"].as_str(),
+        Some(keys.fingerprint().as_str()),
+        "{r}"
+    );
+    assert!(bob.read("tools/text/word_count.py").is_none());
+
+    let r = p.call(
+        "load",
+        json!({"item_type": "tool", "item_id": "text/word_count@1.0.0", "source": "registry", "destination": "project"}),
+    );
+    assert_ne!(r["isError"], json!(true), "{r}");
+    let s = Proc::structured(&r);
+    assert!(
+        s["pulled"][0]["signature"]
+            .as_str()
+            .unwrap()
+            .contains("trusted"),
+        "{r}"
+    );
+    assert_eq!(bob.read("tools/text/word_count.py").unwrap(), WORD_COUNT);
+    assert_eq!(
+        bob.lock().get("tool", "text/word_count").unwrap().version,
+        "1.0.0"
+    );
+    // Not again without force; and the registry's hit is now shadowed by the project's item.
+    let r = p.call(
+        "load",
+        json!({"item_type": "tool", "item_id": "text/word_count", "source": "registry", "destination": "project"}),
+    );
+    assert_eq!(r["isError"], json!(true), "{r}");
+    assert_eq!(Proc::structured(&r)["error"], "exists", "{r}");
+    let r = p.call(
+        "search",
+        json!({"item_type": "tool", "query": "count words", "source": "registry"}),
+    );
+    assert_eq!(
+        Proc::structured(&r)["results"][0]["shadowed_by"],
+        "project",
+        "{r}"
+    );
+    p.assert_no_panic();
+    p.close();
+}
