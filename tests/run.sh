@@ -91,6 +91,9 @@ bash tests/nvim/run.sh "$kiwi"
 step "neovim plugin end to end (editors/neovim: setup{}, diagnostics, hover, lenses, :KiwiRun, :KiwiEnv, injections)"
 bash tests/nvim/plugin.sh "$kiwi"
 
+step "neovim plugin: a pulled item's provenance and lock drift (issue 17)"
+bash tests/nvim/provenance.sh "$kiwi"
+
 step "LSP under the capabilities of VS Code, Neovim 0.6-0.11 and Emacs (pytest-lsp)"
 bash tests/lsp/run.sh "$kiwi"
 

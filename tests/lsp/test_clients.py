@@ -247,3 +247,52 @@ async def test_incremental_edit_then_hover_sees_new_text(client: LanguageClient)
         types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=start)
     )
     assert hover is not None and "text/echo" in hover.contents.value, hover
+
+
+async def test_lenses_follow_a_quick_fix_without_a_save(client: LanguageClient):
+    """Issue 15, point 4: the K003 fix (text/ecko -> text/echo) applied as the client does, as
+    a change; a client that supports it is asked to refresh its lenses, and a new
+    "▶ Run step" lens is there. A client that does not is never sent the request (checked by
+    the fixture)."""
+    uri = open_file(client, DIRECTIVE)
+    await diagnostics_for(client, uri, lambda ds: "K003" in [d.code for d in ds])
+    params = types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    before = await client.text_document_code_lens_async(params)
+    start = position(client, DIRECTIVE, 'item_id="text/ecko"', len('item_id="text/'))
+    end = types.Position(line=start.line, character=start.character + len("ecko"))
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[
+                types.TextDocumentContentChangePartial(range=types.Range(start=start, end=end), text="echo")
+            ],
+        )
+    )
+    await diagnostics_for(client, uri, lambda ds: "K003" not in [d.code for d in ds])
+    if capability(client.capabilities, "workspace.codeLens.refreshSupport"):
+
+        async def refreshed():
+            while not any(m == types.WORKSPACE_CODE_LENS_REFRESH for m, _ in client.server_requests):  # type: ignore[attr-defined]
+                await asyncio.sleep(0.05)
+
+        await asyncio.wait_for(refreshed(), 10)
+    after = await client.text_document_code_lens_async(params)
+    assert len(after or []) == len(before or []) + 1, [lens.command.title for lens in after or [] if lens.command]
+
+
+async def test_folding_links_tokens_and_formatting(client: LanguageClient):
+    """Issue 15, points 17 and 18, under each client's capabilities."""
+    uri = open_file(client, DIRECTIVE)
+    await diagnostics_for(client, uri)
+    doc = types.TextDocumentIdentifier(uri=uri)
+    folds = await client.text_document_folding_range_async(types.FoldingRangeParams(text_document=doc))
+    say = position(client, DIRECTIVE, '<step name="say">').line
+    assert any(f.start_line == say for f in folds or []), folds
+    links = await client.text_document_document_link_async(types.DocumentLinkParams(text_document=doc))
+    assert [link.target for link in links or []] == [TOOL.as_uri()], links
+    tokens = await client.text_document_semantic_tokens_full_async(types.SemanticTokensParams(text_document=doc))
+    assert tokens is not None and len(tokens.data) % 5 == 0 and len(tokens.data) >= 5 * 4, tokens
+    edits = await client.text_document_formatting_async(
+        types.DocumentFormattingParams(text_document=doc, options=types.FormattingOptions(tab_size=2, insert_spaces=True))
+    )
+    assert edits == [], edits  # greet.md is formatted already

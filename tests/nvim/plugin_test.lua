@@ -192,6 +192,12 @@ local function main()
     check('lenses refresh on BufWritePost (▶ Run moves down again)', wait(function()
       return run_line() == before + 2
     end), { before = before, now = run_line() })
+    -- A change outside insert mode and never saved (what applying a quick fix does): the
+    -- server asks for a refresh (workspace/codeLens/refresh).
+    vim.api.nvim_buf_set_lines(echo, 0, 0, false, { '# fixed' })
+    check('lenses refresh after a change without InsertLeave or :w (a quick fix)', wait(function()
+      return run_line() == before + 3
+    end), { before = before, now = run_line() })
   end
 
   -- 4. running lenses through vim.lsp.codelens.run() (vim.ui.select picks the title): ▶ Run,
@@ -404,6 +410,24 @@ local function main()
         { got = got, files = vim.treesitter.query.get_files('markdown', 'injections') }
       )
     end
+  end
+  -- 10. formatting through Neovim's own command (vim.lsp.buf.format; formatting_sync in 0.7):
+  -- a badly indented step of greet.md is indented again, nothing else changes.
+  if full then
+    vim.api.nvim_set_current_buf(greet)
+    local before = vim.api.nvim_buf_get_lines(greet, 0, -1, false)
+    local row = find(greet, '<step name="say">')
+    vim.api.nvim_buf_set_lines(greet, row, row + 1, false, { '<step name="say">' })
+    if vim.lsp.buf.format then
+      vim.lsp.buf.format({ bufnr = greet, timeout_ms = timeout })
+    else
+      vim.lsp.buf.formatting_sync(nil, timeout)
+    end
+    local after = vim.api.nvim_buf_get_lines(greet, 0, -1, false)
+    check('formatting indents the step again (and changes nothing else)', vim.deep_equal(before, after), {
+      row = row,
+      line = after[row + 1],
+    })
   end
 end
 

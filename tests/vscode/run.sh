@@ -134,6 +134,9 @@ port="$(free_port)"
 cdp_port="$(free_port)" # Chromium's DevTools: the driver clicks a notification's Cancel button
 export KIWI_E2E_CDP="http://127.0.0.1:$cdp_port"
 export KIWI_E2E_OUT="$work/result.json" KIWI_E2E_PROJECT="$proj" KIWI_E2E_BIN="$kiwi" KIWI_E2E_EXPECT_CODES="$codes"
+# Screenshots of what a person sees (the driver takes them through DevTools), kept after the run.
+export KIWI_E2E_SHOTS="$repo/target/vscode-e2e/shots"
+rm -rf "$KIWI_E2E_SHOTS"
 say "code-server on 127.0.0.1:$port"
 setsid "$code_server" "${cs_args[@]}" --bind-addr "127.0.0.1:$port" --auth none \
   --enable-proposed-api kiwi-test.kiwi-e2e-driver "$proj" >"$work/code-server.log" 2>&1 &
@@ -141,6 +144,7 @@ pids+=($!)
 for _ in $(seq 1 120); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.5; done
 curl -sf "http://127.0.0.1:$port/healthz" >/dev/null || { echo "code-server did not start:"; cat "$work/code-server.log"; exit 1; }
 setsid chromium --headless=new --no-sandbox --disable-gpu --no-first-run --no-default-browser-check \
+  --window-size=1400,900 \
   --disable-background-networking --disable-component-update --disable-default-apps --disable-sync \
   --disable-extensions --mute-audio --user-data-dir="$work/chrome" \
   --remote-debugging-address=127.0.0.1 --remote-debugging-port="$cdp_port" \

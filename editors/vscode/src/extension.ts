@@ -13,7 +13,7 @@ import {
   WorkDoneProgressCancelNotification,
 } from 'vscode-languageclient/node';
 import { Binary, BinaryNotFound, findKiwi } from './binary';
-import { askParameters } from './parameters';
+import { askParameters, missingRequired } from './parameters';
 
 // The server's commands (server/kernel/src/ide/mod.rs). vscode-languageclient registers them
 // as VS Code commands; the middleware below adds the editor side (prompts, progress, output).
@@ -23,7 +23,15 @@ const CMD_VALIDATE = 'kiwi.validate';
 const CMD_INIT = 'kiwi.init';
 
 /** What a lens passes to kiwi.runTool / kiwi.showEnvironment / kiwi.validate. */
-type CommandArg = { id?: string; path?: string; uri?: string; ask?: boolean; schema?: unknown; parameters?: unknown };
+type CommandArg = {
+  id?: string;
+  path?: string;
+  uri?: string;
+  ask?: boolean;
+  schema?: unknown;
+  order?: unknown;
+  parameters?: unknown;
+};
 
 /** What kiwi.runTool returns: a RunResult (process or HTTP), or {error}. */
 type RunResult = {
@@ -72,6 +80,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<KiwiAp
   context.subscriptions.push(
     vscode.commands.registerCommand('kiwi.runToolWithParameters', (arg?: CommandArg) => runWithParameters(arg)),
     vscode.commands.registerCommand('kiwi.showOutput', () => output.show()),
+    environmentChanged,
+    vscode.workspace.registerTextDocumentContentProvider(ENV_SCHEME, {
+      onDidChange: environmentChanged.event,
+      provideTextDocumentContent: (uri) => environments.get(uri.toString()) ?? '',
+    }),
     vscode.commands.registerCommand('kiwi.restartServer', () => restart(context)),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('kiwi.server.path')) {
@@ -228,16 +241,24 @@ async function reportErrors<T>(f: () => Promise<T>): Promise<T | undefined> {
 // ---------------------------------------------------------------------------------------
 // kiwi.runTool
 
+/** The argument of the ▶ Run… lens of a tool's file: its schema and the order to ask in. */
+async function askLensOf(target: CommandArg): Promise<CommandArg | undefined> {
+  if (!target.path) {
+    return undefined;
+  }
+  const uri = vscode.Uri.file(target.path);
+  const lenses = (await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', uri)) ?? [];
+  return lenses
+    .map((l) => l.command?.arguments?.[0] as CommandArg | undefined)
+    .find((a) => a?.ask && (target.id === undefined || a.id === target.id));
+}
+
 async function runWithParameters(arg: CommandArg | undefined): Promise<RunResult | undefined> {
   return reportErrors(async () => {
     const target = targetOf(arg);
     if (target.schema === undefined && target.path) {
       // From the palette: the ▶ Run… lens of the file carries the schema.
-      const uri = vscode.Uri.file(target.path);
-      const lenses = (await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', uri)) ?? [];
-      const ask = lenses
-        .map((l) => l.command?.arguments?.[0] as CommandArg | undefined)
-        .find((a) => a?.ask);
+      const ask = await askLensOf(target);
       if (ask) {
         return runTool({ ...ask });
       }
@@ -251,8 +272,21 @@ async function runTool(arg: CommandArg | undefined): Promise<RunResult | undefin
     const target = targetOf(arg);
     const lc = runningClient();
     let parameters = target.parameters;
+    if (!target.ask && parameters === undefined) {
+      // A plain ▶ Run of a tool with a required parameter (and no default): ask for just
+      // those, in the schema's order, instead of a run that can only fail.
+      const lens = await askLensOf(target);
+      const missing = lens ? missingRequired(lens.schema as never, undefined) : [];
+      if (lens && missing.length > 0) {
+        const asked = await askParameters(describe(target), lens.schema as never, lens.order, missing);
+        if (asked === undefined) {
+          return undefined; // cancelled: nothing runs
+        }
+        parameters = asked;
+      }
+    }
     if (target.ask) {
-      const asked = await askParameters(describe(target), target.schema as never);
+      const asked = await askParameters(describe(target), target.schema as never, target.order);
       if (asked === undefined) {
         return undefined; // cancelled: nothing runs
       }
@@ -274,11 +308,15 @@ async function runTool(arg: CommandArg | undefined): Promise<RunResult | undefin
       { location: vscode.ProgressLocation.Notification, title: `Kiwi: running ${name}`, cancellable: true },
       async (progress, cancel) => {
         // Each output line arrives as a work-done report (and as window/logMessage, which
-        // goes to the "Kiwi Language Server" output).
+        // goes to the "Kiwi Language Server" output): it goes to the output channel; the
+        // notification shows how long the run has taken.
+        const started = Date.now();
+        const tick = () => progress.report({ message: `${Math.floor((Date.now() - started) / 1000)} s — output in the Kiwi channel` });
+        tick();
+        const timer = setInterval(tick, 1000);
         const sub = lc.onProgress(WorkDoneProgress.type, token, (v) => {
           if (v.kind === 'report' && v.message !== undefined) {
             output.appendLine(v.message);
-            progress.report({ message: v.message });
           }
         });
         const onCancel = cancel.onCancellationRequested(() => {
@@ -292,6 +330,7 @@ async function runTool(arg: CommandArg | undefined): Promise<RunResult | undefin
             workDoneToken: token,
           })) as RunResult | null;
         } finally {
+          clearInterval(timer);
           sub.dispose();
           onCancel.dispose();
         }
@@ -351,6 +390,11 @@ function showResult(name: string, r: RunResult | undefined): void {
 // ---------------------------------------------------------------------------------------
 // kiwi.showEnvironment, kiwi.validate
 
+/** The scheme of the read-only environment views, and what each shows. */
+const ENV_SCHEME = 'kiwi-env';
+const environments = new Map<string, string>();
+const environmentChanged = new vscode.EventEmitter<vscode.Uri>();
+
 async function showEnvironment(arg: CommandArg | undefined): Promise<unknown> {
   return reportErrors(async () => {
     const target = targetOf(arg);
@@ -361,7 +405,12 @@ async function showEnvironment(arg: CommandArg | undefined): Promise<unknown> {
     if (!r?.markdown) {
       throw new Error(`Kiwi: no environment for ${describe(target)}.`);
     }
-    const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: r.markdown });
+    // A read-only virtual document (no "Untitled", nothing to save), titled by the tool.
+    const uri = vscode.Uri.from({ scheme: ENV_SCHEME, path: `/${describe(target)} — environment.md` });
+    environments.set(uri.toString(), r.markdown);
+    environmentChanged.fire(uri);
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.languages.setTextDocumentLanguage(doc, 'markdown');
     await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside });
     return r;
   });

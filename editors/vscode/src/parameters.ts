@@ -57,16 +57,40 @@ function shown(v: Json | undefined): string {
 }
 
 /**
+ * The property names in the schema's own order: `order` (the server sends the order the file
+ * declares them in, which a JSON object does not keep), then any other property.
+ */
+export function orderedNames(props: Schema, order: unknown): string[] {
+  const listed = Array.isArray(order) ? order.filter((n): n is string => typeof n === 'string' && n in props) : [];
+  return [...listed, ...Object.keys(props).filter((n) => !listed.includes(n))];
+}
+
+/** The required properties without a default that `given` does not set: what a run lacks. */
+export function missingRequired(schema: Json | undefined, given: unknown): string[] {
+  const s = schema && typeof schema === 'object' && !Array.isArray(schema) ? (schema as Schema) : {};
+  const props = s.properties && typeof s.properties === 'object' && !Array.isArray(s.properties) ? (s.properties as Schema) : {};
+  const have = given && typeof given === 'object' && !Array.isArray(given) ? (given as Record<string, unknown>) : {};
+  const required = Array.isArray(s.required) ? s.required.filter((x): x is string => typeof x === 'string') : [];
+  return required.filter((n) => {
+    const p = props[n];
+    const hasDefault = p !== null && typeof p === 'object' && !Array.isArray(p) && p.default !== undefined;
+    return !(n in have) && !hasDefault;
+  });
+}
+
+/**
  * The parameters, or undefined when the user cancelled. A schema with no properties (or none
  * at all) asks for the whole parameter object as JSON.
  */
 export async function askParameters(
   toolId: string,
   schema: Json | undefined,
+  order?: unknown,
+  only?: string[],
 ): Promise<Record<string, Json> | undefined> {
   const s = schema && typeof schema === 'object' && !Array.isArray(schema) ? (schema as Schema) : {};
   const props = s.properties && typeof s.properties === 'object' && !Array.isArray(s.properties) ? (s.properties as Schema) : {};
-  const names = Object.keys(props);
+  const names = orderedNames(props, order).filter((n) => !only || only.includes(n));
   const required = new Set(Array.isArray(s.required) ? s.required.filter((x): x is string => typeof x === 'string') : []);
   if (names.length === 0) {
     const text = await vscode.window.showInputBox({

@@ -99,6 +99,11 @@ pub const RULES: &[Rule] = &[
         codes: &[Code::X501, Code::X502],
         check: crate::exec::preference::check_preference,
     },
+    Rule {
+        name: "lockfile and signatures",
+        codes: &[Code::R701, Code::R702, Code::R703],
+        check: crate::trust::audit::check_item,
+    },
 ];
 
 /// Every diagnostic of one item, sorted by position.

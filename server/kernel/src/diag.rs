@@ -104,6 +104,11 @@ codes! {
     N602 Error "required frontmatter field missing",
     N603 Warning "unknown entry_type, or tags not a list",
     N604 Error "frontmatter naming unknown items",
+    R701 Warning "an item changed since it was pulled or pinned: its files no longer match the digest in .ai/kiwi.lock (lock drift; `kiwi run` refuses a pulled one)",
+    R702 Error "a signature that does not verify: a kiwi.lock entry's, or an inline rye:signed header's against a trusted key",
+    R703 Warning "signed by a key you do not trust (an error, as is no signature, when trust.require_signed covers the registry)",
+    R704 Warning "an item listed in .ai/kiwi.lock is missing (an error with kiwi check --locked)",
+    R705 Error ".ai/kiwi.lock cannot be read",
 }
 
 impl Code {
@@ -159,6 +164,7 @@ pub fn catalogue_markdown() -> String {
         ('E', "ENV_CONFIG"),
         ('X', "Execution environment"),
         ('N', "Knowledge"),
+        ('R', "Registries and trust"),
     ];
     for (letter, title) in sections {
         md.push_str(&format!(
@@ -591,7 +597,7 @@ mod tests {
             .iter()
             .filter_map(|c| c.name.chars().next())
             .collect();
-        assert_eq!(letters.into_iter().collect::<String>(), "DEKNPTX");
+        assert_eq!(letters.into_iter().collect::<String>(), "DEKNPRTX");
     }
 
     /// The scoring before the bounds and bit masks, kept to check the fast one against.

@@ -18,6 +18,7 @@ pub mod ids;
 pub mod init;
 pub mod knowledge;
 pub mod lock;
+pub mod lookup;
 pub mod pattern;
 pub mod redact;
 pub mod registry;

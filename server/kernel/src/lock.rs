@@ -29,8 +29,10 @@
 //! }
 //! ```
 //!
-//! `files` are relative to the `.ai/` folder the item was written to (the project's, or the
-//! user space for `--to user`), `/`-separated; `digest` is [`crate::trust::item_digest`] over
+//! An item is recorded in the lockfile **of the folder its files were written to**: the
+//! project's `.ai/kiwi.lock`, or `kiwi.lock` at the root of the user space for `--to user`
+//! (that is where `kiwi check`, the hover and `kiwi run` look for it). `files` are relative to
+//! that same folder, `/`-separated; `digest` is [`crate::trust::item_digest`] over
 //! exactly those files with exactly those paths, so [`LockEntry::current_digest`] recomputes it.
 //! `signed_at`, `signature` and `public_key` (left out when empty) let the pin be verified
 //! offline ([`LockEntry::verify`]). An entry with an empty `registry` was pinned locally by

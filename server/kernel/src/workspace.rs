@@ -6,7 +6,7 @@ use crate::config::Config;
 use crate::context::Host;
 use crate::diag::{Code, Diagnostic};
 use crate::directive::Directive;
-use crate::ids::{self, IdError, ItemType, Space};
+use crate::ids::{self, ItemType, Space};
 use crate::knowledge::Knowledge;
 use crate::text::{SourceText, TextRange};
 use crate::tool::ToolFile;
@@ -201,21 +201,8 @@ fn parse_item_with(
     })
 }
 
-/// The result of looking a reference up.
-#[derive(Debug, Clone)]
-pub enum Lookup {
-    Found(Arc<Item>),
-    /// No item has this id; the closest ids, best first.
-    Missing {
-        suggestions: Vec<String>,
-    },
-    /// A bare name that several items end with.
-    Ambiguous {
-        candidates: Vec<String>,
-    },
-    /// The reference is not a valid id.
-    Refused(IdError),
-}
+/// The result of looking a reference up (and its error for every face: [`crate::lookup`]).
+pub use crate::lookup::Lookup;
 
 /// The file extensions that can hold items of a type.
 fn is_item_file(item_type: ItemType, path: &Path) -> bool {
@@ -230,6 +217,15 @@ fn is_item_file(item_type: ItemType, path: &Path) -> bool {
 /// Folders never searched for items.
 fn skip_dir(name: &str) -> bool {
     name.starts_with('.') || matches!(name, "__pycache__" | "node_modules" | "venv" | "target")
+}
+
+/// What a watched-file event changes (see [`Workspace::watched_change`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchedChange {
+    /// An item file: re-read it (or remove it when it is gone).
+    Item,
+    /// Something resolutions read: every item's environment may change.
+    Environment,
 }
 
 /// A file found in a space: its type, id, path, and for a sidecar YAML its script.
@@ -765,6 +761,40 @@ impl Workspace {
         })
     }
 
+    /// What a watched-file event for `path` changes: an item file (as discovery finds them:
+    /// in a type folder, not inside a skipped folder such as `.venv` and not through a
+    /// symlinked folder), or else what resolutions read (a virtual environment, a version
+    /// file, a dotenv file, the config), under `.ai/` or not.
+    pub fn watched_change(&self, path: &Path) -> WatchedChange {
+        if self.item_path(path).is_some() {
+            WatchedChange::Item
+        } else {
+            WatchedChange::Environment
+        }
+    }
+
+    /// [`Workspace::classify`] of a path discovery would find as an item file.
+    fn item_path(&self, path: &Path) -> Option<(Space, ItemType, String)> {
+        let found = self.classify(path)?;
+        let root = self.space_root(found.0)?;
+        let dir = root.join(found.1.folder()?);
+        let rel = path.strip_prefix(&dir).ok()?;
+        let mut at = dir.clone();
+        let folders: Vec<_> = rel.components().collect();
+        for c in &folders[..folders.len().saturating_sub(1)] {
+            let name = c.as_os_str().to_str()?;
+            if skip_dir(name) {
+                return None;
+            }
+            at.push(name);
+            // Discovery does not follow a symlinked folder; its files are not items.
+            if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+                return None;
+            }
+        }
+        Some(found)
+    }
+
     /// Which space, type and id a path would have, if it lies in a type folder of a space.
     pub fn classify(&self, path: &Path) -> Option<(Space, ItemType, String)> {
         let mut spaces = vec![Space::Project, Space::User];
@@ -854,7 +884,7 @@ impl Workspace {
 
     /// Read a file from disk and insert it (or remove it when it is gone or not an item).
     pub fn refresh_path(&mut self, path: &Path) {
-        let Some((space, item_type, id)) = self.classify(path) else {
+        let Some((space, item_type, id)) = self.item_path(path) else {
             return;
         };
         // A classified path lies in a space that has a root.

@@ -52,7 +52,57 @@ fn relative(path: &Path, cwd: &Path) -> PathBuf {
         .unwrap_or_else(|_| path.to_path_buf())
 }
 
-pub fn run(paths: &[PathBuf], format: Format) -> Result<ExitCode> {
+/// The problems of a lockfile as diagnostics on its own text (R704 on the entry's `"id"`).
+fn lock_reports(
+    problems: Vec<kiwi_kernel::trust::audit::LockProblem>,
+) -> Vec<(
+    PathBuf,
+    kiwi_kernel::text::SourceText,
+    Vec<kiwi_kernel::diag::Diagnostic>,
+)> {
+    use kiwi_kernel::diag::Diagnostic;
+    use kiwi_kernel::text::{SourceText, TextRange};
+    let mut by_file: BTreeMap<PathBuf, Vec<_>> = BTreeMap::new();
+    for p in problems {
+        by_file.entry(p.lockfile.clone()).or_default().push(p);
+    }
+    by_file
+        .into_iter()
+        .map(|(path, problems)| {
+            let text = std::fs::read(&path)
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
+            let mut diags: Vec<Diagnostic> = problems
+                .into_iter()
+                .map(|p| {
+                    // The entry's id line: `"id": "x/y"` after its `"type": "t"`.
+                    let range = p
+                        .item
+                        .as_deref()
+                        .and_then(|full| {
+                            let (t, id) = full.split_once('/')?;
+                            let at_type = text.find(&format!("\"type\": \"{t}\""))?;
+                            let needle = format!("\"id\": {}", serde_json::to_string(id).ok()?);
+                            let start = text
+                                .match_indices(&needle)
+                                .map(|(i, _)| i)
+                                .find(|&i| i > at_type)
+                                .or_else(|| text.find(&needle))?;
+                            Some(TextRange::new(start, start + needle.len()))
+                        })
+                        .unwrap_or_else(|| {
+                            TextRange::new(0, text.find('\n').unwrap_or(text.len()))
+                        });
+                    Diagnostic::new(p.code, range, p.message).severity(p.severity)
+                })
+                .collect();
+            kiwi_kernel::diag::normalize(&mut diags);
+            (path, SourceText::new(text), diags)
+        })
+        .collect()
+}
+
+pub fn run(paths: &[PathBuf], format: Format, locked: bool) -> Result<ExitCode> {
     let host = Host::from_process();
     let cwd = std::env::current_dir().context("cannot read the working directory")?;
     let paths: Vec<PathBuf> = if paths.is_empty() {
@@ -90,6 +140,7 @@ pub fn run(paths: &[PathBuf], format: Format) -> Result<ExitCode> {
     }
     let user_root = host.user_space().canonicalize().ok();
     let mut checked: Vec<(Arc<Item>, Vec<kiwi_kernel::diag::Diagnostic>)> = Vec::new();
+    let mut lock_files = Vec::new();
     for (root, filters) in projects {
         // A `.ai/` that is the user space itself is checked as the user space.
         let is_user = user_root.as_deref() == root.join(".ai").canonicalize().ok().as_deref();
@@ -108,8 +159,21 @@ pub fn run(paths: &[PathBuf], format: Format) -> Result<ExitCode> {
             .filter(|i| filters.iter().any(|f| i.path.starts_with(f)))
             .cloned()
             .collect();
-        let results = check::check_items(&ws, &items);
+        let mut results = check::check_items(&ws, &items);
+        if locked {
+            // `--locked` (CI): an item that no longer matches its lock fails the check.
+            for d in results.iter_mut().flatten() {
+                if d.code == kiwi_kernel::diag::Code::R701 {
+                    d.severity = kiwi_kernel::diag::Severity::Error;
+                }
+            }
+        }
         checked.extend(items.into_iter().zip(results));
+        if filters.contains(&root) {
+            lock_files.extend(lock_reports(kiwi_kernel::trust::audit::lock_problems(
+                &ws, space, locked,
+            )));
+        }
         // The process ends soon: the system takes the memory back at once, where freeing
         // every item, tree and map one by one was some 3% of a check.
         std::mem::forget(ws);
@@ -120,6 +184,10 @@ pub fn run(paths: &[PathBuf], format: Format) -> Result<ExitCode> {
         .iter()
         .map(|(i, _)| relative(&i.path, &cwd))
         .collect();
+    let lock_display: Vec<PathBuf> = lock_files
+        .iter()
+        .map(|(p, _, _)| relative(p, &cwd))
+        .collect();
     let files: Vec<FileReport> = checked
         .iter()
         .zip(&display)
@@ -129,6 +197,17 @@ pub fn run(paths: &[PathBuf], format: Format) -> Result<ExitCode> {
             lines: &item.source.lines,
             diagnostics: diags,
         })
+        .chain(
+            lock_files
+                .iter()
+                .zip(&lock_display)
+                .map(|((_, src, diags), path)| FileReport {
+                    path,
+                    text: &src.text,
+                    lines: &src.lines,
+                    diagnostics: diags,
+                }),
+        )
         .collect();
     let color = matches!(format, Format::Human)
         && std::io::stdout().is_terminal()

@@ -2,9 +2,12 @@
 
 mod cmd_check;
 mod cmd_env;
+mod cmd_keys;
 mod cmd_mcp;
 mod cmd_registry;
 mod cmd_run;
+mod cmd_sign;
+mod cmd_verify;
 mod report;
 
 use clap::{Parser, Subcommand};
@@ -94,6 +97,10 @@ enum Command {
         paths: Vec<PathBuf>,
         #[arg(long, value_enum, default_value = "human")]
         format: report::Format,
+        /// Fail (exit 1) when `.ai/kiwi.lock` does not match the files: an item changed since it
+        /// was pulled or pinned (R701), or a locked item is missing (R704). For CI.
+        #[arg(long)]
+        locked: bool,
     },
     /// Show how a tool or runtime resolves: its chain, each link's interpreter trail, the environment.
     Env {
@@ -225,6 +232,33 @@ values only for variables the chain itself defines) and runs nothing.")]
         #[arg(long)]
         json: bool,
     },
+    /// Your Ed25519 key pair and the publisher keys you trust.
+    Keys {
+        #[command(subcommand)]
+        cmd: cmd_keys::KeysCommand,
+    },
+    /// Sign an item's current files with your key and pin them in `.ai/kiwi.lock` (also how a
+    /// pulled item you changed on purpose is re-pinned, so `kiwi run` accepts it again).
+    Sign {
+        /// TYPE/ID, an id or name, or the item's file.
+        item: String,
+        /// The version to record (default: the item's own, or the pulled version).
+        #[arg(long)]
+        version: Option<String>,
+        #[arg(long)]
+        project: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Verify items: signed by a key you trust, unchanged since (their kiwi.lock entry, their
+    /// rye:signed header). Without ITEM: every locked or signed item. Exit 1 unless all verify.
+    Verify {
+        items: Vec<String>,
+        #[arg(long)]
+        project: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -278,7 +312,11 @@ fn main() -> ExitCode {
         Command::Lsp => kiwi_lsp::run_stdio()
             .map(|()| ExitCode::SUCCESS)
             .map_err(anyhow::Error::from),
-        Command::Check { paths, format } => cmd_check::run(&paths, format),
+        Command::Check {
+            paths,
+            format,
+            locked,
+        } => cmd_check::run(&paths, format, locked),
         Command::Env {
             tool,
             project,
@@ -367,6 +405,18 @@ fn main() -> ExitCode {
             registry,
             json,
         } => cmd_registry::yank(&item, registry.as_deref(), json),
+        Command::Keys { cmd } => cmd_keys::run(cmd),
+        Command::Sign {
+            item,
+            version,
+            project,
+            json,
+        } => cmd_sign::run(&item, project.as_deref(), version.as_deref(), json),
+        Command::Verify {
+            items,
+            project,
+            json,
+        } => cmd_verify::run(&items, project.as_deref(), json),
     };
     match result {
         Ok(code) => code,

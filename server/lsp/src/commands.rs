@@ -12,7 +12,7 @@ use kiwi_kernel::exec::{self, CancellationToken, OutputSink, Stream};
 use kiwi_kernel::ide;
 use kiwi_kernel::ids::ItemType;
 use kiwi_kernel::text::Encoding;
-use kiwi_kernel::workspace::{Item, Lookup, Workspace};
+use kiwi_kernel::workspace::{Item, Workspace};
 use serde_json::{json, Value as Json};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -99,28 +99,14 @@ async fn command_target(
     };
     let mut keys: Vec<&Key> = st.spaces.keys().collect();
     keys.sort_by_key(|k| k.is_none());
-    let mut last = format!("no tool `{id}`");
-    for k in keys {
-        let ws = &st.spaces[k];
-        match ws.lookup(ItemType::Tool, id, None) {
-            Lookup::Found(t) => return Ok((ws.clone(), t)),
-            Lookup::Missing { suggestions } if !suggestions.is_empty() => {
-                last = format!(
-                    "no tool `{id}`; did you mean {}?",
-                    kiwi_kernel::chain::quote_list(&suggestions)
-                )
-            }
-            Lookup::Ambiguous { candidates } => {
-                last = format!(
-                    "`{id}` is ambiguous: {}",
-                    kiwi_kernel::chain::quote_list(&candidates)
-                )
-            }
-            Lookup::Refused(e) => return Err(format!("`{id}` is not a valid tool id: {e}")),
-            _ => {}
-        }
-    }
-    Err(last)
+    // The kernel's one lookup error (the wording of every face).
+    let (i, tool) = kiwi_kernel::lookup::resolve_in(
+        keys.iter().map(|k| &*st.spaces[*k]),
+        ItemType::Tool,
+        id,
+    )
+    .map_err(|e| e.message)?;
+    Ok((st.spaces[keys[i]].clone(), tool))
 }
 
 async fn run_tool(b: &Backend, arg: Json, token: Option<ProgressToken>) -> Result<Option<Json>> {

@@ -7,7 +7,7 @@ use crate::server::Backend;
 use crate::session::Key;
 use crate::task::blocking;
 use kiwi_kernel::diag;
-use kiwi_kernel::workspace::Item;
+use kiwi_kernel::workspace::{Item, Workspace};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -118,12 +118,43 @@ impl Backend {
             };
             ws
         };
+        // Lenses follow the text (a quick fix that adds a step, a call whose tool now
+        // exists): a client that can be told re-asks, without waiting for a save.
+        let this = self.clone();
+        let (lens_ws, lens_path) = (ws.clone(), path.clone());
+        tokio::spawn(async move { this.refresh_lenses(lens_ws, lens_path).await });
         let p = path.clone();
         let Ok(targets) = blocking(move || ws.dependents(&p)).await else {
             return;
         };
         if !targets.is_empty() {
             self.publish(key, targets, Some((path, gen))).await;
+        }
+    }
+
+    /// Send `workspace/codeLens/refresh` when the lenses of an open document changed since
+    /// the last time (their titles, commands, arguments or lines), to a client that supports it.
+    async fn refresh_lenses(&self, ws: Arc<Workspace>, path: PathBuf) {
+        if !self.lock().caps.lens_refresh {
+            return;
+        }
+        let p = path.clone();
+        let Ok(Some(sig)) = blocking(move || lens_signature(&ws, &p)).await else {
+            return;
+        };
+        let changed = {
+            let mut st = self.lock();
+            match st.docs.get_mut(&path) {
+                Some(d) if d.lenses != sig => {
+                    d.lenses = sig;
+                    true
+                }
+                _ => false,
+            }
+        };
+        if changed {
+            let _ =
+                tokio::time::timeout(Duration::from_secs(5), self.client.code_lens_refresh()).await;
         }
     }
 
@@ -138,4 +169,24 @@ impl Backend {
         let gen = st.generation.get(path).copied().unwrap_or(0);
         Some((doc.key.clone(), gen))
     }
+}
+
+/// A hash of what the lenses of an item show and where (by line).
+fn lens_signature(ws: &Workspace, path: &Path) -> Option<u64> {
+    use std::hash::{Hash, Hasher};
+    let item = ws.item(path)?;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for l in kiwi_kernel::ide::code_lenses(ws, item) {
+        convert::position(
+            &item.source,
+            l.range.start,
+            kiwi_kernel::text::Encoding::Utf8,
+        )
+        .line
+        .hash(&mut h);
+        l.title.hash(&mut h);
+        l.command.hash(&mut h);
+        serde_json::to_string(&l.args).ok().hash(&mut h);
+    }
+    Some(h.finish())
 }

@@ -139,4 +139,27 @@ impl LanguageServer for Backend {
     async fn code_action(&self, p: CodeActionParams) -> Result<Option<CodeActionResponse>> {
         guard(handlers::code_action::code_action(self, p)).await
     }
+
+    async fn semantic_tokens_full(
+        &self,
+        p: SemanticTokensParams,
+    ) -> Result<Option<SemanticTokensResult>> {
+        guard(handlers::semantic_tokens::semantic_tokens_full(self, p)).await
+    }
+
+    async fn folding_range(&self, p: FoldingRangeParams) -> Result<Option<Vec<FoldingRange>>> {
+        guard(handlers::folding_range::folding_range(self, p)).await
+    }
+
+    async fn document_link(&self, p: DocumentLinkParams) -> Result<Option<Vec<DocumentLink>>> {
+        guard(handlers::document_link::document_link(self, p)).await
+    }
+
+    async fn formatting(&self, p: DocumentFormattingParams) -> Result<Option<Vec<TextEdit>>> {
+        guard(handlers::formatting::formatting(self, p)).await
+    }
+
+    async fn will_rename_files(&self, p: RenameFilesParams) -> Result<Option<WorkspaceEdit>> {
+        guard(handlers::will_rename_files::will_rename_files(self, p)).await
+    }
 }

@@ -32,6 +32,8 @@ pub(crate) struct Doc {
     pub doc: Document,
     pub version: i32,
     pub key: Key,
+    /// What its code lenses showed when last looked at (see `Backend::refresh_lenses`).
+    pub lenses: u64,
 }
 
 /// What the client declared it can do (from `initialize`).
@@ -49,6 +51,8 @@ pub(crate) struct Caps {
     /// moves the item's file in the same edit.
     pub document_changes: bool,
     pub rename_files: bool,
+    /// `documentLink.tooltipSupport`: document links carry a tooltip.
+    pub link_tooltips: bool,
 }
 
 pub(crate) struct State {

@@ -277,22 +277,16 @@ impl KiwiServer {
             .clone()
     }
 
-    /// The answer as MCP: redacted JSON as structured content and text.
+    /// The answer as MCP: the JSON (redacted by the kernel's service) as structured content
+    /// and text.
     fn answer(&self, r: Result<Json, OpError>) -> CallToolResult {
         match r {
             // A tool run that failed or timed out is an error result, its output and exit
             // status in the body (the kernel marks it `ok: false`).
-            Ok(v) if v.get("ok") == Some(&Json::Bool(false)) => {
-                CallToolResult::structured_error(self.redact_json(v))
-            }
-            Ok(v) => CallToolResult::structured(self.redact_json(v)),
-            Err(e) => CallToolResult::structured_error(self.redact_json(e.to_json())),
+            Ok(v) if v.get("ok") == Some(&Json::Bool(false)) => CallToolResult::structured_error(v),
+            Ok(v) => CallToolResult::structured(v),
+            Err(e) => CallToolResult::structured_error(e.to_json()),
         }
-    }
-
-    /// Every string redacted in place (keys too): never a re-parse, never a fallback.
-    fn redact_json(&self, v: Json) -> Json {
-        self.service.redact_json(v)
     }
 
     /// One tool call (no protocol errors: every failure is a tool result).
@@ -304,29 +298,34 @@ impl KiwiServer {
     ) -> Result<CallToolResult, McpError> {
         self.note_protocol(ctx.as_ref());
         let svc = self.service.clone();
+        // The refusals of the arguments are built here: redacted here (an agent passing a
+        // secret back never sees it); the service's answers come redacted.
+        let bad_args = |e: OpError| e.redacted(&svc.secrets());
         let r = match name {
             "search" => (|| {
-                let a = SearchArgs {
+                Ok::<_, OpError>(SearchArgs {
                     item_type: req(&args, "item_type", "search")?,
                     query: s(&args, "query").unwrap_or_default(),
                     source: s(&args, "source"),
                     limit: limit_arg(&args)?,
                     cursor: opt_str(&args, "cursor")?,
                     project_path: s(&args, "project_path"),
-                };
-                svc.search(&self.session(), &a)
-            })(),
+                })
+            })()
+            .map_err(bad_args)
+            .and_then(|a| svc.search(&self.session(), &a)),
             "load" => (|| {
-                let a = LoadArgs {
+                Ok::<_, OpError>(LoadArgs {
                     item_type: req(&args, "item_type", "load")?,
                     item_id: req(&args, "item_id", "load")?,
                     source: s(&args, "source"),
                     destination: s(&args, "destination"),
                     force: b(&args, "force"),
                     project_path: s(&args, "project_path"),
-                };
-                svc.load(&self.session(), &a)
-            })(),
+                })
+            })()
+            .map_err(bad_args)
+            .and_then(|a| svc.load(&self.session(), &a)),
             "help" => service::help(s(&args, "topic").as_deref()),
             "execute" => {
                 let a = (|| {
@@ -340,7 +339,7 @@ impl KiwiServer {
                     })
                 })();
                 match a {
-                    Err(e) => Err(e),
+                    Err(e) => Err(bad_args(e)),
                     Ok(a) => self.execute(&a, ctx).await,
                 }
             }
@@ -365,12 +364,11 @@ impl KiwiServer {
         let sink = ProgressSink { tx };
         let pump = match (token, ctx.as_ref().map(|c| c.peer.clone())) {
             (Some(token), Some(peer)) => {
-                let service = self.service.clone();
                 Some(tokio::spawn(async move {
                     let mut n = 0u64;
-                    while let Some(line) = rx.recv().await {
+                    // The lines were redacted as they streamed (the kernel's run).
+                    while let Some(msg) = rx.recv().await {
                         n += 1;
-                        let msg = service.redact(&line);
                         let _ = peer
                             .notify_progress(
                                 ProgressNotificationParam::new(token.clone(), n as f64)
@@ -500,7 +498,6 @@ impl ServerHandler for KiwiServer {
             .service
             .prompt(&self.session(), &r.name, &args)
             .map_err(internal)?;
-        let text = self.service.redact(&text);
         let mut res = GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)]);
         if let Some(d) = desc {
             res = res.with_description(d);
@@ -552,9 +549,7 @@ impl ServerHandler for KiwiServer {
             Ok(files) => Ok(ReadResourceResult::new(
                 files
                     .into_iter()
-                    .map(|(uri, text, mime)| {
-                        ResourceContents::text(self.service.redact(&text), uri).with_mime_type(mime)
-                    })
+                    .map(|(uri, text, mime)| ResourceContents::text(text, uri).with_mime_type(mime))
                     .collect(),
             )
             .into()),

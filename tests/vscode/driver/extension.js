@@ -201,6 +201,87 @@ async function activate(context) {
     return { validate: r.diagnostics.map((d) => d.code) };
   });
 
+  await check('a runtime gets ⚙ Environment only (no ▶ Run of the runtime file itself)', async () => {
+    const uri = file('.ai/tools/rt/py_rt.py');
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
+    const ls = await waitFor('lenses on the runtime', async () => {
+      const l = await vscode.commands.executeCommand('vscode.executeCodeLensProvider', uri);
+      return l && l.length && l;
+    });
+    const titles = ls.map((l) => l.command && l.command.title);
+    assert(JSON.stringify(titles) === JSON.stringify(['⚙ Environment']), `titles: ${titles}`);
+    await vscode.commands.executeCommand('notifications.clearAll');
+    await sleep(500);
+    return { titles, screenshot: await screenshot('runtime-lenses') };
+  });
+
+  await check('⚙ Environment opens read-only: a kiwi-env: document, not Untitled, never dirty', async () => {
+    await vscode.commands.executeCommand('notifications.clearAll');
+    const envCmd = lenses.find((l) => l.command.title === '⚙ Environment').command;
+    await withTimeout(vscode.commands.executeCommand(envCmd.command, ...envCmd.arguments), 20000, 'the environment');
+    const doc = await waitFor('the environment view', () => {
+      const d = vscode.window.activeTextEditor && vscode.window.activeTextEditor.document;
+      return d && d.uri.scheme === 'kiwi-env' && d;
+    }, 10000);
+    assert(!doc.isUntitled && !doc.isDirty, `untitled ${doc.isUntitled}, dirty ${doc.isDirty}`);
+    assert(doc.languageId === 'markdown', `language ${doc.languageId}`);
+    assert(doc.getText().includes(path.join(proj, '.venv', 'bin', 'python')), 'the view lacks the interpreter');
+    await sleep(500);
+    const shot = await screenshot('environment-view');
+    await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+    return { uri: doc.uri.toString(), screenshot: shot };
+  });
+
+  /** The title of the quick input on screen (a prompt), or '' when none is. */
+  const promptTitle = () => cdpEvaluate(process.env.KIWI_E2E_CDP, `(() => {
+    const w = [...document.querySelectorAll('.quick-input-widget')].find((x) => x.style.display !== 'none' && x.offsetParent !== null);
+    return w ? (w.querySelector('.quick-input-title') || {}).innerText || '?' : '';
+  })()`);
+
+  await check('▶ Run… asks the parameters in the schema\'s order (path, top, min_length)', async () => {
+    const uri = file('.ai/tools/text/count.py');
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
+    const ls = await waitFor('lenses on count.py', async () => {
+      const l = await vscode.commands.executeCommand('vscode.executeCodeLensProvider', uri);
+      return l && l.find((x) => x.command && x.command.title === '▶ Run…') && l;
+    });
+    const ask = ls.find((l) => l.command.title === '▶ Run…').command;
+    const order = ask.arguments[0].order;
+    assert(JSON.stringify(order) === JSON.stringify(['path', 'top', 'min_length']), `order ${JSON.stringify(order)}`);
+    await vscode.commands.executeCommand('notifications.clearAll');
+    const running = vscode.commands.executeCommand(ask.command, ...ask.arguments);
+    const title = await waitFor('the first prompt', () => promptTitle(), 10000, 250);
+    await sleep(300);
+    const shot = await screenshot('run-ask-first-prompt');
+    await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
+    const r = await withTimeout(running, 10000, 'the cancelled run');
+    assert(title.includes('path (1/3)'), `first prompt: ${title}`);
+    assert(r === undefined, `ran: ${JSON.stringify(r)}`);
+    return { order, title, screenshot: shot };
+  });
+
+  await check('plain ▶ Run of a tool with a required parameter asks for it (and only it)', async () => {
+    const uri = file('.ai/tools/text/count.py');
+    const ls = await vscode.commands.executeCommand('vscode.executeCodeLensProvider', uri);
+    const run = ls.find((l) => l.command.title === '▶ Run').command;
+    const marker = path.join(proj, 'count.ran');
+    fs.rmSync(marker, { force: true });
+    await waitFor('no prompt on screen', async () => (await promptTitle()) === '', 10000, 250);
+    await vscode.commands.executeCommand('notifications.clearAll');
+    const running = vscode.commands.executeCommand(run.command, ...run.arguments);
+    const title = await waitFor('the prompt for path', async () => {
+      const t = await promptTitle();
+      return t.includes('text/count: path') && t;
+    }, 10000, 250);
+    await sleep(300);
+    const shot = await screenshot('run-asks-missing');
+    await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
+    const r = await withTimeout(running, 10000, 'the cancelled run');
+    assert(title.includes('path (1/1)'), `prompt: ${title}`);
+    assert(r === undefined && !fs.existsSync(marker), `ran: ${JSON.stringify(r)}`);
+    return { title, screenshot: shot };
+  });
+
   await check('Kiwi: Initialize User Space (kiwi.init) writes the user space', async () => {
     const all = await vscode.commands.getCommands(true);
     assert(all.includes('kiwi.init'), 'kiwi.init is not a command');
@@ -225,10 +306,13 @@ async function activate(context) {
     // keep the progress in the notification center instead of a toast, so the earlier ones
     // are cleared first and the center is searched too.
     await vscode.commands.executeCommand('notifications.clearAll');
+    await sleep(1500);
+    const progressShot = await screenshot('progress-elapsed');
     let opened = false;
     const clicked = await waitFor('the Cancel button of the progress notification', async () => {
       const found = await cdpEvaluate(cdp, `(() => {
         const items = [...document.querySelectorAll('.notification-list-item')].filter((t) => t.innerText.includes('Kiwi: running text/slow'));
+        if (items.length) window.__kiwiProgressText = items[0].innerText;
         for (const item of items) {
           const b = [...item.querySelectorAll('.monaco-button')].find((x) => x.innerText.trim() === 'Cancel');
           if (b) { b.click(); return true; }
@@ -241,14 +325,17 @@ async function activate(context) {
       }
       return found;
     }, 20000, 500);
+    const progressText = await cdpEvaluate(cdp, 'window.__kiwiProgressText || ""');
     const r = await withTimeout(running, 20000, 'the cancelled run');
+    // The notification shows the elapsed time, not the tool's last output line.
+    assert(/\d+ s — output in the Kiwi channel/.test(progressText) && !progressText.includes('started'), `progress: ${JSON.stringify(progressText)}`);
     const ms = Date.now() - t0;
     assert(r && (r.cancelled === true || (r.error && r.error.kind === 'cancelled')), `result: ${JSON.stringify(r)}`);
     assert(ms < 40000, `took ${ms} ms (the tool sleeps 60 s)`);
     const f = findChannelLog(logsRoot, api.outputChannelName);
     const t = fs.readFileSync(f, 'utf8');
     assert(/✗ text\/slow: (cancelled|.*failed \(cancelled\))/.test(t), 'the cancellation is not in the Kiwi output channel');
-    return { clicked, ms, cancelled: r.cancelled, exit_code: r.exit_code };
+    return { clicked, ms, cancelled: r.cancelled, exit_code: r.exit_code, progressText, screenshot: progressShot };
   });
 
   await check('MCP server definition: kiwi mcp --project <folder>, and it answers initialize', async () => {
@@ -312,6 +399,43 @@ function findChannelLog(root, name) {
 }
 
 /** Evaluates an expression in the code-server page through Chromium's DevTools protocol. */
+/** A PNG of the page (Chromium's DevTools) in KIWI_E2E_SHOTS; its path, or why not. */
+async function screenshot(name) {
+  const dir = process.env.KIWI_E2E_SHOTS;
+  const cdp = process.env.KIWI_E2E_CDP;
+  if (!dir || !cdp) return 'no KIWI_E2E_SHOTS';
+  try {
+    const data = await cdpCall(cdp, 'Page.captureScreenshot', { format: 'png' });
+    fs.mkdirSync(dir, { recursive: true });
+    const f = path.join(dir, `${name}.png`);
+    fs.writeFileSync(f, Buffer.from(data.data, 'base64'));
+    return f;
+  } catch (e) {
+    return `no screenshot: ${e.message}`;
+  }
+}
+
+/** One DevTools call on the page. */
+async function cdpCall(cdp, method, params) {
+  const pages = await (await fetch(`${cdp}/json/list`)).json();
+  const page = pages.find((p) => p.type === 'page' && p.webSocketDebuggerUrl);
+  if (!page) throw new Error('no page in Chromium');
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(page.webSocketDebuggerUrl);
+    const timer = setTimeout(() => { ws.close(); reject(new Error('no answer from Chromium')); }, 10000);
+    ws.onerror = (e) => { clearTimeout(timer); reject(new Error(`DevTools: ${e.message || e.type}`)); };
+    ws.onopen = () => ws.send(JSON.stringify({ id: 1, method, params }));
+    ws.onmessage = (m) => {
+      const msg = JSON.parse(m.data);
+      if (msg.id !== 1) return;
+      clearTimeout(timer);
+      ws.close();
+      if (msg.error) reject(new Error(JSON.stringify(msg.error)));
+      else resolve(msg.result);
+    };
+  });
+}
+
 async function cdpEvaluate(cdp, expression) {
   const pages = await (await fetch(`${cdp}/json/list`)).json();
   const page = pages.find((p) => p.type === 'page' && p.webSocketDebuggerUrl);

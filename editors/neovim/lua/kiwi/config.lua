@@ -159,7 +159,14 @@ function M.client_config(opts)
   cfg.name = M.name
   cfg.cmd = opts.cmd or { 'kiwi', 'lsp' }
   cfg.filetypes = M.filetypes
-  cfg.capabilities = vim.tbl_deep_extend('force', vim.lsp.protocol.make_client_capabilities(), opts.capabilities or {})
+  -- The plugin handles workspace/codeLens/refresh (M.handlers): the server then says when
+  -- lenses changed (a quick fix applied, no save needed).
+  cfg.capabilities = vim.tbl_deep_extend(
+    'force',
+    vim.lsp.protocol.make_client_capabilities(),
+    { workspace = { codeLens = { refreshSupport = true } } },
+    opts.capabilities or {}
+  )
   cfg.handlers = vim.tbl_extend('force', M.handlers(), opts.handlers or {})
   cfg.on_attach = M.on_attach(opts.on_attach)
   return cfg

@@ -545,14 +545,14 @@ pub async fn run(
                 ExecError::new(ErrorKind::Config, "no execution environment".to_string())
             })?;
             let env = choice.instantiate().map_err(|e| e.redacted(secrets))?;
-            // The spec redacts as it streams; the kept text is checked again (a secret
-            // written with JSON escapes only shows once parsed).
+            // The output is redacted once, as it streams (the spec holds these secrets: what
+            // the sink gets and what is kept, `stdout` and `stderr`, are redacted bytes).
+            // Only the parsed JSON is gone over: a secret written with JSON escapes
+            // (`\u0073ecret`) shows only once parsed.
             let mut r = env
                 .run(spec, sink, cancel)
                 .await
                 .map_err(|e| e.redacted(secrets))?;
-            red(&mut r.stdout);
-            red(&mut r.stderr);
             if let Some(j) = &mut r.json {
                 secrets.redact_json_mut(j);
             }

@@ -14,7 +14,7 @@ use crate::chain;
 use crate::check::check_item;
 use crate::diag::{Diagnostic, Severity};
 use crate::ids::ItemType;
-use crate::workspace::{Item, Lookup, Workspace};
+use crate::workspace::{Item, Workspace};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -78,36 +78,11 @@ impl std::fmt::Display for ItemDiagnostic {
 /// The tool a reference names, searched in every space (project, user, the extra spaces, builtin).
 /// Missing: the closest ids are suggested; ambiguous: the candidates are listed.
 pub fn find_tool(ws: &Workspace, reference: &str) -> Result<Arc<Item>, ExecError> {
-    let not_found = |message: String, suggestions: Vec<String>| {
-        let mut e = ExecError::new(ErrorKind::NotFound, message);
-        e.suggestions = suggestions;
-        e
-    };
-    match ws.lookup(ItemType::Tool, reference, None) {
-        Lookup::Found(i) => Ok(i),
-        Lookup::Missing { suggestions } if suggestions.is_empty() => Err(not_found(
-            format!("no tool `{reference}` in any space ({}); `kiwi search {reference} --type tool` lists what exists", ws.space_names()),
-            suggestions,
-        )),
-        Lookup::Missing { suggestions } => Err(not_found(
-            format!(
-                "no tool `{reference}`; did you mean {}?",
-                chain::quote_list(&suggestions)
-            ),
-            suggestions,
-        )),
-        Lookup::Ambiguous { candidates } => Err(not_found(
-            format!(
-                "`{reference}` is ambiguous: {}; give the full id",
-                chain::quote_list(&candidates)
-            ),
-            candidates,
-        )),
-        Lookup::Refused(e) => Err(ExecError::new(
-            ErrorKind::NotFound,
-            format!("`{reference}` is not a valid tool id: {e}"),
-        )),
-    }
+    ws.resolve(ItemType::Tool, reference, None).map_err(|e| {
+        let mut x = ExecError::new(ErrorKind::NotFound, e.message);
+        x.suggestions = e.suggestions;
+        x
+    })
 }
 
 /// The error-level diagnostics of the tool and of every link of its chain (as far as it
@@ -188,7 +163,19 @@ pub fn prepare_item(ws: &Workspace, tool: &Arc<Item>, req: &Request) -> Result<P
     refuse_invalid(ws, tool).map_err(|e| e.redacted(&secrets()))?;
     let plan = plan(ws, tool, req)?;
     refuse_outside(ws, &plan).map_err(|e| e.redacted(&secrets()))?;
+    refuse_drifted(ws, &plan).map_err(|e| e.redacted(&secrets()))?;
     Ok(plan)
+}
+
+/// A pulled item (the tool or a link of its chain) whose files no longer match the digest
+/// `.ai/kiwi.lock` pins is not run until it is re-pinned (`kiwi sign`) or pulled again
+/// (issue 17).
+fn refuse_drifted(ws: &Workspace, plan: &Plan) -> Result<(), ExecError> {
+    for link in plan.chain.links.iter().filter(|l| !l.is_builtin()) {
+        crate::trust::audit::refuse_drift(ws, link)
+            .map_err(|m| ExecError::new(ErrorKind::Invalid, m))?;
+    }
+    Ok(())
 }
 
 /// Every file the chain reads or runs (each link's file and a YAML tool's script) must

@@ -5,13 +5,20 @@
 //! and, where it applies, a byte offset in that text. None of them panics on any input.
 
 mod complete;
+mod format;
 mod refs;
+mod syntax;
 #[cfg(test)]
 mod tests;
 
 pub use complete::{completions, signature_help, CompletionEntry, CompletionKind, SignatureInfo};
+pub use format::format;
 pub use refs::{
-    occurrences, prepare_rename, references, rename, target_at, Occurrence, RenamePlan,
+    occurrences, prepare_rename, references, rename, rename_file, target_at, Occurrence, RenamePlan,
+};
+pub use syntax::{
+    document_links, folding_ranges, semantic_tokens, DocLink, Fold, FoldKind, SemanticToken,
+    TokenKind,
 };
 
 use crate::chain;
@@ -403,13 +410,33 @@ fn env_key_doc(key: &str) -> Option<&'static str> {
 /// A value the hover shows (one the chain builds from a passed-through secret included)
 /// never holds a secret: the markdown is redacted.
 pub fn hover(ws: &Workspace, item: &Arc<Item>, offset: usize) -> Option<HoverInfo> {
-    let mut h = if item.tool().is_some() {
+    let h = if item.tool().is_some() {
         hover_tool(ws, item, offset)
     } else if let Some(d) = item.directive() {
         hover_directive(ws, item, d, offset)
     } else {
         None
-    }?;
+    };
+    // A pulled (or pinned) item's first line tells where it came from: registry, version,
+    // signer, whether it verifies and whether its files still match the lock (issue 17).
+    let first = crate::check::first_line(item);
+    let provenance = if first.touches(offset) {
+        crate::trust::audit::provenance(ws, item)
+    } else {
+        None
+    };
+    let mut h = match (h, provenance) {
+        (Some(mut h), Some(p)) => {
+            h.markdown.push_str("\n\n---\n\n");
+            h.markdown.push_str(&p.markdown());
+            h
+        }
+        (None, Some(p)) => HoverInfo {
+            range: first,
+            markdown: p.markdown(),
+        },
+        (h, None) => h?,
+    };
     let secrets = crate::exec::host_secrets(ws);
     if secrets.found_in(h.markdown.as_bytes()) {
         h.markdown = secrets.redact(&h.markdown);
@@ -925,6 +952,15 @@ pub fn code_lenses(ws: &Workspace, item: &Arc<Item>) -> Vec<Lens> {
             .min_by_key(|r| r.start)
             .unwrap_or_else(|| crate::check::first_line(item));
         let arg = serde_json::json!({"id": item.id, "path": path});
+        if t.str(Field::ToolType) == Some("runtime") {
+            // A runtime runs other tools: running its own file means nothing.
+            return vec![Lens {
+                range,
+                title: "⚙ Environment".into(),
+                command: CMD_SHOW_ENV.into(),
+                args: vec![arg],
+            }];
+        }
         let mut out = vec![Lens {
             range,
             title: "▶ Run".into(),
@@ -935,6 +971,14 @@ pub fn code_lenses(ws: &Workspace, item: &Arc<Item>) -> Vec<Lens> {
             let mut ask = serde_json::json!({"id": item.id, "path": path, "ask": true});
             if let Some(schema) = config_schema_json(item) {
                 ask["schema"] = schema;
+            }
+            // JSON objects lose the schema's order: the properties as written, to ask in.
+            if let Some(props) = t
+                .value(Field::ConfigSchema)
+                .and_then(|s| s.get("properties"))
+                .and_then(Value::as_map)
+            {
+                ask["order"] = props.iter().map(|e| e.key.clone()).collect();
             }
             out.push(Lens {
                 range,

@@ -7,7 +7,7 @@ use crate::ids::{self, ItemType, Space};
 use crate::text::TextRange;
 use crate::tool::Field;
 use crate::workspace::{Item, Lookup, Parsed, Workspace};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// A place that names an item.
@@ -22,7 +22,7 @@ pub struct Occurrence {
 
 /// The id text inside `range` of `text`: the range itself, or inside its quotes; `None`
 /// when the text there is not the id (a spelling the rename cannot rewrite in place).
-fn id_range(text: &str, range: TextRange, id: &str) -> Option<TextRange> {
+pub(super) fn id_range(text: &str, range: TextRange, id: &str) -> Option<TextRange> {
     let s = text.get(range.start..range.end)?;
     if s == id {
         return Some(range);
@@ -353,6 +353,35 @@ pub fn rename(
         None if prepare_rename(ws, item, offset).is_some() => item.clone(),
         None => return Err("no item id here to rename".into()),
     };
+    plan_rename(ws, &target, new_id, None)
+}
+
+/// The edits of renaming the item whose file moves from `from` to `to` (the editor's
+/// `willRenameFiles`): the id follows the new path, with the same edits as [`rename`]. Only
+/// the item's script (a YAML tool's, beside it) is left to move; the editor moves the file.
+/// `Ok(None)` when the move does not rename an item (not an item file before, or after).
+pub fn rename_file(ws: &Workspace, from: &Path, to: &Path) -> Result<Option<RenamePlan>, String> {
+    let Some(target) = ws.item(from).cloned() else {
+        return Ok(None);
+    };
+    let Some((space, item_type, new_id)) = ws.classify(to) else {
+        return Ok(None);
+    };
+    if space != target.space || item_type != target.item_type {
+        return Ok(None);
+    }
+    plan_rename(ws, &target, &new_id, Some(to)).map(Some)
+}
+
+/// The plan of renaming `target` to `new_id`; `moved_to`: its file is moved there by the
+/// editor (a file rename), else the plan moves it.
+fn plan_rename(
+    ws: &Workspace,
+    target: &Arc<Item>,
+    new_id: &str,
+    moved_to: Option<&Path>,
+) -> Result<RenamePlan, String> {
+    let target = target.clone();
     if target.is_builtin() {
         return Err(format!(
             "`{}` is a builtin item: it cannot be renamed",
@@ -392,14 +421,19 @@ pub fn rename(
         Some(folder.join(format!("{new_id}.{ext}")))
     };
     let mut moves = Vec::new();
-    if let Some(to) = moved(&target.path) {
-        if to.exists() {
-            return Err(format!("{} already exists", to.display()));
+    if moved_to.is_none() {
+        if let Some(to) = moved(&target.path) {
+            if to.exists() {
+                return Err(format!("{} already exists", to.display()));
+            }
+            moves.push((target.path.clone(), to));
         }
-        moves.push((target.path.clone(), to));
     }
     if let Some(script) = &target.script {
         if let Some(to) = moved(script) {
+            if moved_to.is_some() && to.exists() {
+                return Err(format!("{} already exists", to.display()));
+            }
             moves.push((script.clone(), to));
         }
     }

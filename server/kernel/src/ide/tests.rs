@@ -223,8 +223,18 @@ CONFIG_SCHEMA = {
                 },
                 "required": ["n"],
             },
+            // The schema's order (a JSON object's keys come back sorted: n, name).
+            "order": ["name", "n"],
         })]
     );
+}
+
+#[test]
+fn a_runtime_gets_only_the_environment_lens() {
+    let (text, _) = fixture(RUNTIME);
+    let (ws, rt) = ws_with("tools/rt/py.py", ItemType::Tool, "rt/py", &text);
+    let titles: Vec<String> = code_lenses(&ws, &rt).into_iter().map(|l| l.title).collect();
+    assert_eq!(titles, ["⚙ Environment"]);
 }
 
 #[test]
@@ -877,4 +887,277 @@ CONFIG_SCHEMA = {
             "parameters": {"path": "docs/a.md", "top": 5, "label": "7 words", "deep": true},
         })]
     );
+}
+
+#[test]
+fn renaming_a_file_renames_its_id_with_the_edits_of_rename() {
+    let (ws, d, rt, _tool, text) = refs_ws();
+    let to = PathBuf::from("/nonexistent/proj/.ai/tools/runtimes/py.py");
+    let plan = rename_file(&ws, &rt.path, &to)
+        .expect("no error")
+        .expect("an item is renamed");
+    let off = text.find("item_id=\"rt/py\"").unwrap() + "item_id=\"".len() + 1;
+    let by_rename = rename(&ws, &d, off, "runtimes/py").unwrap();
+    assert_eq!(plan.edits, by_rename.edits);
+    assert!(plan.moves.is_empty(), "the editor moves the file itself");
+    // A directive moved: its name follows the new stem.
+    let plan = rename_file(
+        &ws,
+        &d.path,
+        &PathBuf::from("/nonexistent/proj/.ai/directives/ops/check.md"),
+    )
+    .unwrap()
+    .unwrap();
+    assert_eq!(plan.edits.len(), 1);
+    assert_eq!(plan.edits[0].1[0].new_text, "check");
+    // Not an item rename: out of the type folder, into another type, or not an item.
+    let elsewhere = PathBuf::from("/nonexistent/proj/notes/py.py");
+    assert_eq!(rename_file(&ws, &rt.path, &elsewhere), Ok(None));
+    let other_type = PathBuf::from("/nonexistent/proj/.ai/directives/py.md");
+    assert_eq!(rename_file(&ws, &rt.path, &other_type), Ok(None));
+    assert_eq!(rename_file(&ws, &elsewhere, &to), Ok(None));
+    // An id that exists already is refused.
+    let taken = PathBuf::from("/nonexistent/proj/.ai/tools/text/count.py");
+    assert!(rename_file(&ws, &rt.path, &taken).is_err());
+}
+
+/// DIRECTIVE with a second step: a system placeholder, a `${VAR}`, an undeclared input, rye's
+/// `${input:NAME}` and a call of a tool no space holds.
+fn painted_directive() -> String {
+    DIRECTIVE.replace(
+        "    </step>\n  </process>",
+        "    </step>\n    <step name=\"report\">\n      Report to ${USER} in {system.project.path} about {input:nope} and ${input:readme}.\n      <execute item_type=\"tool\" item_id=\"missing/tool\"/>\n    </step>\n  </process>",
+    )
+}
+
+#[test]
+fn semantic_tokens_of_placeholders_variables_and_ids() {
+    let text = painted_directive();
+    let (rt, _) = fixture(RUNTIME);
+    let (mut ws, d) = ws_with("directives/t.md", ItemType::Directive, "t", &text);
+    ws.insert(Arc::new(
+        parse_item(
+            ItemType::Tool,
+            "rt/py".into(),
+            Space::Project,
+            PathBuf::from("/nonexistent/proj/.ai/tools/rt/py.py"),
+            rt.as_bytes(),
+        )
+        .unwrap(),
+    ));
+    let tokens = semantic_tokens(&ws, &d);
+    let shown: Vec<(TokenKind, &str, bool)> = tokens
+        .iter()
+        .map(|t| (t.kind, &text[t.range.start..t.range.end], t.unresolved))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (TokenKind::ItemId, "rt/py", false),
+            (TokenKind::Input, "{input:readme}", false),
+            (TokenKind::EnvVar, "${USER}", false),
+            (TokenKind::System, "{system.project.path}", false),
+            (TokenKind::Input, "{input:nope}", true),
+            (TokenKind::Input, "${input:readme}", false),
+            (TokenKind::ItemId, "missing/tool", true),
+        ]
+    );
+    // A tool: its executor id and the `${VAR}` of its values.
+    let (rt_text, _) = fixture(RUNTIME);
+    let (ws, tool) = ws_with("tools/rt/py.py", ItemType::Tool, "rt/py", &rt_text);
+    let shown: Vec<(TokenKind, String)> = semantic_tokens(&ws, &tool)
+        .iter()
+        .map(|t| (t.kind, rt_text[t.range.start..t.range.end].to_string()))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (TokenKind::ItemId, "subprocess".to_string()),
+            (TokenKind::EnvVar, "${KIWI_PYTHON}".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn folding_ranges_per_step() {
+    let text = painted_directive();
+    let (_, d) = ws_with("directives/t.md", ItemType::Directive, "t", &text);
+    let folds = folding_ranges(&d);
+    let steps: Vec<(&str, Option<&str>)> = folds
+        .iter()
+        .filter(|f| text[f.range.start..].starts_with("<step"))
+        .map(|f| (&text[f.range.start..f.range.end], f.label.as_deref()))
+        .collect();
+    assert_eq!(steps.len(), 2, "{folds:?}");
+    assert_eq!(steps[0].1, Some("step count"));
+    assert_eq!(steps[1].1, Some("step report"));
+    assert!(steps[1].0.ends_with("</step>"), "{}", steps[1].0);
+    // Every fold spans lines; the root, metadata, inputs, process, permissions fold too.
+    for f in &folds {
+        assert!(text[f.range.start..f.range.end].contains('\n'), "{f:?}");
+    }
+    for name in [
+        "<directive",
+        "<metadata>",
+        "<inputs>",
+        "<process>",
+        "<permissions>",
+    ] {
+        assert!(
+            folds
+                .iter()
+                .any(|f| text[f.range.start..].starts_with(name)),
+            "{name}"
+        );
+    }
+    // The self-closing `<execute .../>` on one line does not fold.
+    assert!(!folds.iter().any(
+        |f| text[f.range.start..].starts_with("<execute item_type=\"tool\" item_id=\"missing")
+    ));
+    // A tool: its multi-line maps.
+    let (rt_text, _) = fixture(RUNTIME);
+    let (_, tool) = ws_with("tools/rt/py.py", ItemType::Tool, "rt/py", &rt_text);
+    let folds = folding_ranges(&tool);
+    let starts: Vec<&str> = folds
+        .iter()
+        .map(|f| rt_text[f.range.start..].lines().next().unwrap())
+        .collect();
+    assert_eq!(starts, ["{", "{"], "ENV_CONFIG and its interpreter map");
+}
+
+#[test]
+fn document_links_for_item_ids_and_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let proj = dir.path().join("proj");
+    std::fs::create_dir_all(proj.join(".ai/tools/rt")).unwrap();
+    std::fs::write(proj.join("README.md"), "# readme\n").unwrap();
+    std::fs::write(proj.join(".ai/tools/rt/helper.sh"), "echo hi\n").unwrap();
+    let mut ws = Workspace::new(
+        Some(proj.clone()),
+        Host::for_tests(&[("HOME", "/nonexistent/home"), ("PATH", "/nonexistent/bin")]),
+    );
+    let text = painted_directive();
+    let d = Arc::new(
+        parse_item(
+            ItemType::Directive,
+            "t".into(),
+            Space::Project,
+            proj.join(".ai/directives/t.md"),
+            text.as_bytes(),
+        )
+        .unwrap(),
+    );
+    ws.insert(d.clone());
+    let (rt_text, _) = fixture(RUNTIME);
+    let rt_text = rt_text.replace(
+        "\"args\": [\"{tool_path}\"]",
+        "\"args\": [\"{tool_dir}/helper.sh\", \"{tool_dir}/absent.sh\"]",
+    );
+    let rt = Arc::new(
+        parse_item(
+            ItemType::Tool,
+            "rt/py".into(),
+            Space::Project,
+            proj.join(".ai/tools/rt/py.py"),
+            rt_text.as_bytes(),
+        )
+        .unwrap(),
+    );
+    ws.insert(rt.clone());
+    let links = document_links(&ws, &d);
+    let shown: Vec<(&str, PathBuf)> = links
+        .iter()
+        .map(|l| (&text[l.range.start..l.range.end], l.target.clone()))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            ("README.md", proj.join("README.md")),
+            ("rt/py", rt.path.clone()),
+        ],
+        "the missing tool links nowhere"
+    );
+    let links = document_links(&ws, &rt);
+    let shown: Vec<(&str, String)> = links
+        .iter()
+        .map(|l| {
+            (
+                &rt_text[l.range.start..l.range.end],
+                l.target.display().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(shown.len(), 2, "{shown:?}");
+    assert_eq!(shown[0].0, "subprocess");
+    assert!(shown[0].1.starts_with("<builtin>"), "{shown:?}");
+    assert_eq!(
+        shown[1],
+        (
+            "{tool_dir}/helper.sh",
+            proj.join(".ai/tools/rt/helper.sh").display().to_string()
+        )
+    );
+}
+
+fn formatted(rel: &str, t: ItemType, text: &str) -> Result<String, String> {
+    let (_, item) = ws_with(rel, t, "x", text);
+    let mut out = text.to_string();
+    let mut edits = format(&item)?;
+    edits.sort_by_key(|e| std::cmp::Reverse(e.range.start));
+    for e in edits {
+        out.replace_range(e.range.start..e.range.end, &e.new_text);
+    }
+    Ok(out)
+}
+
+#[test]
+fn formatting_a_directive_indents_its_xml_and_nothing_else() {
+    let messy = "# T  \n\n```xml\n<directive name=\"t\" version=\"1.0.0\">\n<metadata>   \n        <description>d</description>\n  </metadata>\n   <process>\n <step name=\"a\"\n         id=\"x\">\n        Do this:\n          - indented item  \n        Done.\n      <template>\n   keep   \n      </template>\n      <param name=\"p\" value=\"line one\n   line two\"/>\n </step>\n\n  </process>\n</directive>\n```\n";
+    let want = "# T  \n\n```xml\n<directive name=\"t\" version=\"1.0.0\">\n  <metadata>\n    <description>d</description>\n  </metadata>\n  <process>\n    <step name=\"a\"\n            id=\"x\">\n      Do this:\n        - indented item  \n      Done.\n      <template>\n   keep   \n      </template>\n      <param name=\"p\" value=\"line one\n   line two\"/>\n    </step>\n\n  </process>\n</directive>\n```\n";
+    let got = formatted("directives/t.md", ItemType::Directive, messy).unwrap();
+    assert_eq!(got, want, "\n{got}");
+    // Idempotent.
+    assert_eq!(
+        formatted("directives/t.md", ItemType::Directive, &got).unwrap(),
+        got
+    );
+    // CRLF line ends stay.
+    let crlf = messy.replace('\n', "\r\n");
+    assert_eq!(
+        formatted("directives/t.md", ItemType::Directive, &crlf).unwrap(),
+        want.replace('\n', "\r\n")
+    );
+}
+
+#[test]
+fn formatting_a_yaml_tool_levels_its_indentation() {
+    let messy = "version: \"1.0.0\"   \ntool_type: python\nexecutor_id: rt/py\nconfig:\n    command: python3\n    args:\n    -   \"{tool_path}\"\n    -   x\n    env:\n          A: '1'\n    # a comment\n    script: |\n        keep  \n          this\n\n        as is\n    flow: [a,\n      b]\nconfig_schema:\n  type: object\n";
+    let want = "version: \"1.0.0\"\ntool_type: python\nexecutor_id: rt/py\nconfig:\n  command: python3\n  args:\n  - \"{tool_path}\"\n  - x\n  env:\n    A: '1'\n  # a comment\n  script: |\n      keep  \n        this\n\n      as is\n  flow: [a,\n    b]\nconfig_schema:\n  type: object\n";
+    let got = formatted("tools/t.yaml", ItemType::Tool, messy).unwrap();
+    assert_eq!(got, want, "\n{got}");
+    assert_eq!(
+        formatted("tools/t.yaml", ItemType::Tool, &got).unwrap(),
+        got
+    );
+    // Refused: a syntax error, a Python tool, a directive whose signature holds.
+    assert!(formatted("tools/t.yaml", ItemType::Tool, "a: [b\n").is_err());
+    let (rt, _) = fixture(RUNTIME);
+    assert!(formatted("tools/rt/py.py", ItemType::Tool, &rt).is_err());
+}
+
+#[test]
+fn formatting_refuses_a_directive_whose_signature_holds() {
+    let body = DIRECTIVE.to_string();
+    let d = crate::directive::parse(&body);
+    let hash = crate::directive::content_hash(&body, &d).unwrap();
+    let signed = format!("<!-- rye:signed:2026-02-13T08:38:46Z:{hash}:sig:fp -->\n{body}")
+        .replace("  <metadata>", " <metadata>");
+    // The signature no longer holds once the text changed: formatting goes ahead.
+    assert!(formatted("directives/t.md", ItemType::Directive, &signed).is_ok());
+    let d = crate::directive::parse(&signed);
+    let hash = crate::directive::content_hash(&signed, &d).unwrap();
+    let signed = format!("<!-- rye:signed:2026-02-13T08:38:46Z:{hash}:sig:fp -->\n{body}")
+        .replace("  <metadata>", " <metadata>");
+    let err = formatted("directives/t.md", ItemType::Directive, &signed).unwrap_err();
+    assert!(err.contains("signed"), "{err}");
 }

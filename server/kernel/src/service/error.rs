@@ -2,6 +2,8 @@
 
 use crate::fs::{WriteError, WriteErrorKind};
 use crate::ids::{self, ItemType, Space};
+use crate::lookup::LookupError;
+use crate::redact::Secrets;
 use serde::Serialize;
 use serde_json::{json, Map, Value as Json};
 
@@ -79,6 +81,29 @@ impl OpError {
         self.extra.insert(key.into(), v);
         self
     }
+    /// Every secret redacted from every field (the extra fields' keys included).
+    pub fn redacted(mut self, secrets: &Secrets) -> OpError {
+        if secrets.is_empty() {
+            return self;
+        }
+        let b = &mut *self.0;
+        for f in [&mut b.item_type, &mut b.action, &mut b.item_id]
+            .into_iter()
+            .flatten()
+        {
+            *f = secrets.redact(f);
+        }
+        b.error = secrets.redact(&b.error);
+        b.message = secrets.redact(&b.message);
+        for s in &mut b.suggestions {
+            *s = secrets.redact(s);
+        }
+        if let Json::Object(m) = secrets.redact_json(Json::Object(std::mem::take(&mut b.extra))) {
+            b.extra = m;
+        }
+        self
+    }
+
     pub fn to_json(&self) -> Json {
         serde_json::to_value(self).unwrap_or_else(|_| json!({"error": self.error}))
     }
@@ -146,11 +171,16 @@ pub(super) fn no_project(what: &str) -> OpError {
     )
 }
 
-pub(super) fn check_id(id: &str) -> Res<()> {
-    ids::validate_id(id).map_err(|e| {
-        OpError::new(
-            "invalid_id",
-            format!("refused: {e}; ids stay inside their space"),
-        )
-    })
+/// A refusal of an id that is not one (empty, absolute, climbing out of its space): the
+/// lookup's own wording ([`LookupError::invalid_id`]).
+pub(super) fn check_id(t: ItemType, id: &str) -> Res<()> {
+    ids::validate_id(id).map_err(|e| LookupError::invalid_id(t, id, &e).into())
+}
+
+/// A failed lookup as the agent sees it: `not_found`, `ambiguous` or `invalid_id`, the
+/// message every face shows, the suggestions.
+impl From<LookupError> for OpError {
+    fn from(e: LookupError) -> OpError {
+        OpError::new(e.kind.code(), e.message).suggest(e.suggestions)
+    }
 }

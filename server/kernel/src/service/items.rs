@@ -10,33 +10,14 @@ use crate::fs::write_atomic;
 use crate::ids::{self, ItemType, Space};
 use crate::search;
 use crate::system;
-use crate::workspace::{self, Item, Lookup, Workspace, BUILTIN_ROOT};
+use crate::workspace::{self, Item, Workspace, BUILTIN_ROOT};
 use serde_json::{json, Map, Value as Json};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub(super) fn find(ws: &Workspace, t: ItemType, id: &str, only: Option<Space>) -> Res<Arc<Item>> {
-    check_id(id)?;
-    match ws.lookup(t, id, only) {
-        Lookup::Found(i) => Ok(i),
-        Lookup::Missing { suggestions } => Err(OpError::new(
-            "not_found",
-            format!(
-                "no {t} `{id}`{}",
-                match only {
-                    Some(s) => format!(" in the {s} space"),
-                    None => String::new(),
-                }
-            ),
-        )
-        .suggest(suggestions)),
-        Lookup::Ambiguous { candidates } => Err(OpError::new(
-            "ambiguous",
-            format!("`{id}` names several {t}s; give the full id"),
-        )
-        .suggest(candidates)),
-        Lookup::Refused(e) => Err(OpError::new("invalid_id", format!("refused: {e}"))),
-    }
+    check_id(t, id)?;
+    Ok(ws.resolve(t, id, only)?)
 }
 
 /// [`find`] for a call that names an item of the workspace: without a project, an
@@ -70,7 +51,7 @@ pub(super) fn system_item(
     project: Option<&Path>,
     session: &Session,
 ) -> Res<Json> {
-    check_id(id)?;
+    check_id(ItemType::System, id)?;
     let Some(mut v) = system::compute(id, host, project) else {
         let ids: Vec<&str> = system::CATALOGUE.iter().map(|s| s.id).collect();
         let mut s: Vec<String> = closest_n(id, ids.iter().copied(), 3)
@@ -98,7 +79,8 @@ pub(super) fn system_item(
 }
 
 impl Service {
-    pub fn load(&self, session: &Session, a: &LoadArgs) -> Res<Json> {
+    /// `load`: an item as the agent sees it, or its copy to another space.
+    pub(super) fn load_answer(&self, session: &Session, a: &LoadArgs) -> Res<Json> {
         let at = |e: OpError| e.at(Some(&a.item_type), Some("load"), Some(&a.item_id));
         let t = parse_type(&a.item_type).map_err(at)?;
         if let Some(only) = super::registry::registry_source(a.source.as_deref()) {
@@ -108,7 +90,7 @@ impl Service {
             .with(a.project_path.as_deref(), |sp| sp.extra_spaces())
             .map_err(at)?;
         let source = parse_source(a.source.as_deref(), &extra).map_err(at)?;
-        check_id(&a.item_id).map_err(at)?;
+        check_id(t, &a.item_id).map_err(at)?;
         session.check("load", t, Some(&a.item_id)).map_err(at)?;
         let project = self.project_for(a.project_path.as_deref()).map_err(at)?;
         if t == ItemType::System {
@@ -465,7 +447,7 @@ impl Service {
             )
             .suggest(vec!["reference".into()]));
         };
-        check_id(reference)?;
+        check_id(ItemType::Knowledge, reference)?;
         let ws = self.workspace(a.project_path.as_deref())?;
         let item = find_needing_project(&ws, ItemType::Knowledge, &a.item_id, None)?;
         if item.is_builtin() {

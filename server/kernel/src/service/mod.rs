@@ -121,26 +121,57 @@ impl Service {
         self.host.secrets()
     }
 
-    /// Replace any secret value in a string.
-    pub fn redact(&self, text: &str) -> String {
-        self.secrets().redact(text)
+    /// An answer, or a refusal, with every secret redacted (strings and keys, in place): what
+    /// the service gives a face. The one pass over an answer; a tool run's output is not in
+    /// it (redacted once, as it streamed: [`crate::exec::run`]).
+    fn redacted(&self, r: Res<Json>) -> Res<Json> {
+        let secrets = self.secrets();
+        match r {
+            Ok(v) => Ok(secrets.redact_json(v)),
+            Err(e) => Err(e.redacted(&secrets)),
+        }
     }
 
-    /// Replace any secret value in every string of a value (keys included), in place.
-    pub fn redact_json(&self, v: serde_json::Value) -> serde_json::Value {
-        self.secrets().redact_json(v)
+    /// `search` (see [`SearchArgs`]); the answer redacted.
+    pub fn search(&self, session: &Session, a: &SearchArgs) -> Res<Json> {
+        self.redacted(self.search_answer(session, a))
+    }
+
+    /// `load` (see [`LoadArgs`]); the answer redacted.
+    pub fn load(&self, session: &Session, a: &LoadArgs) -> Res<Json> {
+        self.redacted(self.load_answer(session, a))
     }
 
     // ------------------------------------------------------------------ execute
 
     /// `execute`: every action of the table. A tool `run` streams its output to `sink` and
-    /// stops when `cancel` fires.
+    /// stops when `cancel` fires. The answer redacted; a tool run's output (its `result`) was
+    /// redacted as it streamed and is not gone over again.
     pub async fn execute(
         &self,
         session: &Mutex<Session>,
         a: &ExecuteArgs,
         sink: &dyn OutputSink,
         cancel: &CancellationToken,
+    ) -> Res<Json> {
+        let mut output = None;
+        let r = self.dispatch(session, a, sink, cancel, &mut output).await;
+        let mut r = self.redacted(r);
+        if let (Ok(v), Some(output)) = (&mut r, output) {
+            v["result"] = output;
+        }
+        r
+    }
+
+    /// `execute` without the redaction of its answer; a tool run leaves its output in
+    /// `output` (the answer's `result`).
+    async fn dispatch(
+        &self,
+        session: &Mutex<Session>,
+        a: &ExecuteArgs,
+        sink: &dyn OutputSink,
+        cancel: &CancellationToken,
+        output: &mut Option<Json>,
     ) -> Res<Json> {
         let at = |e: OpError| e.at(Some(&a.item_type), Some(&a.action), Some(&a.item_id));
         let t = parse_type(&a.item_type).map_err(at)?;
@@ -174,7 +205,7 @@ impl Service {
             .suggest(s)
             .with("allowed_actions", json!(allowed))));
         }
-        check_id(&a.item_id).map_err(at)?;
+        check_id(t, &a.item_id).map_err(at)?;
         let params = match &a.parameters {
             None | Some(Json::Null) => Map::new(),
             Some(Json::Object(m)) => m.clone(),
@@ -260,7 +291,7 @@ impl Service {
                 }))
             }
             (ItemType::Tool, "run") | (ItemType::Tool, "dry_run") => self
-                .run_tool(action, a, params, sink, cancel)
+                .run_tool(action, a, params, sink, cancel, output)
                 .await
                 .map_err(at),
             (ItemType::Knowledge, "run") => {

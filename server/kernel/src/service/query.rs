@@ -55,7 +55,7 @@ fn cursor_offset(t: ItemType, query: &str, source: Option<Space>, cursor: &str) 
 impl Service {
     /// `search`: the items of a type that match the query (every item for `""` or `*`),
     /// best first, those the session may not search left out; `cursor` continues a list.
-    pub fn search(&self, session: &Session, a: &SearchArgs) -> Res<Json> {
+    pub(super) fn search_answer(&self, session: &Session, a: &SearchArgs) -> Res<Json> {
         let at = |e: OpError| e.at(Some(&a.item_type), Some("search"), None);
         let t = parse_type(&a.item_type).map_err(at)?;
         if let Some(only) = super::registry::registry_source(a.source.as_deref()) {

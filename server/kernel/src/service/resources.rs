@@ -63,14 +63,19 @@ impl Service {
         Ok(out)
     }
 
-    /// A directive as a prompt: its inputs bound and placeholders filled, with how to run it.
+    /// A directive as a prompt: its inputs bound and placeholders filled, with how to run it
+    /// (every secret redacted from the text, and from a refusal).
     pub fn prompt(
         &self,
         session: &Session,
         id: &str,
         args: &Map<String, Json>,
     ) -> Res<(Option<String>, String)> {
-        let at = |e: OpError| e.at(Some("directive"), Some("run"), Some(id));
+        let secrets = self.secrets();
+        let at = |e: OpError| {
+            e.at(Some("directive"), Some("run"), Some(id))
+                .redacted(&secrets)
+        };
         session
             .check("load", ItemType::Directive, Some(id))
             .map_err(at)?;
@@ -94,7 +99,10 @@ impl Service {
             "Follow the kiwi directive `{}`. Start it with the kiwi `execute` tool: {call}, then follow the steps it returns and call done at the end.\n\n{filled}",
             item.id
         );
-        Ok((item.description().map(str::to_string), text))
+        Ok((
+            item.description().map(str::to_string),
+            secrets.redact(&text),
+        ))
     }
 
     /// Every item as a resource: (uri, name, description, mime type).
@@ -142,8 +150,22 @@ impl Service {
 
     /// Read `kiwi://TYPE/ID`: (uri, text, mime type) of each file: the item's, then for a
     /// YAML tool with a script the script's (`kiwi://tool/ID?file=script`, also readable
-    /// alone).
+    /// alone). The texts (and a refusal) with every secret redacted.
     pub fn read_resource_files(
+        &self,
+        session: &Session,
+        uri: &str,
+    ) -> Res<Vec<(String, String, &'static str)>> {
+        let secrets = self.secrets();
+        Ok(self
+            .resource_files(session, uri)
+            .map_err(|e| e.redacted(&secrets))?
+            .into_iter()
+            .map(|(uri, text, mime)| (uri, secrets.redact(&text), mime))
+            .collect())
+    }
+
+    fn resource_files(
         &self,
         session: &Session,
         uri: &str,
@@ -206,7 +228,7 @@ impl Service {
             ));
         };
         let t = parse_type(t)?;
-        check_id(id)?;
+        check_id(t, id)?;
         session.check("load", t, Some(id))?;
         if t == ItemType::System {
             let project = self.project_for(None)?;

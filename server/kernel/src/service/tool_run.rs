@@ -11,7 +11,8 @@ use serde_json::{json, Map, Value as Json};
 
 impl Service {
     /// Run (or with `action` `dry_run`, plan) the tool `a.item_id`; the in-process `init` of
-    /// the builtin [`INIT_TOOL`].
+    /// the builtin [`INIT_TOOL`]. A run's output (the answer's `result`, already redacted by
+    /// [`exec::run`]) goes to `output`, the answer's `result` left `null`.
     pub(super) async fn run_tool(
         &self,
         action: &str,
@@ -19,6 +20,7 @@ impl Service {
         params: Map<String, Json>,
         sink: &dyn OutputSink,
         cancel: &CancellationToken,
+        output: &mut Option<Json>,
     ) -> Res<Json> {
         let ws = self.workspace(a.project_path.as_deref())?;
         let tool = find_needing_project(&ws, ItemType::Tool, &a.item_id, None)?;
@@ -58,7 +60,7 @@ impl Service {
         if let Json::Object(m) = &mut v {
             m.insert("exit_code_shell".into(), json!(r.exit_code()));
         }
-        let mut out = json!({"item_type": "tool", "id": tool.id, "result": v});
+        let mut out = json!({"item_type": "tool", "id": tool.id, "result": null});
         if let Some((error, message)) = run_failure(&tool.id, &r) {
             // A failed run is an error the agent sees as one (its output and exit
             // status stay in the body): `ok: false` and the error fields.
@@ -71,6 +73,7 @@ impl Service {
         } else {
             out["ok"] = json!(true);
         }
+        *output = Some(v);
         Ok(out)
     }
 }

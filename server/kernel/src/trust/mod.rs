@@ -18,6 +18,7 @@
 //! rye-os names keys by a 16-hex-character fingerprint of its own ([`rye::rye_fingerprint`]);
 //! the trust store answers to both.
 
+pub mod audit;
 pub mod pem;
 pub mod rye;
 
@@ -137,8 +138,7 @@ pub fn item_file_paths(
         .into_iter()
         .flatten()
     {
-        crate::ids::confine(&root, file)
-            .map_err(|e| format!("{}: {e} (K006)", file.display()))?;
+        crate::ids::confine(&root, file).map_err(|e| format!("{}: {e} (K006)", file.display()))?;
         let rel = file
             .strip_prefix(&root)
             .map_err(|_| format!("{} is outside {}", file.display(), root.display()))?;
@@ -313,11 +313,15 @@ impl Keys {
                 return Err(TrustError::KeyPermissions { path, mode });
             }
         }
-        let seed = pem::decode_private(&text).map_err(|reason| TrustError::BadKey {
+        let decoded = pem::decode_private(&text);
+        // Best effort: do not leave the key's PEM text in freed memory.
+        text.into_bytes().fill(0);
+        let mut seed = decoded.map_err(|reason| TrustError::BadKey {
             what: path.display().to_string(),
             reason,
         })?;
         let signing = SigningKey::from_bytes(&seed);
+        seed.fill(0);
         Ok(Keys {
             fingerprint: fingerprint_of(&signing.verifying_key()),
             signing,

@@ -403,3 +403,83 @@ fn require_signed_reads_true_lists_and_maps_and_joins_files_by_or() {
     assert!(!c.require_signed.for_registry("x"));
     assert_eq!(c.problems.len(), 1, "{:?}", c.problems);
 }
+
+/// The hover on a pulled item's first line: registry, version, signer, verified or not, and
+/// whether the files still match (kernel `ide`, which the LSP serves).
+#[test]
+fn hover_shows_provenance_signer_and_drift() {
+    use crate::context::Host;
+    use crate::workspace::Workspace;
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    let tool = project.join(".ai/tools/t/hello.py");
+    std::fs::create_dir_all(tool.parent().unwrap()).unwrap();
+    std::fs::write(
+        &tool,
+        "__version__ = \"1.2.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"runtimes/python_runtime\"\n__tool_description__ = \"hi\"\nprint('hello')\n",
+    )
+    .unwrap();
+    let (alice, bob) = (dir.path().join("alice"), dir.path().join("bob"));
+    let keys = Keys::generate(&alice).unwrap();
+    let load = |user: &Path| {
+        Workspace::load(
+            Some(project.clone()),
+            Host::for_tests(&[
+                ("HOME", dir.path().to_str().unwrap()),
+                ("KIWI_USERSPACE_DIR", user.to_str().unwrap()),
+            ]),
+        )
+    };
+    let ws = load(&alice);
+    let item = ws
+        .get(crate::ids::ItemType::Tool, "t/hello")
+        .unwrap()
+        .clone();
+    assert!(
+        crate::ide::hover(&ws, &item, 0).is_none(),
+        "not locked: no hover"
+    );
+    audit::pin_item(&ws, &item, &keys, None).unwrap();
+    // As `kiwi pull` would record it.
+    let ai = project.join(".ai");
+    let mut lock = crate::lock::Lockfile::load(&ai).unwrap();
+    lock.entries[0].registry = "file:///srv/reg.git".into();
+    lock.entries[0].commit = "abcdef0123456789".into();
+    lock.save_atomic(&ai).unwrap();
+    let h = crate::ide::hover(&ws, &item, 0).expect("a provenance hover");
+    for want in [
+        "**tool/t/hello** 1.2.0",
+        "registry: `file:///srv/reg.git`",
+        &keys.fingerprint(),
+        "✓ verified, trusted signer",
+        "files: ✓ as pulled",
+    ] {
+        assert!(h.markdown.contains(want), "{want}: {}", h.markdown);
+    }
+    // Another user who does not trust the signer; then a change.
+    let ws_b = load(&bob);
+    let item_b = ws_b
+        .get(crate::ids::ItemType::Tool, "t/hello")
+        .unwrap()
+        .clone();
+    let h = crate::ide::hover(&ws_b, &item_b, 0).unwrap();
+    assert!(
+        h.markdown.contains("✗ valid signature by"),
+        "{}",
+        h.markdown
+    );
+    std::fs::write(&tool, "print('changed')\n").unwrap();
+    let h = crate::ide::hover(&ws_b, &item_b, 0).unwrap();
+    assert!(
+        h.markdown.contains("changed since (lock drift)"),
+        "{}",
+        h.markdown
+    );
+    // And the check reports it (R701, R703).
+    let d = crate::check::check_item(&ws_b, &item_b);
+    let codes: Vec<_> = d.iter().map(|d| d.code.as_str()).collect();
+    assert!(
+        codes.contains(&"R701") && codes.contains(&"R703"),
+        "{codes:?}"
+    );
+}

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
-fn corpus() -> Option<PathBuf> {
+pub(crate) fn corpus() -> Option<PathBuf> {
     // `KIWI_CORPUS`: the corpus of a checkout that is not beside `shared/` (a worktree).
     let p = match std::env::var_os("KIWI_CORPUS") {
         Some(dir) => PathBuf::from(dir),

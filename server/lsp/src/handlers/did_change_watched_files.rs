@@ -5,6 +5,7 @@
 use crate::convert::to_path;
 use crate::server::Backend;
 use crate::session::Key;
+use kiwi_kernel::workspace::WatchedChange;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -21,17 +22,21 @@ pub(crate) async fn did_change_watched_files(b: &Backend, p: DidChangeWatchedFil
             let Some(path) = to_path(&change.uri) else {
                 continue;
             };
-            let in_ai = path.components().any(|c| c.as_os_str() == ".ai");
-            if in_ai {
-                if let Some(key) = b.key_for(&path) {
-                    if st.docs.contains_key(&path) {
-                        continue; // the editor owns an open document
-                    }
-                    if let Some(ws) = st.spaces.get_mut(&key) {
-                        Arc::make_mut(ws).refresh_path(&path);
-                        changed.entry(key.clone()).or_default().push(path.clone());
-                        affected.insert(key);
-                    }
+            // An item file of a loaded workspace; anything else (a venv under `.ai/`
+            // through a symlink included) is what resolutions read.
+            let item_key = b.key_for(&path).filter(|k| {
+                st.spaces
+                    .get(k)
+                    .is_some_and(|ws| ws.watched_change(&path) == WatchedChange::Item)
+            });
+            if let Some(key) = item_key {
+                if st.docs.contains_key(&path) {
+                    continue; // the editor owns an open document
+                }
+                if let Some(ws) = st.spaces.get_mut(&key) {
+                    Arc::make_mut(ws).refresh_path(&path);
+                    changed.entry(key.clone()).or_default().push(path.clone());
+                    affected.insert(key);
                 }
             } else {
                 // A virtual environment, a version file or a dotenv file: resolutions

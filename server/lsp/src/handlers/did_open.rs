@@ -23,6 +23,7 @@ pub(crate) async fn did_open(b: &Backend, p: DidOpenTextDocumentParams) {
                 doc: Document::new(p.text_document.text),
                 version: p.text_document.version,
                 key: key.clone(),
+                lenses: 0,
             },
         );
         *st.generation.entry(path.clone()).or_default() += 1;

@@ -63,6 +63,13 @@ pub(crate) async fn initialize(b: &Backend, params: InitializeParams) -> Result<
             .and_then(|w| w.workspace_edit.as_ref())
             .and_then(|e| e.resource_operations.as_ref())
             .is_some_and(|ops| ops.contains(&ResourceOperationKind::Rename)),
+        link_tooltips: params
+            .capabilities
+            .text_document
+            .as_ref()
+            .and_then(|t| t.document_link.as_ref())
+            .and_then(|l| l.tooltip_support)
+            .unwrap_or(false),
     };
     let mut folders: Vec<PathBuf> = params
         .workspace_folders
@@ -135,6 +142,29 @@ pub(crate) async fn initialize(b: &Backend, params: InitializeParams) -> Result<
                 code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
                 ..Default::default()
             })),
+            semantic_tokens_provider: Some(
+                SemanticTokensOptions {
+                    legend: super::semantic_tokens::legend(),
+                    full: Some(SemanticTokensFullOptions::Bool(true)),
+                    ..Default::default()
+                }
+                .into(),
+            ),
+            folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
+            document_link_provider: Some(DocumentLinkOptions {
+                resolve_provider: Some(false),
+                work_done_progress_options: Default::default(),
+            }),
+            document_formatting_provider: Some(OneOf::Left(true)),
+            workspace: Some(WorkspaceServerCapabilities {
+                workspace_folders: None,
+                file_operations: Some(WorkspaceFileOperationsServerCapabilities {
+                    will_rename: Some(super::will_rename_files::filters(
+                        &b.shared.host.user_space(),
+                    )),
+                    ..Default::default()
+                }),
+            }),
             ..Default::default()
         },
         server_info: Some(ServerInfo {

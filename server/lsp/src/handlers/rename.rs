@@ -3,6 +3,7 @@
 //! operations; an invalid or taken id is an error response.
 
 use crate::server::Backend;
+use crate::session::Snap;
 use kiwi_kernel::ide;
 use std::collections::HashMap;
 use tower_lsp_server::jsonrpc::{self, Result};
@@ -40,6 +41,12 @@ pub(crate) async fn rename(b: &Backend, p: RenameParams) -> Result<Option<Worksp
         return Ok(None);
     };
     let plan = plan.map_err(jsonrpc::Error::invalid_params)?;
+    Ok(Some(workspace_edit(b, &snap, &plan)))
+}
+
+/// A rename plan as the client's workspace edit: versioned document changes with the file
+/// moves when the client takes them, else plain edits (the files keep their names).
+pub(crate) fn workspace_edit(b: &Backend, snap: &Snap, plan: &ide::RenamePlan) -> WorkspaceEdit {
     let (versions, caps): (HashMap<_, _>, _) = {
         let st = b.lock();
         let versions = plan
@@ -70,10 +77,10 @@ pub(crate) async fn rename(b: &Backend, p: RenameParams) -> Result<Option<Worksp
             };
             changes.insert(uri, text_edits(path, edits));
         }
-        return Ok(Some(WorkspaceEdit {
+        return WorkspaceEdit {
             changes: Some(changes),
             ..Default::default()
-        }));
+        };
     }
     let mut ops = Vec::new();
     for (path, edits) in &plan.edits {
@@ -106,8 +113,8 @@ pub(crate) async fn rename(b: &Backend, p: RenameParams) -> Result<Option<Worksp
             },
         )));
     }
-    Ok(Some(WorkspaceEdit {
+    WorkspaceEdit {
         document_changes: Some(DocumentChanges::Operations(ops)),
         ..Default::default()
-    }))
+    }
 }

@@ -805,3 +805,54 @@ async fn signature_help_and_parameter_completion_at_a_param() {
         c.shutdown().await;
     }
 }
+
+/// Issue 15, point 3: the kiwi venv `.ai/scripts/.venv`, a symlink to a venv elsewhere,
+/// appears; the event for a path under `.ai/` that is no item reaches the resolutions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn venv_under_ai_through_a_symlink_reaches_the_resolutions() {
+    let (d, root) = common::project();
+    let rt = runtime(&root);
+    let src = std::fs::read_to_string(&rt).unwrap();
+    std::fs::write(
+        &rt,
+        src.replace("\"search\": [\"project\"]", "\"search\": [\"kiwi\"]"),
+    )
+    .unwrap();
+    let mut c = Client::start(&root, true).await;
+    c.indexed().await;
+    let diags = c.diagnostics(&rt).await;
+    assert_eq!(codes(&diags), ["E408"], "{diags}");
+    let elsewhere = d.path().join("venvs/kiwi");
+    let ok = std::process::Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&elsewhere)
+        .status()
+        .expect("python3 -m venv");
+    assert!(ok.success());
+    std::fs::create_dir_all(root.join(".ai/scripts")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, root.join(".ai/scripts/.venv")).unwrap();
+    // A venv beside a tool too, holding a Python file that is no tool.
+    std::fs::create_dir_all(elsewhere.join("lib")).unwrap();
+    std::fs::write(elsewhere.join("lib/site.py"), "def broken(:\n").unwrap();
+    std::os::unix::fs::symlink(&elsewhere, root.join(".ai/tools/rt/.venv")).unwrap();
+    let not_a_tool = root.join(".ai/tools/rt/.venv/lib/site.py");
+    c.seen.clear();
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [
+            {"uri": uri(&root.join(".ai/scripts/.venv/bin/python")), "type": 1},
+            {"uri": uri(&not_a_tool), "type": 1},
+        ]}),
+    )
+    .await;
+    let diags = c.diagnostics(&rt).await;
+    assert!(codes(&diags).is_empty(), "{diags}");
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let about_venv: Vec<&Value> = c
+        .seen
+        .iter()
+        .filter(|m| m["params"]["uri"] == json!(uri(&not_a_tool)))
+        .collect();
+    assert!(about_venv.is_empty(), "{about_venv:?}");
+    c.shutdown().await;
+}

@@ -3,6 +3,7 @@
 mod common;
 mod e2e;
 mod early;
+mod editor;
 mod fresh;
 mod incremental;
 mod init;

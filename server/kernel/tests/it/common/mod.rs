@@ -14,11 +14,15 @@
 use kiwi_kernel::check;
 use kiwi_kernel::context::Host;
 use kiwi_kernel::diag::Diagnostic;
+use kiwi_kernel::exec::{CancellationToken, NullSink, OutputSink};
 use kiwi_kernel::ids::Space;
+use kiwi_kernel::service::{ExecuteArgs, LoadArgs, OpError, SearchArgs, Service, Session};
 use kiwi_kernel::text::Encoding;
 use kiwi_kernel::workspace::{Item, Workspace};
+use serde_json::Value as Json;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 pub struct Fixture {
     pub dir: tempfile::TempDir,
@@ -229,5 +233,104 @@ impl RunningContainer {
 impl Drop for RunningContainer {
     fn drop(&mut self) {
         let _ = podman(&["rm", "--force", "--time", "0", &self.0]);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The agent service, called as a face calls it (no protocol)
+
+/// A [`Service`] on a fixture's project, with one session, called with the JSON arguments
+/// an MCP client sends.
+pub struct Agent {
+    pub service: Service,
+    pub session: Mutex<Session>,
+    rt: tokio::runtime::Runtime,
+}
+
+impl Agent {
+    /// The fixture's project and user space; `PATH` the system's (tools run `bash`).
+    pub fn new(f: &Fixture) -> Agent {
+        Agent::with_project(f, Some(f.project()))
+    }
+
+    pub fn with_project(f: &Fixture, project: Option<PathBuf>) -> Agent {
+        Agent::with_vars(f, project, &[])
+    }
+
+    /// With these variables added to the host's environment.
+    pub fn with_vars(f: &Fixture, project: Option<PathBuf>, vars: &[(&str, &str)]) -> Agent {
+        let mut all = vec![("PATH", "/usr/local/bin:/usr/bin:/bin")];
+        all.extend_from_slice(vars);
+        let host = f.host(&all);
+        Agent {
+            service: Service::new(project, host),
+            session: Mutex::new(Session::default()),
+            rt: rt(),
+        }
+    }
+
+    fn str_of(v: &Json, k: &str) -> String {
+        v.get(k)
+            .and_then(Json::as_str)
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    /// `execute` with `{item_type, action, item_id, parameters?, project_path?}`.
+    pub fn execute(&self, v: Json) -> Result<Json, OpError> {
+        self.execute_with(v, &NullSink)
+    }
+
+    /// [`Agent::execute`], a run's output streamed to `sink`.
+    pub fn execute_with(&self, v: Json, sink: &dyn OutputSink) -> Result<Json, OpError> {
+        let a = ExecuteArgs {
+            item_type: Self::str_of(&v, "item_type"),
+            action: Self::str_of(&v, "action"),
+            item_id: Self::str_of(&v, "item_id"),
+            parameters: v.get("parameters").cloned(),
+            dry_run: v.get("dry_run").and_then(Json::as_bool).unwrap_or(false),
+            project_path: v
+                .get("project_path")
+                .and_then(Json::as_str)
+                .map(str::to_string),
+        };
+        self.rt.block_on(
+            self.service
+                .execute(&self.session, &a, sink, &CancellationToken::new()),
+        )
+    }
+
+    /// `load` with `{item_type, item_id, source?, destination?, force?}`.
+    pub fn load(&self, v: Json) -> Result<Json, OpError> {
+        let a = LoadArgs {
+            item_type: Self::str_of(&v, "item_type"),
+            item_id: Self::str_of(&v, "item_id"),
+            source: v.get("source").and_then(Json::as_str).map(str::to_string),
+            destination: v
+                .get("destination")
+                .and_then(Json::as_str)
+                .map(str::to_string),
+            force: v.get("force").and_then(Json::as_bool).unwrap_or(false),
+            project_path: None,
+        };
+        let s = self.session.lock().unwrap().clone();
+        self.service.load(&s, &a)
+    }
+
+    /// `search` with `{item_type, query}`.
+    pub fn search(&self, v: Json) -> Result<Json, OpError> {
+        let a = SearchArgs {
+            item_type: Self::str_of(&v, "item_type"),
+            query: Self::str_of(&v, "query"),
+            ..Default::default()
+        };
+        let s = self.session.lock().unwrap().clone();
+        self.service.search(&s, &a)
+    }
+
+    /// The ids of the directives the session is following, outermost first.
+    pub fn stack(&self) -> Vec<String> {
+        let s = self.session.lock().unwrap();
+        s.stack.iter().map(|a| a.id.clone()).collect()
     }
 }

@@ -100,11 +100,18 @@ pub struct Client {
     next_id: i64,
     server: tokio::task::JoinHandle<()>,
     pub root: PathBuf,
+    /// The server's capabilities (from `initialize`).
+    pub capabilities: Value,
 }
 
 impl Client {
     /// Start a server and initialize it with `root` as the workspace folder.
     pub async fn start(root: &Path, utf8: bool) -> Client {
+        Client::start_with(root, utf8, json!({})).await
+    }
+
+    /// [`Client::start`] with more `workspace` capabilities (merged over the usual ones).
+    pub async fn start_with(root: &Path, utf8: bool, more_workspace: Value) -> Client {
         init_env();
         let (client_io, server_io) = tokio::io::duplex(1 << 20);
         let (sr, sw) = tokio::io::split(server_io);
@@ -133,12 +140,23 @@ impl Client {
             next_id: 1,
             server,
             root: root.to_path_buf(),
+            capabilities: Value::Null,
         };
         let encodings = if utf8 {
             json!(["utf-8", "utf-16"])
         } else {
             json!(["utf-16"])
         };
+        let mut workspace = json!({
+            "didChangeWatchedFiles": {"dynamicRegistration": true},
+            "workspaceEdit": {"documentChanges": utf8, "resourceOperations": ["rename"]},
+            "inlayHint": {"refreshSupport": true}
+        });
+        if let (Some(w), Some(more)) = (workspace.as_object_mut(), more_workspace.as_object()) {
+            for (k, v) in more {
+                w.insert(k.clone(), v.clone());
+            }
+        }
         let init = c
             .request(
                 "initialize",
@@ -155,16 +173,13 @@ impl Client {
                             "completion": {"completionItem": {"snippetSupport": utf8}},
                             "publishDiagnostics": {"codeDescriptionSupport": utf8}
                         },
-                        "workspace": {
-                            "didChangeWatchedFiles": {"dynamicRegistration": true},
-                            "workspaceEdit": {"documentChanges": utf8, "resourceOperations": ["rename"]},
-                            "inlayHint": {"refreshSupport": true}
-                        }
+                        "workspace": workspace
                     }
                 }),
             )
             .await;
         assert!(init.get("result").is_some(), "{init}");
+        c.capabilities = init["result"]["capabilities"].clone();
         c.notify("initialized", json!({})).await;
         c
     }

@@ -1,0 +1,308 @@
+//! Sessions and capability checks of the agent service, at the kernel (issue 14: the MCP
+//! semantics were tested only through the protocol): what a running directive grants,
+//! nesting narrows, `done` ends, and how a refusal reads.
+
+use crate::common::{Agent, Fixture};
+use kiwi_kernel::directive;
+use kiwi_kernel::ids::ItemType;
+use kiwi_kernel::service::{Active, Session};
+use serde_json::json;
+
+fn directive(name: &str, permissions: &str) -> String {
+    format!(
+        r#"# {name}
+
+```xml
+<directive name="{name}" version="1.0.0">
+  <metadata>
+    <description>A test directive</description>
+    <category>test</category>
+    <author>tests</author>
+    <permissions>
+{permissions}
+    </permissions>
+  </metadata>
+  <process>
+    <step name="one">
+      <description>Do one thing</description>
+    </step>
+  </process>
+  <outputs>
+    <success>done</success>
+  </outputs>
+</directive>
+```
+"#
+    )
+}
+
+const ECHO: &str = "version: \"1.0.0\"\ntool_type: yaml\nexecutor_id: subprocess\ncategory: test\ndescription: Echo\nconfig:\n  command: bash\n  args: [\"-c\", \"echo hi\"]\n  timeout: 20\n";
+
+fn fixture() -> Fixture {
+    let outer = directive(
+        "outer",
+        r#"      <execute resource="kiwi" action="run" item_type="tool" id="t/echo"/>
+      <load resource="kiwi" action="load" item_type="knowledge" id="k/*"/>
+      <search resource="kiwi" action="search" item_type="knowledge" id="*"/>
+      <execute resource="kiwi" action="run" item_type="directive" id="d/*"/>"#,
+    );
+    let inner = directive(
+        "inner",
+        r#"      <execute resource="kiwi" action="run" item_type="tool" id="*"/>
+      <load resource="kiwi" action="load" item_type="knowledge" id="*"/>
+      <search resource="kiwi" action="search" item_type="knowledge" id="*"/>"#,
+    );
+    Fixture::new(&format!(
+        "//- project/.ai/directives/d/outer.md\n{outer}\
+//- project/.ai/directives/d/inner.md\n{inner}\
+//- project/.ai/tools/t/echo.yaml\n{ECHO}\
+//- project/.ai/tools/t/other.yaml\n{}\
+//- project/.ai/knowledge/k/notes.md\n---\nid: notes\nentry_type: reference\ntitle: Notes about greeting\n---\n\nBe kind when greeting.\n\
+//- project/.ai/knowledge/other/secret.md\n---\nid: secret\nentry_type: reference\ntitle: Secret greeting\n---\n\nNot for the directive.\n",
+        ECHO.replace("Echo", "Other")
+    ))
+}
+
+fn run(agent: &Agent, id: &str) -> serde_json::Value {
+    agent
+        .execute(json!({"item_type": "directive", "action": "run", "item_id": id}))
+        .unwrap_or_else(|e| panic!("run {id}: {e:?}"))
+}
+
+#[test]
+fn without_a_directive_everything_but_changing_system_items_is_allowed() {
+    let f = fixture();
+    let agent = Agent::new(&f);
+    assert!(agent.stack().is_empty());
+    agent
+        .execute(json!({"item_type": "tool", "action": "dry_run", "item_id": "t/other"}))
+        .unwrap();
+    agent
+        .load(json!({"item_type": "knowledge", "item_id": "other/secret"}))
+        .unwrap();
+    agent
+        .search(json!({"item_type": "tool", "query": "echo"}))
+        .unwrap();
+    let e = agent
+        .execute(json!({"item_type": "system", "action": "update", "item_id": "paths"}))
+        .unwrap_err();
+    assert_eq!(e.error, "read_only");
+}
+
+#[test]
+fn a_running_directive_grants_only_what_it_lists() {
+    let f = fixture();
+    let agent = Agent::new(&f);
+    let v = run(&agent, "d/outer");
+    assert_eq!(v["session"]["active_directive"], "d/outer");
+    assert_eq!(v["session"]["depth"], 1);
+    assert_eq!(agent.stack(), ["d/outer"]);
+
+    // Granted.
+    agent
+        .execute(json!({"item_type": "tool", "action": "dry_run", "item_id": "t/echo"}))
+        .unwrap();
+    agent
+        .load(json!({"item_type": "knowledge", "item_id": "k/notes"}))
+        .unwrap();
+    agent
+        .search(json!({"item_type": "knowledge", "query": "greeting"}))
+        .unwrap();
+
+    // Refused: another tool (a dry run needs `run` too), other knowledge, a search of tools,
+    // a write, a system item.
+    let e = agent
+        .execute(json!({"item_type": "tool", "action": "dry_run", "item_id": "t/other"}))
+        .unwrap_err();
+    assert_eq!(e.error, "permission_denied");
+    assert_eq!(e.extra["missing_capability"], "kiwi.run.tool.t/other");
+    assert_eq!(e.extra["directive"], "d/outer");
+    assert_eq!(
+        e.extra["grant"],
+        r#"<execute resource="kiwi" action="run" item_type="tool" id="t/other"/>"#
+    );
+    assert_eq!(e.item_type.as_deref(), Some("tool"));
+    assert_eq!(e.action.as_deref(), Some("dry_run"));
+    assert_eq!(e.item_id.as_deref(), Some("t/other"));
+    assert!(
+        e.message.contains("does not grant `run` on tool `t/other`"),
+        "{}",
+        e.message
+    );
+    let e = agent
+        .load(json!({"item_type": "knowledge", "item_id": "other/secret"}))
+        .unwrap_err();
+    assert_eq!(
+        e.extra["missing_capability"],
+        "kiwi.load.knowledge.other/secret"
+    );
+    let e = agent
+        .search(json!({"item_type": "tool", "query": "echo"}))
+        .unwrap_err();
+    assert_eq!(e.extra["missing_capability"], "kiwi.search.tool.*");
+    assert_eq!(
+        e.extra["grant"],
+        r#"<search resource="kiwi" action="search" item_type="tool" id="*"/>"#
+    );
+    let e = agent
+        .execute(
+            json!({"item_type": "knowledge", "action": "create", "item_id": "k/new",
+                        "parameters": {"content": "---\nid: new\n---\n\nx\n"}}),
+        )
+        .unwrap_err();
+    assert_eq!(e.extra["missing_capability"], "kiwi.create.knowledge.k/new");
+    assert!(!f.project().join(".ai/knowledge/k/new.md").exists());
+    let e = agent
+        .execute(json!({"item_type": "system", "action": "run", "item_id": "paths"}))
+        .unwrap_err();
+    assert_eq!(e.error, "permission_denied");
+    // A refused call leaves the session as it was.
+    assert_eq!(agent.stack(), ["d/outer"]);
+}
+
+#[test]
+fn a_search_under_a_directive_shows_only_what_it_may_see() {
+    let f = fixture();
+    let agent = Agent::new(&f);
+    // The outer directive may search every knowledge entry; a nested one that may search
+    // knowledge but load only `k/*`...
+    run(&agent, "d/outer");
+    let s = agent
+        .search(json!({"item_type": "knowledge", "query": "greeting"}))
+        .unwrap();
+    let ids: Vec<&str> = s["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        ids.contains(&"k/notes") && ids.contains(&"other/secret"),
+        "{ids:?}"
+    );
+    // ... while a session whose directive searches only `k/*` sees `k/notes` alone.
+    let narrow = directive::parse(&directive(
+        "narrow",
+        r#"      <search resource="kiwi" action="search" item_type="knowledge" id="k/*"/>"#,
+    ));
+    *agent.session.lock().unwrap() = Session {
+        stack: vec![Active {
+            id: "d/narrow".into(),
+            capabilities: narrow.capabilities.clone(),
+        }],
+        protocol_version: None,
+    };
+    let s = agent
+        .search(json!({"item_type": "knowledge", "query": "greeting"}))
+        .unwrap();
+    let ids: Vec<&str> = s["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["k/notes"]);
+    assert_eq!(s["total"], 1);
+}
+
+#[test]
+fn a_nested_directive_narrows_and_never_widens() {
+    let f = fixture();
+    let agent = Agent::new(&f);
+    run(&agent, "d/outer");
+    let v = run(&agent, "d/inner");
+    assert_eq!(v["session"]["depth"], 2);
+    assert_eq!(v["session"]["nested"], true);
+    assert_eq!(agent.stack(), ["d/outer", "d/inner"]);
+    // The inner directive grants run on every tool; the outer one only t/echo.
+    let e = agent
+        .execute(json!({"item_type": "tool", "action": "dry_run", "item_id": "t/other"}))
+        .unwrap_err();
+    assert_eq!(e.error, "permission_denied");
+    assert_eq!(e.extra["directive"], "d/outer");
+    agent
+        .execute(json!({"item_type": "tool", "action": "dry_run", "item_id": "t/echo"}))
+        .unwrap();
+    // The inner one does not grant running directives: a third level is refused by it.
+    let e = agent
+        .execute(json!({"item_type": "directive", "action": "run", "item_id": "d/outer"}))
+        .unwrap_err();
+    assert_eq!(e.extra["directive"], "d/inner");
+    assert_eq!(agent.stack(), ["d/outer", "d/inner"]);
+}
+
+#[test]
+fn done_ends_the_directive_and_those_it_started() {
+    let f = fixture();
+    let agent = Agent::new(&f);
+    run(&agent, "d/outer");
+    run(&agent, "d/inner");
+    // `done` on the outer directive ends the inner one too.
+    let v = agent
+        .execute(json!({"item_type": "directive", "action": "done", "item_id": "d/outer"}))
+        .unwrap();
+    assert_eq!(v["done"], true);
+    assert_eq!(v["active_directive"], serde_json::Value::Null);
+    assert!(agent.stack().is_empty());
+    // Not running: an error naming the directives that are.
+    let e = agent
+        .execute(json!({"item_type": "directive", "action": "done", "item_id": "d/outer"}))
+        .unwrap_err();
+    assert_eq!(e.error, "not_active");
+    assert!(e.suggestions.is_empty());
+    run(&agent, "d/outer");
+    let e = agent
+        .execute(json!({"item_type": "directive", "action": "done", "item_id": "d/inner"}))
+        .unwrap_err();
+    assert_eq!(e.error, "not_active");
+    assert_eq!(e.suggestions, ["d/outer"]);
+    // Unrestricted again once the last one is done.
+    agent
+        .execute(json!({"item_type": "directive", "action": "done", "item_id": "d/outer"}))
+        .unwrap();
+    agent
+        .execute(json!({"item_type": "tool", "action": "dry_run", "item_id": "t/other"}))
+        .unwrap();
+}
+
+#[test]
+fn session_check_reads_every_level_and_denies() {
+    let caps = |perms: &str| directive::parse(&directive("x", perms)).capabilities;
+    let level = |id: &str, perms: &str| Active {
+        id: id.into(),
+        capabilities: caps(perms),
+    };
+    let s = Session {
+        stack: vec![
+            level(
+                "d/a",
+                r#"      <execute resource="kiwi" action="*" item_type="tool" id="*"/>
+      <deny resource="kiwi" action="run" item_type="tool" id="danger/*"/>"#,
+            ),
+            level(
+                "d/b",
+                r#"      <execute resource="kiwi" action="run" item_type="tool" id="*"/>"#,
+            ),
+        ],
+        protocol_version: None,
+    };
+    assert_eq!(s.active().map(|a| a.id.as_str()), Some("d/b"));
+    assert!(s.check("run", ItemType::Tool, Some("safe/x")).is_ok());
+    // Denied by the outer level although the inner one grants it.
+    let e = s
+        .check("run", ItemType::Tool, Some("danger/x"))
+        .unwrap_err();
+    assert_eq!(e.extra["directive"], "d/a");
+    // Granted by the outer level (`*`), not by the inner one (`run` only).
+    let e = s
+        .check("update", ItemType::Tool, Some("safe/x"))
+        .unwrap_err();
+    assert_eq!(e.extra["directive"], "d/b");
+    assert_eq!(e.extra["missing_capability"], "kiwi.update.tool.safe/x");
+    // A search (no id) needs a grant of the verb on the item type.
+    let e = s.check("search", ItemType::Tool, None).unwrap_err();
+    assert_eq!(e.extra["missing_capability"], "kiwi.search.tool.*");
+    assert!(Session::default()
+        .check("delete", ItemType::Directive, Some("any/thing"))
+        .is_ok());
+}

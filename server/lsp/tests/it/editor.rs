@@ -1,0 +1,270 @@
+//! Issue 15, points 4, 14 (`willRenameFiles`), 17 and 18 through the protocol: semantic
+//! tokens, folding ranges, document links, formatting, renaming an item's file, lenses
+//! refreshed after a change without a save.
+
+use crate::common;
+
+use common::{pos, uri, Client};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+fn greet(root: &Path) -> PathBuf {
+    root.join(".ai/directives/greet.md")
+}
+
+/// Decoded semantic tokens: (line, character, length, type name).
+fn decode(legend: &Value, data: &Value) -> Vec<(u64, u64, u64, String)> {
+    let types = legend["tokenTypes"].as_array().unwrap();
+    let d: Vec<u64> = data
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    let (mut line, mut ch) = (0, 0);
+    d.chunks(5)
+        .map(|t| {
+            if t[0] > 0 {
+                ch = 0;
+            }
+            line += t[0];
+            ch += t[1];
+            (
+                line,
+                ch,
+                t[2],
+                types[t[3] as usize].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn semantic_tokens_folding_and_links_in_utf8_and_utf16() {
+    for utf8 in [true, false] {
+        let (_d, root) = common::project();
+        let mut c = Client::start(&root, utf8).await;
+        let caps = c.capabilities.clone();
+        assert_eq!(caps["foldingRangeProvider"], json!(true), "{caps}");
+        assert!(caps["documentLinkProvider"].is_object(), "{caps}");
+        assert_eq!(caps["documentFormattingProvider"], json!(true), "{caps}");
+        assert!(
+            caps["workspace"]["fileOperations"]["willRename"]["filters"].is_array(),
+            "{caps}"
+        );
+        let legend = caps["semanticTokensProvider"]["legend"].clone();
+        let g = greet(&root);
+        let text = std::fs::read_to_string(&g).unwrap();
+        c.open(&g).await;
+        let toks = c
+            .call(
+                "textDocument/semanticTokens/full",
+                json!({"textDocument": {"uri": uri(&g)}}),
+            )
+            .await;
+        let toks = decode(&legend, &toks["data"]);
+        // `{input:who}` after "Grüß 🥝 " (columns differ between the encodings).
+        let at = pos(&text, "{input:who} freundlich", 0, utf8);
+        assert!(
+            toks.contains(&(
+                at["line"].as_u64().unwrap(),
+                at["character"].as_u64().unwrap(),
+                "{input:who}".len() as u64,
+                "parameter".into()
+            )),
+            "{toks:?}"
+        );
+        let at = pos(&text, "text/echo\"", 0, utf8);
+        assert!(
+            toks.contains(&(
+                at["line"].as_u64().unwrap(),
+                at["character"].as_u64().unwrap(),
+                9,
+                "namespace".into()
+            )),
+            "{toks:?}"
+        );
+        // Folding: each step, by its name.
+        let folds = c
+            .call(
+                "textDocument/foldingRange",
+                json!({"textDocument": {"uri": uri(&g)}}),
+            )
+            .await;
+        let say = pos(&text, "<step name=\"say\">", 0, utf8)["line"].clone();
+        let fold = folds
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["startLine"] == say)
+            .unwrap_or_else(|| panic!("{folds}"));
+        assert_eq!(fold["collapsedText"], json!("step say"));
+        let end = pos(&text, "</step>", 0, utf8)["line"].as_u64().unwrap();
+        assert_eq!(fold["endLine"], json!(end - 1), "the `</step>` line stays");
+        // Links: the call of text/echo opens its file; the missing text/ecko links nowhere.
+        let links = c
+            .call(
+                "textDocument/documentLink",
+                json!({"textDocument": {"uri": uri(&g)}}),
+            )
+            .await;
+        let targets: Vec<&str> = links
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["target"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            targets,
+            [uri(&root.join(".ai/tools/text/echo.py"))],
+            "{links}"
+        );
+        assert_eq!(
+            links[0]["range"]["start"],
+            pos(&text, "text/echo\"", 0, utf8)
+        );
+        c.shutdown().await;
+    }
+}
+
+/// Apply LSP text edits (UTF-8 positions) to a text.
+fn apply(text: &str, edits: &Value) -> String {
+    let offset = |p: &Value| {
+        let line = p["line"].as_u64().unwrap() as usize;
+        let start: usize = text.split_inclusive('\n').take(line).map(str::len).sum();
+        start + p["character"].as_u64().unwrap() as usize
+    };
+    let mut edits: Vec<&Value> = edits.as_array().unwrap().iter().collect();
+    edits.sort_by_key(|e| std::cmp::Reverse(offset(&e["range"]["start"])));
+    let mut out = text.to_string();
+    for e in edits {
+        out.replace_range(
+            offset(&e["range"]["start"])..offset(&e["range"]["end"]),
+            e["newText"].as_str().unwrap(),
+        );
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn formatting_a_badly_indented_directive() {
+    let (_d, root) = common::project();
+    let g = greet(&root);
+    let good = std::fs::read_to_string(&g).unwrap();
+    let bad = good
+        .replace("    <step name=\"say\">", "<step name=\"say\">")
+        .replace(
+            "      <execute item_type=\"tool\" item_id=\"text/echo\">",
+            "           <execute item_type=\"tool\" item_id=\"text/echo\">   ",
+        );
+    assert_ne!(bad, good);
+    std::fs::write(&g, &bad).unwrap();
+    let mut c = Client::start(&root, true).await;
+    c.open(&g).await;
+    let edits = c
+        .call(
+            "textDocument/formatting",
+            json!({"textDocument": {"uri": uri(&g)}, "options": {"tabSize": 2, "insertSpaces": true}}),
+        )
+        .await;
+    assert_eq!(edits.as_array().map(Vec::len), Some(2), "{edits}");
+    assert_eq!(apply(&bad, &edits), good);
+    // A Python tool is not formatted: no edits.
+    let echo = root.join(".ai/tools/text/echo.py");
+    c.open(&echo).await;
+    let none = c
+        .call(
+            "textDocument/formatting",
+            json!({"textDocument": {"uri": uri(&echo)}, "options": {"tabSize": 2, "insertSpaces": true}}),
+        )
+        .await;
+    assert_eq!(none, json!([]));
+    c.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn will_rename_files_renames_the_id() {
+    let (_d, root) = common::project();
+    let mut c = Client::start(&root, true).await;
+    c.indexed().await;
+    let g = greet(&root);
+    let from = root.join(".ai/tools/text/echo.py");
+    let to = root.join(".ai/tools/text/shout.py");
+    let edit = c
+        .call(
+            "workspace/willRenameFiles",
+            json!({"files": [{"oldUri": uri(&from), "newUri": uri(&to)}]}),
+        )
+        .await;
+    let ops = edit["documentChanges"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{edit}"));
+    let on_greet: Vec<&Value> = ops
+        .iter()
+        .filter(|o| o["textDocument"]["uri"] == json!(uri(&g)))
+        .collect();
+    assert_eq!(on_greet.len(), 1, "{edit}");
+    let text = std::fs::read_to_string(&g).unwrap();
+    let renamed = apply(&text, &on_greet[0]["edits"]);
+    assert!(renamed.contains("item_id=\"text/shout\""), "{renamed}");
+    assert!(
+        !ops.iter().any(|o| o["kind"] == "rename"),
+        "the editor moves the file itself: {edit}"
+    );
+    // Not an item file: no edit.
+    let none = c
+        .call(
+            "workspace/willRenameFiles",
+            json!({"files": [{"oldUri": uri(&root.join("README.md")), "newUri": uri(&root.join("README2.md"))}]}),
+        )
+        .await;
+    assert_eq!(none, Value::Null);
+    c.shutdown().await;
+}
+
+/// Point 4: after a change that adds a step (a quick fix, applied without a save), a client
+/// that supports it is asked to refresh its lenses, and the new lens is there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lenses_are_refreshed_after_a_change() {
+    let (_d, root) = common::project();
+    let mut c =
+        Client::start_with(&root, true, json!({"codeLens": {"refreshSupport": true}})).await;
+    c.indexed().await;
+    let g = greet(&root);
+    c.open(&g).await;
+    let lens_titles = |l: &Value| -> Vec<String> {
+        l.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["command"]["title"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let before = c
+        .call(
+            "textDocument/codeLens",
+            json!({"textDocument": {"uri": uri(&g)}}),
+        )
+        .await;
+    let n = lens_titles(&before).len();
+    let text = std::fs::read_to_string(&g).unwrap();
+    // The missing text/ecko becomes text/echo (what the K003 quick fix does).
+    let at = pos(&text, "text/ecko", 0, true);
+    let end = pos(&text, "text/ecko", 9, true);
+    c.seen.clear();
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri(&g), "version": 2},
+               "contentChanges": [{"range": {"start": at, "end": end}, "text": "text/echo"}]}),
+    )
+    .await;
+    c.wait_for(|m| m["method"] == "workspace/codeLens/refresh")
+        .await;
+    let after = c
+        .call(
+            "textDocument/codeLens",
+            json!({"textDocument": {"uri": uri(&g)}}),
+        )
+        .await;
+    assert_eq!(lens_titles(&after).len(), n + 1, "{after}");
+    c.shutdown().await;
+}
