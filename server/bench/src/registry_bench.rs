@@ -168,6 +168,10 @@ impl Drop for Mcp {
 }
 
 pub fn run(kiwi: &Path, n: usize, runs: usize) -> Result<Vec<Figure>> {
+    // Absolute: the commands below run in the generated project.
+    let kiwi = &kiwi
+        .canonicalize()
+        .with_context(|| format!("{}", kiwi.display()))?;
     let reg = registry(n)?;
     let work = std::env::temp_dir().join(format!("kiwi-bench-registry-{n}-user"));
     let _ = std::fs::remove_dir_all(&work);
