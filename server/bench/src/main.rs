@@ -66,6 +66,17 @@ enum Cmd {
         #[arg(long)]
         kiwi: Option<PathBuf>,
     },
+    /// A generated registry (a git repository of N items): the first `registry add`, warm
+    /// MCP `search source: registry`, `registry update` with one new version, `pull` of one item.
+    Registry {
+        #[arg(long, default_value_t = 10_000)]
+        items: usize,
+        #[arg(long, default_value_t = 50)]
+        runs: usize,
+        /// The kiwi binary (default: target/release/kiwi next to this benchmark).
+        #[arg(long)]
+        kiwi: Option<PathBuf>,
+    },
     /// Every figure of `09-quality.md` §3 in one run, with its target: `check` cold at
     /// 1,000 / 10,000 / 100,000 items, LSP didChange and hover latency and RSS, MCP search
     /// latency at several sizes, spawn to `tools/list` and RSS, `run` overhead as a ratio to
@@ -119,6 +130,10 @@ fn main() -> Result<()> {
             let kiwi = kiwi_binary(kiwi)?;
             print_table(&mcp_bench::run(&kiwi, &sizes, runs)?);
         }
+        Cmd::Registry { items, runs, kiwi } => {
+            let kiwi = kiwi_binary(kiwi)?;
+            print_table(&registry_bench::run(&kiwi, items, runs)?);
+        }
         Cmd::All { quick, kiwi } => {
             let kiwi = kiwi_binary(kiwi)?;
             all(&kiwi, quick)?;
@@ -170,6 +185,7 @@ fn all(kiwi: &Path, quick: bool) -> Result<()> {
     part("lsp", lsp_bench::run(kiwi, lsp_items, lsp_runs))?;
     part("mcp", mcp_bench::run(kiwi, mcp_sizes, mcp_runs))?;
     part("run", run_bench::run(kiwi, run_runs, 200))?;
+    part("registry", registry_bench::run(kiwi, 10_000, mcp_runs))?;
     println!(
         "\nall figures ({:.0} s in all; medians and p99 of repeated runs, workload beside each):",
         started.elapsed().as_secs_f64()
@@ -296,6 +312,7 @@ fn check_cold(kiwi: &Path, n: usize, runs: usize) -> Result<Figure> {
 
 mod lsp_bench;
 mod mcp_bench;
+mod registry_bench;
 mod run_bench;
 
 fn default_kiwi() -> PathBuf {

@@ -23,6 +23,7 @@ pub mod knowledge;
 pub mod lock;
 pub mod lookup;
 pub mod redact;
+pub mod registry;
 pub mod search;
 pub mod service;
 pub mod system;

@@ -198,6 +198,22 @@ pub struct Hit {
     pub shadowed_by: Option<String>,
 }
 
+/// A document from outside the workspace: a registry's item (its latest version's line).
+#[derive(Debug, Clone)]
+pub struct ExternalDoc {
+    pub item_type: ItemType,
+    pub id: String,
+    /// What the hit's `source` says (`registry:team`).
+    pub source: String,
+    /// Where it is (the registry's URL), shown as the hit's `path`.
+    pub path: Option<PathBuf>,
+    pub meta: Meta,
+    /// More searchable text (a registry line's chain and permissions).
+    pub body: String,
+    /// The workspace's space whose item of the same id wins over it.
+    pub shadowed_by: Option<Space>,
+}
+
 /// An inverted index over a snapshot of a workspace.
 #[derive(Debug, Default)]
 pub struct Index {
@@ -297,26 +313,65 @@ impl Index {
             ];
             idx.add(ItemType::System, s.id.to_string(), None, None, m, &fields);
         }
-        let mut forms: Vec<(String, u32)> = std::mem::take(&mut idx.words)
+        idx.finish();
+        idx
+    }
+
+    /// Index documents that are not items of a workspace (a registry's index lines), each
+    /// shown under its own source name, and shadowed by the workspace's item of the same id.
+    pub fn from_external(docs: Vec<ExternalDoc>) -> Index {
+        let mut idx = Index::default();
+        for d in docs {
+            let source = Space::Extra(crate::ids::ExtraSpace::new(u16::MAX, &d.source));
+            if let Some(w) = d.shadowed_by {
+                idx.winners.insert((d.item_type, d.id.clone()), w);
+            }
+            let tags = d.meta.tags.join(" ");
+            let desc = d.meta.description.clone().unwrap_or_default();
+            let cat = d.meta.category.clone().unwrap_or_default();
+            let name = d.meta.name.clone();
+            let fields: [(&str, f32); 6] = [
+                (&d.id, W_NAME),
+                (&name, W_NAME),
+                (&desc, W_DESC),
+                (&cat, W_CATEGORY),
+                (&tags, W_TAGS),
+                (&d.body, W_BODY),
+            ];
+            idx.add(
+                d.item_type,
+                d.id.clone(),
+                Some(source),
+                d.path,
+                d.meta,
+                &fields,
+            );
+        }
+        idx.finish();
+        idx
+    }
+
+    /// The lookups and statistics, once every document is in.
+    fn finish(&mut self) {
+        let mut forms: Vec<(String, u32)> = std::mem::take(&mut self.words)
             .into_iter()
-            .filter(|(w, t)| idx.terms[*t as usize] != *w)
+            .filter(|(w, t)| self.terms[*t as usize] != *w)
             .collect();
         forms.sort_unstable();
-        idx.forms = forms;
-        idx.finish_lookups();
-        idx.docs.shrink_to_fit();
-        idx.terms.shrink_to_fit();
-        idx.postings.shrink_to_fit();
-        for p in &mut idx.postings {
+        self.forms = forms;
+        self.finish_lookups();
+        self.docs.shrink_to_fit();
+        self.terms.shrink_to_fit();
+        self.postings.shrink_to_fit();
+        for p in &mut self.postings {
             p.shrink_to_fit();
         }
-        let total: f32 = idx.docs.iter().map(|d| d.len).sum();
-        idx.avg_len = if idx.docs.is_empty() {
+        let total: f32 = self.docs.iter().map(|d| d.len).sum();
+        self.avg_len = if self.docs.is_empty() {
             1.0
         } else {
-            (total / idx.docs.len() as f32).max(1.0)
+            (total / self.docs.len() as f32).max(1.0)
         };
-        idx
     }
 
     fn add(
@@ -436,6 +491,11 @@ impl Index {
 
     pub fn len(&self) -> usize {
         self.docs.len()
+    }
+
+    /// The space whose item of this type and id wins, when the workspace has one.
+    pub fn winner(&self, item_type: ItemType, id: &str) -> Option<Space> {
+        self.winners.get(&(item_type, id.to_string())).copied()
     }
 
     pub fn is_empty(&self) -> bool {

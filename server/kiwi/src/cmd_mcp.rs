@@ -76,7 +76,7 @@ pub struct SearchOptions<'a> {
 
 pub fn search(o: &SearchOptions) -> Result<ExitCode> {
     let project = project_for(o.project)?;
-    let service = Service::new(project, Host::from_process());
+    let service = Service::new(project.clone(), Host::from_process());
     let types: Vec<&str> = match o.item_type {
         Some(t) => {
             if ItemType::parse(t).is_none() {
@@ -88,14 +88,37 @@ pub fn search(o: &SearchOptions) -> Result<ExitCode> {
     };
     let session = Session::default();
     let mut all = Vec::new();
-    for t in types {
+    // Registries: `registry` (every configured one), `registry:NAME`, or `all` (local too).
+    let registry = matches!(o.source, Some("registry" | "all"))
+        || o.source.is_some_and(|s| s.starts_with("registry:"));
+    if registry {
+        let reg_types: Vec<ItemType> = types
+            .iter()
+            .filter_map(|t| ItemType::parse(t))
+            .filter(|t| t.folder().is_some())
+            .collect();
+        all.extend(crate::cmd_registry::search_hits(
+            project.as_deref(),
+            o.source.unwrap_or("registry"),
+            &reg_types,
+            o.query,
+            o.limit,
+        )?);
+    }
+    let local: Vec<&str> = if registry && o.source != Some("all") {
+        Vec::new()
+    } else {
+        types
+    };
+    let local_source = o.source.filter(|s| *s != "all");
+    for t in local {
         let r = service
             .search(
                 &session,
                 &SearchArgs {
                     item_type: t.to_string(),
                     query: o.query.to_string(),
-                    source: o.source.map(str::to_string),
+                    source: local_source.map(str::to_string),
                     limit: Some(o.limit),
                     project_path: None,
                     ..Default::default()

@@ -4,6 +4,7 @@ mod cmd_check;
 mod cmd_env;
 mod cmd_keys;
 mod cmd_mcp;
+mod cmd_registry;
 mod cmd_run;
 mod cmd_sign;
 mod cmd_verify;
@@ -164,13 +165,62 @@ values only for variables the chain itself defines) and runs nothing.")]
         /// directive, tool, knowledge or system (default: every type).
         #[arg(long = "type")]
         item_type: Option<String>,
-        /// project, user, builtin, an extra space's name, or all.
+        /// project, user, builtin, an extra space's name, registry (every configured registry),
+        /// registry:NAME, or all (the spaces and the registries).
         #[arg(long)]
         source: Option<String>,
         #[arg(long, default_value_t = 10)]
         limit: usize,
         #[arg(long)]
         project: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Registries: create one, and configure the ones you use (`registries:` of the user's
+    /// config.yaml; clones in the user space's cache/registries/).
+    Registry {
+        #[command(subcommand)]
+        command: RegistryCommand,
+    },
+    /// Publish an item (its file, TYPE/ID or id) to a configured registry: refused when it has
+    /// error diagnostics; its files and index line are committed and pushed.
+    Publish {
+        item: String,
+        #[arg(long)]
+        registry: String,
+        /// The version (semver); default: the one the item declares.
+        #[arg(long)]
+        version: Option<String>,
+        /// Publish without a signature (default: signed with the user's key, `kiwi keys new`).
+        #[arg(long)]
+        unsigned: bool,
+        #[arg(long)]
+        project: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Pull TYPE/ID[@VERSION] (an exact version or a semver requirement such as ^1.2) from the
+    /// registries: the digest is checked before anything is written, nothing is overwritten
+    /// without --force, a tool's missing chain comes with it.
+    Pull {
+        item: String,
+        #[arg(long, value_enum, default_value = "project")]
+        to: cmd_registry::To,
+        #[arg(long)]
+        force: bool,
+        /// Only this registry (default: the first configured one that has the item).
+        #[arg(long)]
+        registry: Option<String>,
+        #[arg(long)]
+        project: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Yank TYPE/ID@VERSION: pulls no longer choose it (a line saying so is appended).
+    Yank {
+        item: String,
+        #[arg(long)]
+        registry: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -206,6 +256,47 @@ values only for variables the chain itself defines) and runs nothing.")]
         items: Vec<String>,
         #[arg(long)]
         project: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum RegistryCommand {
+    /// Create a registry: a git repository holding kiwi-registry.toml and the empty index.
+    New {
+        dir: PathBuf,
+        /// A bare repository (to serve, or to push to).
+        #[arg(long)]
+        bare: bool,
+        /// Its name (default: the folder's name).
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Configure a registry (URL: https://, ssh://, git@host:path, file://, or a path); it is
+    /// fetched and checked first.
+    Add {
+        name: String,
+        url: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The configured registries.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Forget a registry (and its clone).
+    Remove {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Fetch the registries (all, or those named), checking everything new.
+    Update {
+        names: Vec<String>,
         #[arg(long)]
         json: bool,
     },
@@ -267,6 +358,53 @@ fn main() -> ExitCode {
             json,
         }),
         Command::Init { force, json } => cmd_mcp::init(force, json),
+        Command::Registry { command } => match command {
+            RegistryCommand::New {
+                dir,
+                bare,
+                name,
+                json,
+            } => cmd_registry::new(&dir, bare, name.as_deref(), json),
+            RegistryCommand::Add { name, url, json } => cmd_registry::add(&name, &url, json),
+            RegistryCommand::List { json } => cmd_registry::list(json),
+            RegistryCommand::Remove { name, json } => cmd_registry::remove(&name, json),
+            RegistryCommand::Update { names, json } => cmd_registry::update(&names, json),
+        },
+        Command::Publish {
+            item,
+            registry,
+            version,
+            unsigned,
+            project,
+            json,
+        } => cmd_registry::publish(&cmd_registry::PublishOptions {
+            item: &item,
+            registry: &registry,
+            version: version.as_deref(),
+            unsigned,
+            project: project.as_deref(),
+            json,
+        }),
+        Command::Pull {
+            item,
+            to,
+            force,
+            registry,
+            project,
+            json,
+        } => cmd_registry::pull(&cmd_registry::PullOptions {
+            reference: &item,
+            to,
+            force,
+            registry: registry.as_deref(),
+            project: project.as_deref(),
+            json,
+        }),
+        Command::Yank {
+            item,
+            registry,
+            json,
+        } => cmd_registry::yank(&item, registry.as_deref(), json),
         Command::Keys { cmd } => cmd_keys::run(cmd),
         Command::Sign {
             item,

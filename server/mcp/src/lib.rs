@@ -42,7 +42,7 @@ pub fn tools() -> Vec<Tool> {
         "properties": {
             "item_type": {"type": "string", "enum": ITEM_TYPES, "description": "What to search"},
             "query": {"type": "string", "description": "Words to look for (typos tolerated); empty lists everything"},
-            "source": {"type": "string", "enum": ["project", "user", "builtin", "all"], "default": "all"},
+            "source": {"type": "string", "enum": ["project", "user", "builtin", "registry", "all"], "default": "all", "description": "A space, or registry (every configured registry; registry:NAME for one)"},
             "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 10},
             "cursor": {"type": "string", "description": "The `cursor` of the previous answer: the results after it"},
             "project_path": project_path_prop(),
@@ -75,7 +75,7 @@ pub fn tools() -> Vec<Tool> {
         "properties": {
             "item_type": {"type": "string", "enum": ITEM_TYPES},
             "item_id": {"type": "string", "description": "The item id, such as core/init"},
-            "source": {"type": "string", "enum": ["project", "user", "builtin", "all"], "description": "Load from this space only"},
+            "source": {"type": "string", "enum": ["project", "user", "builtin", "registry", "all"], "description": "Load from this space only; registry (registry:NAME for one) reads or, with destination, pulls from the configured registries"},
             "destination": {"type": "string", "enum": ["project", "user"], "description": "Copy the item into this space"},
             "force": {"type": "boolean", "default": false, "description": "Overwrite an existing file at the destination"},
             "project_path": project_path_prop(),

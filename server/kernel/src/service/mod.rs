@@ -16,6 +16,7 @@ mod error;
 mod help;
 mod items;
 mod query;
+mod registry;
 mod resources;
 mod session;
 mod spaces;
@@ -92,6 +93,8 @@ pub struct Service {
     /// The search index kept on disk of a project not loaded yet, read by a search that comes
     /// before the workspace is loaded (or by `warm`); dropped once it is.
     cached: Mutex<HashMap<Option<PathBuf>, CachedIndex>>,
+    /// The registries' search index (`source: registry`), kept while no registry moved.
+    registry_index: Mutex<registry::RegistryIndex>,
 }
 
 /// The builtin tool whose primitive is the kernel's `init` (run in process by the server).
@@ -107,6 +110,7 @@ impl Service {
             spaces: Mutex::new(HashMap::new()),
             loading: Mutex::new(Default::default()),
             cached: Mutex::new(HashMap::new()),
+            registry_index: Mutex::new(Default::default()),
         }
     }
 

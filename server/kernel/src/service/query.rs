@@ -58,6 +58,9 @@ impl Service {
     pub(super) fn search_answer(&self, session: &Session, a: &SearchArgs) -> Res<Json> {
         let at = |e: OpError| e.at(Some(&a.item_type), Some("search"), None);
         let t = parse_type(&a.item_type).map_err(at)?;
+        if let Some(only) = super::registry::registry_source(a.source.as_deref()) {
+            return self.search_registry(session, a, t, only).map_err(at);
+        }
         let extra = self
             .with(a.project_path.as_deref(), |sp| sp.extra_spaces())
             .map_err(at)?;

@@ -8,6 +8,7 @@ mod hostile_procs;
 mod lookup_errors;
 mod mcp_cli;
 mod mcp_load;
+mod registry;
 mod run;
 mod rye;
 mod secrets;

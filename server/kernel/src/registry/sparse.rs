@@ -1,0 +1,250 @@
+//! The read-only sparse form: a registry's files served by any static HTTP server
+//! (`sparse+https://host/path/`, as cargo's sparse index), no git needed to read it.
+//!
+//! An update fetches `kiwi-registry.toml`, `index/names.txt` (every `TYPE/ID` the registry
+//! holds, one per line, append-only: `kiwi publish` keeps it) and each item's index file;
+//! each must only have grown since the last update, and every line is checked as for a git
+//! registry. A version's files are fetched when it is pulled, each under the size cap, and
+//! checked against its line (sha256 of each, the digest) before anything is written. The
+//! mirror lives where a clone would (`cache/registries/<name>`), replaced whole on each
+//! successful update (nothing changes when one fails).
+
+use super::config::RegistryEntry;
+use super::format::{self, IndexLine, ItemVersions, RegistryToml};
+use super::store::{Clone, Updated};
+use super::{ErrorKind, RegistryError, Result};
+use std::path::Path;
+use std::time::Duration;
+
+/// The file of a mirror that says where it came from.
+pub const MARKER: &str = ".kiwi-sparse";
+/// The list of items a sparse reader needs (static servers do not list folders).
+pub const NAMES: &str = "index/names.txt";
+
+pub fn is_sparse(url: &str) -> bool {
+    url.starts_with("sparse+http://") || url.starts_with("sparse+https://")
+}
+
+/// `sparse+https://h/p` -> `https://h/p/`.
+fn base(url: &str) -> String {
+    let mut b = url.trim_start_matches("sparse+").to_string();
+    if !b.ends_with('/') {
+        b.push('/');
+    }
+    b
+}
+
+/// Percent-encode each segment of a checked relative path.
+fn encode(rel: &str) -> String {
+    let mut out = String::new();
+    for (i, seg) in rel.split('/').enumerate() {
+        if i > 0 {
+            out.push('/');
+        }
+        for b in seg.bytes() {
+            if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+                out.push(b as char);
+            } else {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        }
+    }
+    out
+}
+
+/// GET `rel` under the registry's base URL, at most `cap` bytes; `None` on 404.
+fn get(url: &str, rel: &str, cap: u64) -> Result<Option<Vec<u8>>> {
+    let full = format!("{}{}", base(url), encode(rel));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| RegistryError::io("the HTTP client", e))?;
+    let net = |e: reqwest::Error| RegistryError::new(ErrorKind::Git, format!("GET {full}: {e}"));
+    rt.block_on(async {
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(60))
+            .connect_timeout(Duration::from_secs(15))
+            .build()
+            .map_err(net)?;
+        let mut resp = client.get(&full).send().await.map_err(net)?;
+        if resp.status() == reqwest::StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        if !resp.status().is_success() {
+            return Err(RegistryError::new(
+                ErrorKind::Git,
+                format!("GET {full}: HTTP {}", resp.status()),
+            ));
+        }
+        let too_big = || {
+            RegistryError::hostile(format!(
+                "{full} is larger than the cap of {cap} bytes: refused"
+            ))
+        };
+        if resp.content_length().is_some_and(|n| n > cap) {
+            return Err(too_big());
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = resp.chunk().await.map_err(net)? {
+            body.extend_from_slice(&chunk);
+            if body.len() as u64 > cap {
+                return Err(too_big());
+            }
+        }
+        Ok(Some(body))
+    })
+}
+
+fn write(dir: &Path, rel: &str, bytes: &[u8]) -> Result<()> {
+    let p = dir.join(rel);
+    if let Some(parent) = p.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| RegistryError::io(parent.display(), e))?;
+    }
+    std::fs::write(&p, bytes).map_err(|e| RegistryError::io(p.display(), e))
+}
+
+fn read_local(dir: &Path, rel: &str) -> Option<Vec<u8>> {
+    let p = dir.join(rel);
+    let m = std::fs::symlink_metadata(&p).ok()?;
+    m.file_type().is_file().then(|| std::fs::read(&p).ok())?
+}
+
+/// A mirror's state: what `Clone::commit` says for a sparse registry (the sha256 of its
+/// names and index files as fetched), so a lock entry still names what was read.
+fn state_of(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join(MARKER))
+        .ok()
+        .and_then(|t| t.lines().nth(1).map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// The existing mirror of a sparse registry.
+pub fn open(entry: &RegistryEntry, dir: &Path) -> Result<Clone> {
+    let toml = read_local(dir, format::REGISTRY_TOML).ok_or_else(|| {
+        RegistryError::not_found(format!("registry `{}` is not fetched yet", entry.name))
+    })?;
+    Ok(Clone {
+        name: entry.name.clone(),
+        url: entry.url.clone(),
+        dir: dir.to_path_buf(),
+        branch: String::new(),
+        commit: state_of(dir),
+        toml: RegistryToml::parse(&String::from_utf8_lossy(&toml))?,
+    })
+}
+
+/// Fetch the index of a sparse registry, checking that it only grew.
+pub fn update(entry: &RegistryEntry, dir: &Path) -> Result<Updated> {
+    let url = &entry.url;
+    let missing = |what: &str| {
+        RegistryError::invalid(format!(
+            "{url} is not a kiwi registry served statically: no {what}"
+        ))
+    };
+    let toml_bytes =
+        get(url, format::REGISTRY_TOML, 64 << 10)?.ok_or_else(|| missing(format::REGISTRY_TOML))?;
+    let toml = RegistryToml::parse(&String::from_utf8_lossy(&toml_bytes))?;
+    let names_bytes = get(url, NAMES, format::MAX_INDEX_BYTES)?.unwrap_or_default();
+    let had = dir.join(MARKER).is_file();
+    let old_names = read_local(dir, NAMES).unwrap_or_default();
+    if had && !names_bytes.starts_with(&old_names) {
+        return Err(RegistryError::hostile(format!(
+            "registry `{}` rewrote {NAMES} (append-only); refused, nothing changed",
+            entry.name
+        )));
+    }
+    let root = dir.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(root).map_err(|e| RegistryError::io(root.display(), e))?;
+    let tmp = root.join(format!(".{}.kiwi-tmp-{}", entry.name, std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let result = (|| {
+        let mut new_versions = Vec::new();
+        let mut state = sha2::Sha256::default();
+        use sha2::Digest as _;
+        state.update(&names_bytes);
+        write(&tmp, format::REGISTRY_TOML, &toml_bytes)?;
+        write(&tmp, NAMES, &names_bytes)?;
+        let names = String::from_utf8_lossy(&names_bytes).into_owned();
+        for name in names.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            let rel = format!("index/{name}.jsonl");
+            let Some((t, id)) = super::store::index_file_item(&rel)? else {
+                return Err(RegistryError::hostile(format!(
+                    "{NAMES}: `{}` is not TYPE/ID",
+                    name.escape_debug()
+                )));
+            };
+            let bytes = get(url, &rel, format::MAX_INDEX_BYTES)?.ok_or_else(|| {
+                RegistryError::hostile(format!("{NAMES} names {name}, but {rel} is not served"))
+            })?;
+            let old = read_local(dir, &rel).unwrap_or_default();
+            if !bytes.starts_with(&old) {
+                return Err(RegistryError::hostile(format!(
+                    "registry `{}` rewrote `{rel}` (an index is append-only: a published version never changes); refused, nothing changed",
+                    entry.name
+                )));
+            }
+            let old_v = ItemVersions::parse(&String::from_utf8_lossy(&old), t, &id)?;
+            let new_v = ItemVersions::parse(&String::from_utf8_lossy(&bytes), t, &id)?;
+            for v in &new_v.versions {
+                if old_v.get(&v.version).is_none() {
+                    new_versions.push(v.line.label());
+                }
+            }
+            state.update(&bytes);
+            write(&tmp, &rel, &bytes)?;
+        }
+        let hex: String = state
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        write(&tmp, MARKER, format!("{url}\n{hex}\n").as_bytes())?;
+        Ok((hex, new_versions))
+    })();
+    let (commit, new_versions) = match result {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&tmp);
+            return Err(e);
+        }
+    };
+    let previous = had.then(|| state_of(dir));
+    // Swap the mirror for the new one (fetched files of pulled versions are fetched again
+    // when needed: they are checked each time anyway).
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(|e| RegistryError::io(dir.display(), e))?;
+    }
+    std::fs::rename(&tmp, dir).map_err(|e| {
+        let _ = std::fs::remove_dir_all(&tmp);
+        RegistryError::io(dir.display(), e)
+    })?;
+    Ok(Updated {
+        clone: Clone {
+            name: entry.name.clone(),
+            url: entry.url.clone(),
+            dir: dir.to_path_buf(),
+            branch: String::new(),
+            commit,
+            toml,
+        },
+        previous,
+        new_versions,
+    })
+}
+
+/// Fetch a version's files into the mirror (each under the cap); the caller checks them
+/// against the line ([`super::store::verified_files`]).
+pub fn fetch_version(clone: &Clone, line: &IndexLine) -> Result<()> {
+    for f in &line.files {
+        let rel = format!("{}/{}", line.items_dir(), f.path);
+        let bytes = get(&clone.url, &rel, format::MAX_FILE_BYTES)?.ok_or_else(|| {
+            RegistryError::hostile(format!(
+                "{}: file `{}` is not served by the registry",
+                line.label(),
+                f.path
+            ))
+        })?;
+        write(&clone.dir, &rel, &bytes)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,434 @@
+//! `kiwi registry new|add|list|remove|update`, `kiwi publish`, `kiwi pull`, `kiwi yank`:
+//! translation only; the registry itself is `kiwi_kernel::registry`.
+
+use crate::cmd_env::project_for;
+use anyhow::{anyhow, bail, Context, Result};
+use kiwi_kernel::context::Host;
+use kiwi_kernel::ids::ItemType;
+use kiwi_kernel::registry::{config, format, ops, store, RegistryError};
+use kiwi_kernel::workspace::{Item, Lookup, Workspace};
+use serde_json::json;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+fn out(text: &str) {
+    let mut o = std::io::stdout().lock();
+    let _ = o.write_all(text.as_bytes());
+    let _ = o.write_all(b"\n");
+    let _ = o.flush();
+}
+
+fn json_out(v: &serde_json::Value) -> Result<ExitCode> {
+    out(&serde_json::to_string_pretty(v)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn err(e: RegistryError) -> anyhow::Error {
+    anyhow!("{}", e.message)
+}
+
+fn user_space() -> PathBuf {
+    Host::from_process().user_space()
+}
+
+pub fn new(dir: &Path, bare: bool, name: Option<&str>, json: bool) -> Result<ExitCode> {
+    let name = match name {
+        Some(n) => n.to_string(),
+        None => dir
+            .file_name()
+            .map(|n| n.to_string_lossy().trim_end_matches(".git").to_string())
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| "registry".into()),
+    };
+    store::create(dir, &name, bare).map_err(err)?;
+    let abs = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    if json {
+        return json_out(&json!({"created": abs, "name": name, "bare": bare}));
+    }
+    out(&format!(
+        "created registry `{name}` in {}{}",
+        abs.display(),
+        if bare { " (bare)" } else { "" }
+    ));
+    out(&format!(
+        "  use it: kiwi registry add {name} {}",
+        abs.display()
+    ));
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn add(name: &str, url: &str, json: bool) -> Result<ExitCode> {
+    let us = user_space();
+    config::check_name(name).map_err(err)?;
+    let url = store::normalize_url(url).map_err(err)?;
+    let mut cfg = config::load(&us).map_err(err)?;
+    if let Some(e) = cfg.get(name) {
+        if e.url != url {
+            bail!(
+                "a registry named `{name}` exists ({}); `kiwi registry remove {name}` first",
+                e.url
+            );
+        }
+    }
+    let entry = config::RegistryEntry {
+        name: name.to_string(),
+        url: url.clone(),
+    };
+    // Fetched and checked before it is configured: a registry kiwi refuses is not added.
+    let updated = store::update(&us, &entry).map_err(err)?;
+    cfg.entries.retain(|e| e.name != name);
+    cfg.entries.push(entry);
+    config::save(&us, &cfg.entries).map_err(err)?;
+    if json {
+        return json_out(&json!({
+            "added": name, "url": url, "commit": updated.clone.commit,
+            "versions": updated.new_versions.len(),
+        }));
+    }
+    out(&format!(
+        "added registry `{name}` ({url}) at {}: {} version(s)",
+        store::short(&updated.clone.commit),
+        updated.new_versions.len()
+    ));
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn list(json: bool) -> Result<ExitCode> {
+    let us = user_space();
+    let cfg = config::load(&us).map_err(err)?;
+    let project = project_for(None).ok().flatten();
+    let policy = kiwi_kernel::config::Config::load(&us, project.as_deref()).require_signed;
+    let rows: Vec<serde_json::Value> = cfg
+        .entries
+        .iter()
+        .map(|e| {
+            let clone = store::open(&us, e).ok();
+            json!({
+                "name": e.name,
+                "url": e.url,
+                "require_signed": policy.for_registry(&e.name),
+                "commit": clone.as_ref().map(|c| c.commit.clone()),
+                "fetched": clone.is_some(),
+            })
+        })
+        .collect();
+    if json {
+        return json_out(&json!({"registries": rows}));
+    }
+    if rows.is_empty() {
+        out("no registry is configured: add one with `kiwi registry add NAME URL`");
+    }
+    for (e, r) in cfg.entries.iter().zip(&rows) {
+        let at = r["commit"]
+            .as_str()
+            .map(|c| format!("at {}", store::short(c)))
+            .unwrap_or_else(|| "not fetched".into());
+        out(&format!(
+            "{:<16} {}  ({at}{})",
+            e.name,
+            e.url,
+            if policy.for_registry(&e.name) {
+                ", signed items only"
+            } else {
+                ""
+            }
+        ));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn remove(name: &str, json: bool) -> Result<ExitCode> {
+    let us = user_space();
+    let mut cfg = config::load(&us).map_err(err)?;
+    cfg.find(name).map_err(err)?;
+    cfg.entries.retain(|e| e.name != name);
+    config::save(&us, &cfg.entries).map_err(err)?;
+    let dir = store::clone_dir(&us, name);
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir)
+            .with_context(|| format!("cannot remove the clone {}", dir.display()))?;
+    }
+    if json {
+        return json_out(&json!({"removed": name}));
+    }
+    out(&format!("removed registry `{name}` (and its clone)"));
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn update(names: &[String], json: bool) -> Result<ExitCode> {
+    let us = user_space();
+    let cfg = config::load(&us).map_err(err)?;
+    let entries: Vec<&config::RegistryEntry> = if names.is_empty() {
+        cfg.entries.iter().collect()
+    } else {
+        names
+            .iter()
+            .map(|n| cfg.find(n))
+            .collect::<Result<_, _>>()
+            .map_err(err)?
+    };
+    if entries.is_empty() {
+        bail!("no registry is configured: add one with `kiwi registry add NAME URL`");
+    }
+    let mut rows = Vec::new();
+    let mut failed = false;
+    for e in entries {
+        match store::update(&us, e) {
+            Ok(u) => {
+                if !json {
+                    let what = match &u.previous {
+                        Some(p) if *p == u.clone.commit => "up to date".to_string(),
+                        Some(p) => {
+                            format!("{} -> {}", store::short(p), store::short(&u.clone.commit))
+                        }
+                        None => format!("cloned at {}", store::short(&u.clone.commit)),
+                    };
+                    out(&format!(
+                        "{}: {what}, {} new version(s)",
+                        e.name,
+                        u.new_versions.len()
+                    ));
+                    for v in &u.new_versions {
+                        out(&format!("  + {v}"));
+                    }
+                }
+                rows.push(json!({"name": e.name, "commit": u.clone.commit, "previous": u.previous, "new_versions": u.new_versions}));
+            }
+            Err(er) => {
+                failed = true;
+                if !json {
+                    eprintln!("kiwi: {}: {}", e.name, er.message);
+                }
+                rows.push(json!({"name": e.name, "error": er.message}));
+            }
+        }
+    }
+    if json {
+        out(&serde_json::to_string_pretty(&json!({"registries": rows}))?);
+    }
+    Ok(if failed {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// An item named by its file, `TYPE/ID`, or an id of one type only.
+fn find_item(ws: &Workspace, item: &str) -> Result<Arc<Item>> {
+    let p = Path::new(item);
+    if p.is_file() {
+        let abs = p.canonicalize()?;
+        let (space, t, id) = ws.classify(&abs).ok_or_else(|| {
+            anyhow!("{item} is not an item file of the project or the user space")
+        })?;
+        return ws
+            .all_with_id(t, &id)
+            .into_iter()
+            .find(|i| i.space == space)
+            .cloned()
+            .ok_or_else(|| anyhow!("{item} is not an item file"));
+    }
+    let typed = item
+        .split_once('/')
+        .and_then(|(t, rest)| ItemType::parse(t).map(|t| (t, rest)));
+    let candidates: Vec<(ItemType, &str)> = match typed {
+        Some((t, rest)) => vec![(t, rest)],
+        None => ItemType::FILE_TYPES.iter().map(|t| (*t, item)).collect(),
+    };
+    let mut found = Vec::new();
+    for (t, id) in candidates {
+        match ws.lookup(t, id, None) {
+            Lookup::Found(i) => found.push(i),
+            Lookup::Ambiguous { candidates } => {
+                bail!("`{id}` names several {t}s: {}", candidates.join(", "))
+            }
+            Lookup::Refused(e) => bail!("`{id}`: {e}"),
+            Lookup::Missing { .. } => {}
+        }
+    }
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 => bail!("no item `{item}` (give its file, or TYPE/ID: tool/text/word_count)"),
+        _ => bail!(
+            "`{item}` names items of several types: {}; say which (TYPE/ID)",
+            found
+                .iter()
+                .map(|i| format!("{}/{}", i.item_type, i.id))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+pub struct PublishOptions<'a> {
+    pub item: &'a str,
+    pub registry: &'a str,
+    pub version: Option<&'a str>,
+    pub unsigned: bool,
+    pub project: Option<&'a Path>,
+    pub json: bool,
+}
+
+pub fn publish(o: &PublishOptions) -> Result<ExitCode> {
+    let project = project_for(o.project)?;
+    let host = Host::from_process();
+    let us = host.user_space();
+    let cfg = config::load(&us).map_err(err)?;
+    let entry = cfg.find(o.registry).map_err(err)?.clone();
+    let ws = Workspace::load(project, host);
+    let item = find_item(&ws, o.item)?;
+    let (mut line, files) = ops::line_for(&ws, &item, o.version).map_err(err)?;
+    if !o.unsigned {
+        ops::sign(&us, &mut line).map_err(err)?;
+    }
+    let published = ops::publish(&us, &entry, line, &files).map_err(err)?;
+    if o.json {
+        return json_out(&serde_json::to_value(&published)?);
+    }
+    out(&format!(
+        "published {} to `{}` ({}) at {}{}",
+        published.line.label(),
+        entry.name,
+        entry.url,
+        store::short(&published.committed.commit),
+        if published.committed.attempts > 1 {
+            format!(
+                " (after {} attempts: others published meanwhile)",
+                published.committed.attempts
+            )
+        } else {
+            String::new()
+        }
+    ));
+    out(&format!("  digest {}", published.line.digest));
+    out(&format!(
+        "  signer {}",
+        published
+            .line
+            .signer
+            .as_deref()
+            .unwrap_or("none (published --unsigned)")
+    ));
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn yank(reference: &str, registry: Option<&str>, json: bool) -> Result<ExitCode> {
+    let (t, id, version) = format::parse_reference(reference).map_err(err)?;
+    let Some(version) = version else {
+        bail!("say which version to yank: {t}/{id}@VERSION");
+    };
+    let us = user_space();
+    let c = ops::yank(&us, registry, t, &id, &version).map_err(err)?;
+    if json {
+        return json_out(
+            &json!({"yanked": format!("{t}/{id}@{version}"), "registry": c.registry, "commit": c.commit}),
+        );
+    }
+    out(&format!(
+        "yanked {t}/{id}@{version} in `{}` at {} (its files stay for those who pinned it; pulls no longer choose it)",
+        c.registry,
+        store::short(&c.commit)
+    ));
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum To {
+    Project,
+    User,
+}
+
+pub struct PullOptions<'a> {
+    pub reference: &'a str,
+    pub to: To,
+    pub force: bool,
+    pub registry: Option<&'a str>,
+    pub project: Option<&'a Path>,
+    pub json: bool,
+}
+
+pub fn pull(o: &PullOptions) -> Result<ExitCode> {
+    let (t, id, version) = format::parse_reference(o.reference).map_err(err)?;
+    let project = project_for(o.project)?;
+    let host = Host::from_process();
+    let us = host.user_space();
+    let policy = kiwi_kernel::config::Config::load(&us, project.as_deref()).require_signed;
+    let ws = Workspace::load(project.clone(), host);
+    let pulled = ops::pull(&ops::PullArgs {
+        user_space: &us,
+        project: project.as_deref(),
+        ws: Some(&ws),
+        item_type: t,
+        id: &id,
+        version: version.as_deref(),
+        to: match o.to {
+            To::Project => ops::Destination::Project,
+            To::User => ops::Destination::User,
+        },
+        force: o.force,
+        registry: o.registry,
+        require_signed: &policy,
+    })
+    .map_err(err)?;
+    if o.json {
+        return json_out(&json!({"pulled": pulled}));
+    }
+    for p in &pulled {
+        out(&format!(
+            "pulled {}/{}@{} from `{}` ({}, commit {}){}",
+            p.item_type,
+            p.id,
+            p.version,
+            p.registry,
+            p.url,
+            store::short(&p.commit),
+            if p.reason == "requested" {
+                String::new()
+            } else {
+                format!(" — {}", p.reason)
+            }
+        ));
+        out(&format!("  digest {} verified; {}", p.digest, p.signature));
+        for f in &p.files {
+            out(&format!("  wrote {}", f.display()));
+        }
+        if p.locked {
+            out("  pinned in .ai/kiwi.lock");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `kiwi search --source registry|registry:NAME|all`: the registries' hits, as JSON values
+/// shaped like local search's.
+pub fn search_hits(
+    project: Option<&Path>,
+    source: &str,
+    item_types: &[ItemType],
+    query: &str,
+    limit: usize,
+) -> Result<Vec<serde_json::Value>> {
+    let host = Host::from_process();
+    let us = host.user_space();
+    let ws = Workspace::load(project.map(Path::to_path_buf), host);
+    let only = source.strip_prefix("registry:");
+    let (index, problems) =
+        kiwi_kernel::registry::search::build(&us, Some(&ws), only).map_err(err)?;
+    for p in problems {
+        eprintln!("warning: {p}");
+    }
+    let mut hits = Vec::new();
+    for t in item_types {
+        let found = if query.trim().is_empty() {
+            index.list(*t, None, limit)
+        } else {
+            index.search(*t, query, None, limit)
+        };
+        for h in found {
+            hits.push(serde_json::to_value(h)?);
+        }
+    }
+    Ok(hits)
+}
