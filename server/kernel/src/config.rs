@@ -12,6 +12,8 @@ pub struct Config {
     pub execution_image: Option<String>,
     /// `spaces:`: the extra spaces, the project's first, then the user's.
     pub spaces: Vec<SpaceEntry>,
+    /// `trust.require_signed`: which registries' items must be signed by a trusted key.
+    pub require_signed: RequireSigned,
     /// The files that were read, in order (user, then project).
     pub sources: Vec<PathBuf>,
     /// Problems reading them: (file, message). They never stop a check.
@@ -30,6 +32,68 @@ pub struct SpaceEntry {
     pub base: PathBuf,
     /// The file that lists it.
     pub source: PathBuf,
+}
+
+/// `trust.require_signed` of the `config.yaml` files: `true` (every registry), a list of
+/// registry names, or a mapping `{NAME: true|false, "*": DEFAULT}`. Either file can require
+/// signatures; neither lifts what the other requires (a project cloned from elsewhere cannot
+/// switch off the user's requirement), so the settings of both files are joined by "or".
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequireSigned {
+    /// `true`, or `"*": true`: every registry.
+    pub all: bool,
+    /// The registries named.
+    pub registries: Vec<String>,
+}
+
+impl RequireSigned {
+    /// Whether items pulled from this registry (its configured name) must be signed by a
+    /// trusted key.
+    pub fn for_registry(&self, name: &str) -> bool {
+        self.all || self.registries.iter().any(|r| r == name)
+    }
+
+    fn merge(
+        &mut self,
+        file: &Path,
+        v: &crate::value::Value,
+        problems: &mut Vec<(PathBuf, String)>,
+    ) {
+        use crate::value::ValueKind;
+        match &v.kind {
+            ValueKind::Null => {}
+            ValueKind::Bool(b) => self.all |= b,
+            ValueKind::Str(s) => self.registries.push(s.value.clone()),
+            ValueKind::List(l) => {
+                for x in l {
+                    match x.as_str() {
+                        Some(name) => self.registries.push(name.to_string()),
+                        None => problems.push((
+                            file.to_path_buf(),
+                            "an entry of `trust.require_signed` is a registry name; this one is ignored".into(),
+                        )),
+                    }
+                }
+            }
+            ValueKind::Map(m) => {
+                for e in m {
+                    match e.value.kind {
+                        ValueKind::Bool(true) if e.key == "*" => self.all = true,
+                        ValueKind::Bool(true) => self.registries.push(e.key.clone()),
+                        ValueKind::Bool(false) => {}
+                        _ => problems.push((
+                            file.to_path_buf(),
+                            format!("`trust.require_signed.{}` is true or false; this value is ignored", e.key),
+                        )),
+                    }
+                }
+            }
+            _ => problems.push((
+                file.to_path_buf(),
+                "`trust.require_signed` is true, a list of registry names or a mapping of names to true/false; this value is ignored".into(),
+            )),
+        }
+    }
 }
 
 impl Config {
@@ -71,6 +135,9 @@ impl Config {
             return;
         };
         self.filter.extend_from_config(value);
+        if let Some(r) = value.get("trust").and_then(|t| t.get("require_signed")) {
+            self.require_signed.merge(file, r, &mut self.problems);
+        }
         let exec = value.get("execution");
         if let Some(d) = exec.and_then(|e| e.get("default")).and_then(|v| v.as_str()) {
             self.execution_default = Some(d.to_string());

@@ -231,8 +231,7 @@ fn read_manifest(path: &Path) -> BTreeMap<String, String> {
 }
 
 fn write(root: &Path, path: &Path, text: &str) -> std::io::Result<()> {
-    crate::service::write_atomic(root, path, text, true)
-        .map_err(|e| std::io::Error::other(e.message.clone()))
+    crate::fs::write_atomic(root, path, text, true).map_err(std::io::Error::other)
 }
 
 #[cfg(test)]

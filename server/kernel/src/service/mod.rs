@@ -1,0 +1,274 @@
+//! The semantics of the four meta-tools (`search`, `load`, `execute`, `help`), free of any
+//! protocol: a [`Service`] keeps one workspace per project true to the disk (re-validated on
+//! every call; nothing unchanged is re-parsed), a [`Session`] holds the active directives
+//! whose capabilities every call is checked against (04, Enforcement). Answers are JSON
+//! values; refusals are [`OpError`]s the agent can act on.
+//!
+//! The rooms: `error` (refusals and argument parsing), `session` (capability checks),
+//! `spaces` (the workspaces kept true to the disk, with [`crate::watch`]), `query`
+//! (`search`), `resources` (prompts and `kiwi://` resources), `items` (`load`, copies,
+//! create/update/delete/link), `directive_run` (run, bind inputs, fill), `tool_run` (a
+//! tool's run and its failure), `help`; this file holds the [`Service`] and `execute`'s
+//! dispatch.
+
+mod directive_run;
+mod error;
+mod help;
+mod items;
+mod query;
+mod resources;
+mod session;
+mod spaces;
+mod tool_run;
+
+pub use directive_run::{bind_inputs, fill};
+pub use error::{OpError, OpErrorBody};
+pub use help::{help, HELP_TOPICS};
+pub use items::{add_reference, describe, diagnostics_json};
+pub use query::{SearchArgs, MAX_QUERY_BYTES, MAX_SEARCH_LIMIT};
+pub use resources::{DirectiveSummary, ResourceSummary, SCRIPT_QUERY};
+pub use session::{Active, Session};
+pub use tool_run::run_failure;
+
+use crate::check::check_item;
+use crate::context::Host;
+use crate::diag::{closest_n, Severity};
+use crate::exec::{CancellationToken, OutputSink};
+use crate::ids::ItemType;
+use directive_run::run_directive;
+use error::{check_id, parse_type, Res};
+use items::find_needing_project;
+use serde_json::{json, Map, Value as Json};
+use spaces::{CachedIndex, Spaces};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+// ---------------------------------------------------------------------------------------
+// Arguments
+
+#[derive(Debug, Clone, Default)]
+pub struct LoadArgs {
+    pub item_type: String,
+    pub item_id: String,
+    pub source: Option<String>,
+    pub destination: Option<String>,
+    pub force: bool,
+    pub project_path: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ExecuteArgs {
+    pub item_type: String,
+    pub action: String,
+    pub item_id: String,
+    pub parameters: Option<Json>,
+    pub dry_run: bool,
+    pub project_path: Option<String>,
+}
+
+/// The actions of each item type (05, the `execute` table).
+pub fn actions_of(t: ItemType) -> &'static [&'static str] {
+    match t {
+        ItemType::Directive => &["run", "done", "validate", "create", "update", "delete"],
+        ItemType::Tool => &["run", "dry_run", "validate", "create", "update", "delete"],
+        ItemType::Knowledge => &["run", "validate", "create", "update", "delete", "link"],
+        ItemType::System => &["run"],
+    }
+}
+
+/// The kernel side of an agent server: workspaces kept true to the disk, and the four
+/// meta-tools.
+pub struct Service {
+    project: Option<PathBuf>,
+    host: Host,
+    spaces: Mutex<HashMap<Option<PathBuf>, Spaces>>,
+    /// The projects whose workspace is being loaded (under the `spaces` lock).
+    loading: Mutex<std::collections::HashSet<Option<PathBuf>>>,
+    /// The search index kept on disk of a project not loaded yet, read by a search that comes
+    /// before the workspace is loaded (or by `warm`); dropped once it is.
+    cached: Mutex<HashMap<Option<PathBuf>, CachedIndex>>,
+}
+
+/// The builtin tool whose primitive is the kernel's `init` (run in process by the server).
+pub const INIT_TOOL: &str = "core/init_userspace";
+
+impl Service {
+    /// `project`: the fixed project root (`--project`, or the working directory when it holds
+    /// `.ai/`); without one each call's `project_path` names it.
+    pub fn new(project: Option<PathBuf>, host: Host) -> Self {
+        Service {
+            project,
+            host,
+            spaces: Mutex::new(HashMap::new()),
+            loading: Mutex::new(Default::default()),
+            cached: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn project(&self) -> Option<&Path> {
+        self.project.as_deref()
+    }
+
+    /// Values that must never appear in an answer: the server's variables that the
+    /// environment filter blocks, when they look like secrets (the rule is in
+    /// [`crate::redact`]).
+    pub fn secrets(&self) -> crate::redact::Secrets {
+        self.host.secrets()
+    }
+
+    /// Replace any secret value in a string.
+    pub fn redact(&self, text: &str) -> String {
+        self.secrets().redact(text)
+    }
+
+    /// Replace any secret value in every string of a value (keys included), in place.
+    pub fn redact_json(&self, v: serde_json::Value) -> serde_json::Value {
+        self.secrets().redact_json(v)
+    }
+
+    // ------------------------------------------------------------------ execute
+
+    /// `execute`: every action of the table. A tool `run` streams its output to `sink` and
+    /// stops when `cancel` fires.
+    pub async fn execute(
+        &self,
+        session: &Mutex<Session>,
+        a: &ExecuteArgs,
+        sink: &dyn OutputSink,
+        cancel: &CancellationToken,
+    ) -> Res<Json> {
+        let at = |e: OpError| e.at(Some(&a.item_type), Some(&a.action), Some(&a.item_id));
+        let t = parse_type(&a.item_type).map_err(at)?;
+        let allowed = actions_of(t);
+        let action = if a.dry_run && a.action == "run" && t == ItemType::Tool {
+            "dry_run"
+        } else {
+            a.action.as_str()
+        };
+        if !allowed.contains(&action) {
+            let msg = if t == ItemType::System {
+                format!("system items are read-only: only `run` is allowed, not `{action}`")
+            } else {
+                format!("`{action}` is not an action of {t} items")
+            };
+            let mut s: Vec<String> = closest_n(action, allowed.iter().copied(), 1)
+                .into_iter()
+                .map(str::to_string)
+                .collect();
+            if s.is_empty() {
+                s = allowed.iter().map(|s| s.to_string()).collect();
+            }
+            return Err(at(OpError::new(
+                if t == ItemType::System {
+                    "read_only"
+                } else {
+                    "invalid_action"
+                },
+                msg,
+            )
+            .suggest(s)
+            .with("allowed_actions", json!(allowed))));
+        }
+        check_id(&a.item_id).map_err(at)?;
+        let params = match &a.parameters {
+            None | Some(Json::Null) => Map::new(),
+            Some(Json::Object(m)) => m.clone(),
+            Some(_) => {
+                return Err(at(OpError::new(
+                    "invalid_parameters",
+                    "parameters must be a JSON object",
+                )))
+            }
+        };
+        if action != "done" {
+            let verb = match action {
+                "dry_run" => "run",
+                "link" => "update",
+                v => v,
+            };
+            let s = session.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            s.check(verb, t, Some(&a.item_id)).map_err(at)?;
+        }
+        let pp = a.project_path.as_deref();
+        match (t, action) {
+            (ItemType::System, _) => {
+                let project = self.project_for(pp).map_err(at)?;
+                let s = session.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                items::system_item(&a.item_id, &self.host, project.as_deref(), &s).map_err(at)
+            }
+            (_, "create") | (_, "update") => self.write_item(t, action, a, &params).map_err(at),
+            (_, "delete") => self.delete_item(t, a).map_err(at),
+            (_, "validate") => {
+                let ws = self.workspace(pp).map_err(at)?;
+                let item = find_needing_project(&ws, t, &a.item_id, None).map_err(at)?;
+                let diags = check_item(&ws, &item);
+                let errors = diags
+                    .iter()
+                    .filter(|d| d.severity == Severity::Error)
+                    .count();
+                Ok(json!({
+                    "item_type": t.as_str(),
+                    "id": item.id,
+                    "path": item.path.to_string_lossy(),
+                    "valid": errors == 0,
+                    "diagnostics": diagnostics_json(&item, &diags),
+                }))
+            }
+            (ItemType::Directive, "run") => {
+                let ws = self.workspace(pp).map_err(at)?;
+                let item = find_needing_project(&ws, t, &a.item_id, None).map_err(at)?;
+                let out = run_directive(&ws, &item, &params, &self.host).map_err(at)?;
+                let mut s = session.lock().unwrap_or_else(|p| p.into_inner());
+                let caps = item
+                    .directive()
+                    .map(|d| d.capabilities.clone())
+                    .unwrap_or_default();
+                s.stack.push(Active {
+                    id: item.id.clone(),
+                    capabilities: caps,
+                });
+                let depth = s.stack.len();
+                let mut out = out;
+                out["session"] = json!({
+                    "active_directive": item.id,
+                    "depth": depth,
+                    "nested": depth > 1,
+                });
+                Ok(out)
+            }
+            (ItemType::Directive, "done") => {
+                let mut s = session.lock().unwrap_or_else(|p| p.into_inner());
+                let Some(pos) = s.stack.iter().rposition(|x| x.id == a.item_id) else {
+                    let active: Vec<String> = s.stack.iter().map(|x| x.id.clone()).collect();
+                    return Err(at(OpError::new(
+                        "not_active",
+                        format!("directive `{}` is not running in this session", a.item_id),
+                    )
+                    .suggest(active)));
+                };
+                s.stack.truncate(pos);
+                Ok(json!({
+                    "item_type": "directive",
+                    "id": a.item_id,
+                    "done": true,
+                    "active_directive": s.active().map(|x| x.id.clone()),
+                }))
+            }
+            (ItemType::Tool, "run") | (ItemType::Tool, "dry_run") => self
+                .run_tool(action, a, params, sink, cancel)
+                .await
+                .map_err(at),
+            (ItemType::Knowledge, "run") => {
+                let ws = self.workspace(pp).map_err(at)?;
+                let item = find_needing_project(&ws, t, &a.item_id, None).map_err(at)?;
+                Ok(describe(&ws, &item))
+            }
+            (ItemType::Knowledge, "link") => self.link(a, &params).map_err(at),
+            _ => Err(at(OpError::new(
+                "invalid_action",
+                format!("`{action}` is not an action of {t} items"),
+            ))),
+        }
+    }
+}

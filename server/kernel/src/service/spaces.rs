@@ -1,0 +1,438 @@
+//! The workspaces a [`Service`] keeps true to the disk, one per project: loaded on first
+//! use, refreshed on every call (a watch of the folders drained, else the files stated;
+//! nothing unchanged is re-parsed), their search index built once per change (or read from
+//! the user space's cache).
+
+use super::error::{OpError, Res};
+use super::Service;
+use crate::context::Host;
+use crate::ids::{ItemType, Space};
+use crate::search::{self, Index};
+use crate::watch::{Change, Watcher};
+use crate::workspace::{self, Workspace};
+use serde_json::json;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+/// One project's workspace, kept true to the disk: the stamps of its files and folders, a
+/// watch of its folders, and its search index.
+pub(super) struct Spaces {
+    pub(super) ws: Workspace,
+    /// Every item file: its sidecar script and its stamp when last read.
+    pub(super) files: HashMap<PathBuf, (Option<PathBuf>, Stamp)>,
+    /// Every folder that can hold items (the space roots, type folders and their subfolders,
+    /// present or not), with its modification time: a file added or removed changes it.
+    pub(super) dirs: HashMap<PathBuf, Option<SystemTime>>,
+    /// An inotify watch of every folder (Linux): a refresh drains its queue instead of
+    /// stating every file. `None` where watching is not possible (then files are stated).
+    watch: Option<Watcher>,
+    pub(super) generation: u64,
+    pub(super) index: Option<(u64, Arc<Index>)>,
+    /// Whether the index kept on disk was tried (once, for the first index).
+    pub(super) index_checked: bool,
+}
+
+type Stamp = (Option<SystemTime>, u64, Option<SystemTime>);
+
+fn stamp(path: &Path, script: Option<&Path>) -> Stamp {
+    let m = std::fs::metadata(path).ok();
+    (
+        m.as_ref().and_then(|m| m.modified().ok()),
+        m.map(|m| m.len()).unwrap_or(0),
+        script.and_then(|s| std::fs::metadata(s).ok()?.modified().ok()),
+    )
+}
+
+fn dir_mtime(d: &Path) -> Option<SystemTime> {
+    std::fs::symlink_metadata(d).ok()?.modified().ok()
+}
+
+fn skip_dir(name: &str) -> bool {
+    name.starts_with('.') || matches!(name, "__pycache__" | "node_modules" | "venv" | "target")
+}
+
+/// The folders to watch under a space root.
+fn collect_dirs(root: &Path, out: &mut HashMap<PathBuf, Option<SystemTime>>) {
+    out.insert(root.to_path_buf(), dir_mtime(root));
+    let mut stack: Vec<PathBuf> = ItemType::FILE_TYPES
+        .iter()
+        .filter_map(|t| t.folder())
+        .map(|f| root.join(f))
+        .collect();
+    while let Some(d) = stack.pop() {
+        out.insert(d.clone(), dir_mtime(&d));
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            if is_dir && !e.file_name().to_str().is_some_and(skip_dir) {
+                stack.push(e.path());
+            }
+        }
+    }
+}
+
+/// A watch of `dirs` (each alone: the space roots, type folders and their subfolders are
+/// listed by the caller), drained synchronously on every refresh: every change made before a
+/// call is in the queue when the call refreshes. `None` where watching is not possible
+/// (then files are stated).
+fn watch_dirs<'a>(dirs: impl Iterator<Item = &'a Path>) -> Option<Watcher> {
+    let mut w = Watcher::new().ok()?;
+    for d in dirs {
+        // Out of watches: fall back to stating files.
+        w.watch_dir(d).ok()?;
+    }
+    Some(w)
+}
+
+impl Spaces {
+    fn roots(ws: &Workspace) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = [Space::User, Space::Project]
+            .into_iter()
+            .filter_map(|s| ws.space_root(s))
+            .collect();
+        v.extend(ws.extra.iter().map(|x| x.root.clone()));
+        v
+    }
+
+    pub(super) fn extra_spaces(&self) -> Vec<Space> {
+        self.ws.extra.iter().map(|x| x.space).collect()
+    }
+
+    pub(super) fn load(project: Option<PathBuf>, host: Host) -> Spaces {
+        let ws = Workspace::load(project, host);
+        let mut sp = Spaces {
+            ws,
+            files: HashMap::new(),
+            dirs: HashMap::new(),
+            watch: None,
+            generation: 0,
+            index: None,
+            index_checked: false,
+        };
+        sp.scan(false);
+        sp
+    }
+
+    /// Walk the spaces: every file's stamp, every folder's time; with `apply`, re-read what
+    /// changed and drop what is gone.
+    fn scan(&mut self, apply: bool) {
+        let mut dirs = HashMap::new();
+        let mut files = HashMap::new();
+        for root in Self::roots(&self.ws) {
+            collect_dirs(&root, &mut dirs);
+            for f in workspace::discover(&root) {
+                let s = stamp(&f.path, f.script.as_deref());
+                files.insert(f.path, (f.script, s));
+            }
+        }
+        if apply {
+            let mut changed = false;
+            for p in self.files.keys() {
+                if !files.contains_key(p) {
+                    self.ws.remove(p);
+                    changed = true;
+                }
+            }
+            for (p, (_, s)) in &files {
+                if self.files.get(p).map(|(_, old)| old) != Some(s) {
+                    self.ws.refresh_path(p);
+                    changed = true;
+                }
+            }
+            if changed {
+                self.generation += 1;
+            }
+        }
+        self.watch = watch_dirs(
+            dirs.iter()
+                .filter(|(_, m)| m.is_some())
+                .map(|(d, _)| d.as_path()),
+        );
+        self.files = files;
+        self.dirs = dirs;
+    }
+
+    /// Bring the index up to date with the disk, cheaply: stat the known folders and files
+    /// (in parallel); walk again only when a folder changed (a file added or removed).
+    pub(super) fn refresh(&mut self) {
+        use rayon::prelude::*;
+        if let Some(w) = &mut self.watch {
+            // A folder that did not exist may have been created (not watched).
+            let appeared = self
+                .dirs
+                .iter()
+                .any(|(d, m)| m.is_none() && dir_mtime(d).is_some());
+            match w.drain() {
+                Ok(changes) if !appeared && !changes.iter().any(Change::is_structural) => {
+                    let mut changed = false;
+                    for p in changes.into_iter().filter_map(|c| match c {
+                        Change::Modified(p) => Some(p),
+                        _ => None,
+                    }) {
+                        let Some(e) = self.files.get_mut(&p) else {
+                            // A sidecar script changed: re-read its tool.
+                            let owner = self
+                                .files
+                                .iter()
+                                .find(|(_, (script, _))| script.as_deref() == Some(p.as_path()))
+                                .map(|(k, _)| k.clone());
+                            if let Some(k) = owner {
+                                self.ws.refresh_path(&k);
+                                changed = true;
+                            }
+                            continue;
+                        };
+                        let s = stamp(&p, e.0.as_deref());
+                        if s != e.1 {
+                            e.1 = s;
+                            self.ws.refresh_path(&p);
+                            changed = true;
+                        }
+                    }
+                    if changed {
+                        self.generation += 1;
+                    }
+                }
+                _ => self.scan(true),
+            }
+            return;
+        }
+        let dirs_changed = self.dirs.par_iter().any(|(d, m)| dir_mtime(d) != *m);
+        if dirs_changed {
+            self.scan(true);
+            return;
+        }
+        let changed: Vec<(PathBuf, Stamp)> = self
+            .files
+            .par_iter()
+            .filter_map(|(p, (script, old))| {
+                let s = stamp(p, script.as_deref());
+                (s != *old).then(|| (p.clone(), s))
+            })
+            .collect();
+        if changed.is_empty() {
+            return;
+        }
+        for (p, s) in changed {
+            self.ws.refresh_path(&p);
+            if let Some(e) = self.files.get_mut(&p) {
+                e.1 = s;
+            }
+        }
+        self.generation += 1;
+    }
+
+    pub(super) fn index(&mut self) -> Arc<Index> {
+        match &self.index {
+            Some((g, idx)) if *g == self.generation => idx.clone(),
+            _ => {
+                let (user, project) = (self.ws.user.clone(), self.ws.project.clone());
+                // The first index: the one an earlier server kept on disk, if it describes
+                // these very files; else built, and kept on disk for the next server.
+                let cached = (!self.index_checked)
+                    .then(|| search::cache::read(&user, project.as_deref()))
+                    .flatten()
+                    .filter(|c| c.files == self.files && c.dirs == self.dirs);
+                self.index_checked = true;
+                let idx = match cached {
+                    Some(c) => c.index.clone(),
+                    None => {
+                        let idx = Arc::new(Index::build(&self.ws));
+                        search::cache::write_in_background(
+                            user,
+                            project,
+                            self.files.clone(),
+                            self.dirs.clone(),
+                            idx.clone(),
+                        );
+                        idx
+                    }
+                };
+                self.index = Some((self.generation, idx.clone()));
+                idx
+            }
+        }
+    }
+}
+
+/// An index read from the user space's cache (`None`: none, or not valid), and when the last
+/// check that found the disk unchanged began.
+pub(super) struct CachedIndex {
+    cached: Option<Arc<search::cache::Cached>>,
+    checked_from: Option<std::time::Instant>,
+}
+
+impl Service {
+    /// The project a call is about: the fixed one, else its `project_path` (checked).
+    pub(super) fn project_for(&self, project_path: Option<&str>) -> Res<Option<PathBuf>> {
+        if let Some(p) = &self.project {
+            // A call naming another project is refused, never silently answered from this
+            // one (the same folder spelt another way is this one).
+            if let Some(asked) = project_path.filter(|x| !x.is_empty()) {
+                let same = |a: &Path, b: &Path| {
+                    a == b
+                        || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+                };
+                if !same(Path::new(asked), p) {
+                    return Err(OpError::new(
+                        "project_mismatch",
+                        format!(
+                            "project_path `{asked}` is not this server's project `{}` (fixed by --project or the folder it started in); leave project_path out, or start a server for that project",
+                            p.display()
+                        ),
+                    )
+                    .with("project", json!(p.to_string_lossy())));
+                }
+            }
+            return Ok(Some(p.clone()));
+        }
+        match project_path.filter(|p| !p.is_empty()) {
+            None => Ok(None),
+            Some(p) => {
+                let p = PathBuf::from(p);
+                if !p.is_absolute() {
+                    return Err(OpError::new(
+                        "invalid_project_path",
+                        format!("project_path `{}` must be an absolute path", p.display()),
+                    ));
+                }
+                if !p.join(".ai").is_dir() {
+                    return Err(OpError::new(
+                        "invalid_project_path",
+                        format!(
+                            "project_path `{}` holds no `.ai/` folder; give the root of a Kiwi project",
+                            p.display()
+                        ),
+                    ));
+                }
+                Ok(Some(p))
+            }
+        }
+    }
+
+    /// Run `f` on the up-to-date workspace of a project.
+    pub(super) fn with<R>(
+        &self,
+        project_path: Option<&str>,
+        f: impl FnOnce(&mut Spaces) -> R,
+    ) -> Res<R> {
+        let project = self.project_for(project_path)?;
+        let mut all = self
+            .spaces
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if !all.contains_key(&project) {
+            let loading = || self.loading.lock().unwrap_or_else(|p| p.into_inner());
+            loading().insert(project.clone());
+            let mut sp = Spaces::load(project.clone(), self.host.clone());
+            loading().remove(&project);
+            // A search that came while it loaded read the index kept on disk: keep it when it
+            // describes these very files (no second read, no build).
+            let cached = self
+                .cached
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&project)
+                .and_then(|c| c.cached);
+            if let Some(c) = cached {
+                if c.files == sp.files && c.dirs == sp.dirs {
+                    sp.index = Some((sp.generation, c.index.clone()));
+                    sp.index_checked = true;
+                }
+            }
+            all.insert(project.clone(), sp);
+        }
+        let sp = all.get_mut(&project).expect("inserted above");
+        sp.refresh();
+        Ok(f(sp))
+    }
+
+    /// The search index of a project: the loaded workspace's; while it is not loaded yet
+    /// (a server answering its first call), the one kept on disk in the user space's
+    /// `cache/` when the files are still those it was built from (checked at every call).
+    pub(super) fn search_index(&self, project_path: Option<&str>) -> Res<Arc<Index>> {
+        let arrived = std::time::Instant::now();
+        let project = self.project_for(project_path)?;
+        let loaded = match self.spaces.try_lock() {
+            Ok(all) => all.contains_key(&project),
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner().contains_key(&project),
+            // Held: by a load of this project, or by a call on a loaded one.
+            Err(std::sync::TryLockError::WouldBlock) => !self
+                .loading
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains(&project),
+        };
+        if !loaded {
+            if let Some(idx) = self.cached_index(&project, arrived) {
+                return Ok(idx);
+            }
+        }
+        self.with(project_path, |sp| sp.index())
+    }
+
+    /// The index kept on disk of a project not loaded yet (read once), if the disk still holds
+    /// the files it was built from: checked by a check that began after `since` (the call's
+    /// arrival: every change made before the call is seen). Calls wait for a check under way
+    /// rather than repeat it.
+    fn cached_index(
+        &self,
+        project: &Option<PathBuf>,
+        since: std::time::Instant,
+    ) -> Option<Arc<Index>> {
+        let mut slots = self.cached.lock().unwrap_or_else(|p| p.into_inner());
+        let slot =
+            slots.entry(project.clone()).or_insert_with(|| {
+                match search::cache::read_current(&self.host.user_space(), project.as_deref()) {
+                    Some((c, checked)) => CachedIndex {
+                        cached: Some(Arc::new(c)),
+                        checked_from: Some(checked),
+                    },
+                    None => CachedIndex {
+                        cached: None,
+                        checked_from: None,
+                    },
+                }
+            });
+        let c = slot.cached.clone()?;
+        if slot.checked_from.is_some_and(|t| t >= since) {
+            return Some(c.index.clone());
+        }
+        let start = std::time::Instant::now();
+        if search::cache::listing_is_current(&c.files, &c.dirs) {
+            slot.checked_from = Some(start);
+            Some(c.index.clone())
+        } else {
+            slot.cached = None; // stale: the workspace is loaded and the index built
+            None
+        }
+    }
+
+    /// Load the fixed project's workspace and build its search index now (at start-up, in
+    /// the background), so that the first call does not wait for it.
+    pub fn warm(&self) {
+        // First the index kept on disk, read and checked against the disk while both cores are
+        // free: a search that came meanwhile answers from it without checking again, and one
+        // that comes while the workspace loads answers from it once the disk is checked.
+        if let Ok(project) = self.project_for(None) {
+            let loaded = self
+                .spaces
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains_key(&project);
+            if !loaded {
+                let _ = self.cached_index(&project, std::time::Instant::now());
+            }
+        }
+        let _ = self.with(None, |sp| sp.index());
+    }
+
+    /// The current workspace of a project (a snapshot).
+    pub fn workspace(&self, project_path: Option<&str>) -> Res<Workspace> {
+        self.with(project_path, |sp| sp.ws.clone())
+    }
+}

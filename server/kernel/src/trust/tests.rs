@@ -1,0 +1,405 @@
+use super::*;
+
+/// A throw-away key made with Python's `cryptography` (the library rye-os signs with):
+/// PKCS#8 and SubjectPublicKeyInfo PEM as it writes them, and a rye-style signature of the hash
+/// text `HASH` (URL-safe base64).
+const PY_PRIVATE: &str = "-----BEGIN PRIVATE KEY-----
+MC4CAQAwBQYDK2VwBCIEINLGTGdZz8sIijAXzrGrlwgYEv3dYK2+iQtdvbegGzcm
+-----END PRIVATE KEY-----
+";
+const PY_PUBLIC: &str = "-----BEGIN PUBLIC KEY-----
+MCowBQYDK2VwAyEAcM8I7Ihdotte8OpTKY+OB5eEfrRUJynMz+WBTNNoGtE=
+-----END PUBLIC KEY-----
+";
+const PY_HASH: &str = "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03";
+const PY_SIG: &str =
+    "4MC_dKhy2MVHHLH4u5PLgq5J0CGQeBb8of_YLnYbl3YqoKpoimNDPeLDwjEyzt0EZdG4LQl9iuFQ4EN1CMC7Bg==";
+/// `hashlib.sha256(PY_PUBLIC).hexdigest()[:16]` and `hashlib.sha256(raw).hexdigest()[:32]`.
+const PY_RYE_FP: &str = "72822ffe3732c6cc";
+const PY_KIWI_FP: &str = "416ed231d78d1e1165cf670776050de7";
+
+fn env(signer: &str) -> Envelope {
+    Envelope {
+        item_type: "tool".into(),
+        id: "text/word_count".into(),
+        version: "1.2.0".into(),
+        digest: item_digest(&[("tools/text/word_count.py".into(), b"print(1)\n".to_vec())]),
+        signed_at: "2026-11-24T07:30:00Z".into(),
+        signer: signer.into(),
+    }
+}
+
+fn user() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+#[test]
+fn digest_is_pinned_and_independent_of_file_order() {
+    // sha256("a\0" "1\0" "x"), computed with Python's hashlib.
+    assert_eq!(
+        item_digest(&[("a".into(), b"x".to_vec())]),
+        "sha256:87898619c5d0f3bfb6e8917ff8d8477e56456331d07ec0a674183ca9aad95a93"
+    );
+    // sha256("a\01\0x" "b/c\00\0"): sorted by path, an empty file counts.
+    let two = "sha256:4320b59a30ab5a1ab4baec509a15cc2a8919fd31ec8099fc7807a6cffcf50ac6";
+    assert_eq!(
+        item_digest(&[("a".into(), b"x".to_vec()), ("b/c".into(), vec![])]),
+        two
+    );
+    assert_eq!(
+        item_digest(&[("b/c".into(), vec![]), ("a".into(), b"x".to_vec())]),
+        two
+    );
+}
+
+#[test]
+fn digest_tells_apart_moved_bytes_renames_and_empty_items() {
+    let d = |files: &[(&str, &str)]| {
+        item_digest(
+            &files
+                .iter()
+                .map(|(p, b)| (p.to_string(), b.as_bytes().to_vec()))
+                .collect::<Vec<_>>(),
+        )
+    };
+    assert_ne!(d(&[("a", "xy"), ("b", "z")]), d(&[("a", "x"), ("b", "yz")]));
+    assert_ne!(d(&[("a", "x")]), d(&[("b", "x")]));
+    assert_ne!(d(&[("a", "1\0x")]), d(&[("a\x001", "x")]));
+    assert_ne!(d(&[]), d(&[("a", "")]));
+    assert!(d(&[]).starts_with("sha256:") && d(&[]).len() == 7 + 64);
+}
+
+#[test]
+fn envelope_bytes_are_pinned() {
+    let e = env("0123456789abcdef0123456789abcdef");
+    let want = format!(
+        "kiwi-envelope-v1\ntype:4:tool\nid:15:text/word_count\nversion:5:1.2.0\n\
+         digest:71:{}\nsigned_at:20:2026-11-24T07:30:00Z\n\
+         signer:32:0123456789abcdef0123456789abcdef\n",
+        e.digest
+    );
+    assert_eq!(String::from_utf8(e.canonical_bytes()).unwrap(), want);
+    // A newline in a value cannot forge another field.
+    let mut a = env("x");
+    a.id = "a\nversion:1:9".into();
+    let mut b = env("x");
+    b.id = "a".into();
+    assert_ne!(a.canonical_bytes(), b.canonical_bytes());
+}
+
+#[test]
+fn sign_and_verify_round_trip_with_the_own_key_trusted() {
+    let u = user();
+    let keys = Keys::generate(u.path()).unwrap();
+    assert_eq!(keys.fingerprint().len(), 32);
+    let e = env(&keys.fingerprint());
+    let sig = keys.sign(&e);
+    let store = TrustStore::load(u.path()).unwrap();
+    assert_eq!(
+        store.verify(&e, &sig, None),
+        Verdict::Trusted {
+            signer: keys.fingerprint()
+        }
+    );
+    // The key loads back with the same fingerprint and signs the same (Ed25519 is
+    // deterministic).
+    let again = Keys::load(u.path()).unwrap();
+    assert_eq!(again.fingerprint(), keys.fingerprint());
+    assert_eq!(again.sign(&e), sig);
+}
+
+#[test]
+fn a_flipped_byte_anywhere_fails() {
+    let u = user();
+    let keys = Keys::generate(u.path()).unwrap();
+    let store = TrustStore::load(u.path()).unwrap();
+    let e = env(&keys.fingerprint());
+    let sig = keys.sign(&e);
+    // In the content (the digest changes).
+    let mut changed = e.clone();
+    changed.digest = item_digest(&[("tools/text/word_count.py".into(), b"print(2)\n".to_vec())]);
+    assert_eq!(store.verify(&changed, &sig, None), Verdict::BadSignature);
+    // In each field of the envelope.
+    for f in 0..5 {
+        let mut x = e.clone();
+        let s = match f {
+            0 => &mut x.item_type,
+            1 => &mut x.id,
+            2 => &mut x.version,
+            3 => &mut x.digest,
+            _ => &mut x.signed_at,
+        };
+        s.push('!');
+        assert_eq!(store.verify(&x, &sig, None), Verdict::BadSignature, "{f}");
+    }
+    // In the signature.
+    let mut raw = base64::engine::general_purpose::STANDARD
+        .decode(&sig)
+        .unwrap();
+    raw[10] ^= 1;
+    let flipped = base64::engine::general_purpose::STANDARD.encode(raw);
+    assert_eq!(store.verify(&e, &flipped, None), Verdict::BadSignature);
+    assert_eq!(store.verify(&e, "not base64!", None), Verdict::BadSignature);
+    assert_eq!(store.verify(&e, "", None), Verdict::BadSignature);
+}
+
+#[test]
+fn a_wrong_signer_fails_and_an_unknown_one_is_unknown() {
+    let (ua, ub) = (user(), user());
+    let a = Keys::generate(ua.path()).unwrap();
+    let b = Keys::generate(ub.path()).unwrap();
+    let store_a = TrustStore::load(ua.path()).unwrap();
+    // B signs but claims to be A (whom A's store trusts): the trusted key decides.
+    let claimed = env(&a.fingerprint());
+    let forged = b.sign(&claimed);
+    assert_eq!(
+        store_a.verify(&claimed, &forged, None),
+        Verdict::BadSignature
+    );
+    let b_pub = public_key_text(&b.public_key());
+    assert_eq!(
+        store_a.verify(&claimed, &forged, Some(&b_pub)),
+        Verdict::BadSignature,
+        "a key that came along does not override the trusted one"
+    );
+    // B's honest signature: unknown to A without B's key; valid but untrusted with it.
+    let eb = env(&b.fingerprint());
+    let sb = b.sign(&eb);
+    assert_eq!(
+        store_a.verify(&eb, &sb, None),
+        Verdict::UnknownSigner {
+            signer: b.fingerprint()
+        }
+    );
+    assert_eq!(
+        store_a.verify(&eb, &sb, Some(&b_pub)),
+        Verdict::ValidUntrusted {
+            signer: b.fingerprint()
+        }
+    );
+    // A public key that is not the signer's.
+    let a_pub = public_key_text(&a.public_key());
+    assert_eq!(
+        store_a.verify(&eb, &sb, Some(&a_pub)),
+        Verdict::BadSignature
+    );
+    // Once A trusts B's key (as exported, PEM), B's signature is trusted.
+    TrustStore::trust(
+        ua.path(),
+        &parse_public_key(&pem::encode_public(b.public_key().as_bytes())).unwrap(),
+    )
+    .unwrap();
+    let store_a = TrustStore::load(ua.path()).unwrap();
+    assert!(store_a.verify(&eb, &sb, None).is_trusted());
+    // And untrusting removes it.
+    TrustStore::untrust(ua.path(), &b.fingerprint()).unwrap();
+    assert!(!TrustStore::load(ua.path())
+        .unwrap()
+        .is_trusted(&b.fingerprint()));
+    assert!(matches!(
+        TrustStore::untrust(ua.path(), &b.fingerprint()),
+        Err(TrustError::NotTrusted { .. })
+    ));
+}
+
+#[cfg(unix)]
+#[test]
+fn the_private_key_is_0600_in_a_0700_folder_and_a_readable_one_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let u = user();
+    let keys = Keys::generate(u.path()).unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&keys.private_key_path()), 0o600);
+    assert_eq!(mode(&Keys::dir(u.path())), 0o700);
+    // Nothing else (no temporary file) in the folder.
+    let mut names: Vec<_> = std::fs::read_dir(Keys::dir(u.path()))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, [PRIVATE_KEY_FILE, PUBLIC_KEY_FILE]);
+    std::fs::set_permissions(
+        keys.private_key_path(),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    let err = Keys::load(u.path()).unwrap_err();
+    assert!(matches!(err, TrustError::KeyPermissions { .. }), "{err}");
+    assert!(err.to_string().contains("chmod 600"), "{err}");
+}
+
+#[test]
+fn generate_never_replaces_a_key_and_load_without_one_says_what_to_do() {
+    let u = user();
+    let err = Keys::load(u.path()).unwrap_err();
+    assert!(err.to_string().contains("kiwi keys new"), "{err}");
+    let first = Keys::generate(u.path()).unwrap();
+    let before = std::fs::read(first.private_key_path()).unwrap();
+    let err = Keys::generate(u.path()).unwrap_err();
+    assert!(matches!(err, TrustError::KeyExists { .. }), "{err}");
+    assert_eq!(std::fs::read(first.private_key_path()).unwrap(), before);
+}
+
+#[test]
+fn the_private_key_appears_in_no_output() {
+    let u = user();
+    let keys = Keys::generate(u.path()).unwrap();
+    let pem_text = std::fs::read_to_string(keys.private_key_path()).unwrap();
+    let seed = pem::decode_private(&pem_text).unwrap();
+    let seed_hex = hex(&seed);
+    let seed_b64 = base64::engine::general_purpose::STANDARD.encode(seed);
+    let body: String = pem_text
+        .lines()
+        .filter(|l| !l.starts_with("-----"))
+        .collect();
+    let store = TrustStore::load(u.path()).unwrap();
+    let e = env(&keys.fingerprint());
+    let outputs = [
+        format!("{keys:?}"),
+        format!("{:?}", keys.public_key()),
+        keys.sign(&e),
+        public_key_text(&keys.public_key()),
+        pem::encode_public(keys.public_key().as_bytes()),
+        format!("{store:?}"),
+        Keys::generate(u.path()).unwrap_err().to_string(),
+    ];
+    for out in &outputs {
+        for secret in [
+            seed_hex.as_str(),
+            seed_b64.as_str(),
+            body.as_str(),
+            &seed_b64[..16],
+        ] {
+            assert!(!out.contains(secret), "{out}");
+        }
+    }
+    assert!(format!("{keys:?}").contains(&keys.fingerprint()));
+}
+
+#[test]
+fn keys_written_by_python_cryptography_are_read() {
+    let u = user();
+    let dir = Keys::dir(u.path());
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(PRIVATE_KEY_FILE);
+    std::fs::write(&p, PY_PRIVATE).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let keys = Keys::load(u.path()).unwrap();
+    assert_eq!(keys.fingerprint(), PY_KIWI_FP);
+    // kiwi writes the same PEM as Python for the same key.
+    assert_eq!(pem::encode_public(keys.public_key().as_bytes()), PY_PUBLIC);
+    assert_eq!(
+        pem::encode_private(&pem::decode_private(PY_PRIVATE).unwrap()),
+        PY_PRIVATE
+    );
+    // Every text form of the public key reads back.
+    let k = parse_public_key(PY_PUBLIC).unwrap();
+    assert_eq!(parse_public_key(&public_key_text(&k)).unwrap(), k);
+    assert_eq!(parse_public_key(&hex(k.as_bytes())).unwrap(), k);
+    assert!(
+        parse_public_key("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----").is_err()
+    );
+    assert!(parse_public_key("hello").is_err());
+    assert!(pem::decode_private("-----BEGIN ENCRYPTED PRIVATE KEY-----\n").is_err());
+}
+
+#[test]
+fn rye_headers_verify_against_rye_trust_store_files() {
+    let u = user();
+    let dir = TrustStore::dir(u.path());
+    std::fs::create_dir_all(&dir).unwrap();
+    // rye-os's layout: `trusted_keys/<rye fingerprint>.pem`.
+    std::fs::write(dir.join(format!("{PY_RYE_FP}.pem")), PY_PUBLIC).unwrap();
+    std::fs::write(dir.join("junk.pem"), "not a key").unwrap();
+    let store = TrustStore::load(u.path()).unwrap();
+    assert_eq!(store.keys().len(), 1);
+    assert_eq!(store.keys()[0].rye_fingerprint, PY_RYE_FP);
+    assert_eq!(store.skipped().len(), 1);
+    let line = format!("# rye:signed:2026-02-14T00:35:18Z:{PY_HASH}:{PY_SIG}:{PY_RYE_FP}");
+    let h = rye::parse_header(&line).unwrap();
+    assert_eq!(h.timestamp, "2026-02-14T00:35:18Z");
+    assert_eq!(h.hash, PY_HASH);
+    assert_eq!(
+        store.verify_rye(&h),
+        Verdict::Trusted {
+            signer: PY_RYE_FP.into()
+        }
+    );
+    // The markdown form, after a shebang too.
+    let md = format!("<!-- rye:signed:2026-02-14T00:35:18Z:{PY_HASH}:{PY_SIG}:{PY_RYE_FP} -->");
+    assert_eq!(rye::parse_header(&md), Some(h.clone()));
+    assert_eq!(
+        rye::find_header(&format!("#!/usr/bin/env python3\n{line}\nx=1\n")),
+        Some(h.clone())
+    );
+    // A changed hash or signature fails; an unknown signer is unknown.
+    let mut bad = h.clone();
+    bad.hash = PY_HASH.replace('5', "6");
+    assert_eq!(store.verify_rye(&bad), Verdict::BadSignature);
+    let mut bad = h.clone();
+    bad.signature = PY_SIG.replace('4', "5");
+    assert_eq!(store.verify_rye(&bad), Verdict::BadSignature);
+    let mut other = h.clone();
+    other.fingerprint = "440443d0858f0199".into();
+    assert!(matches!(
+        store.verify_rye(&other),
+        Verdict::UnknownSigner { .. }
+    ));
+    // Not signatures.
+    assert_eq!(
+        rye::parse_header("<!-- rye:validated:2026-01-01T00:00:00Z:placeholder -->"),
+        None
+    );
+    assert_eq!(rye::parse_header("# kiwi-mcp:validated:T:H"), None);
+}
+
+#[test]
+fn the_corpus_headers_parse() {
+    let line = "# rye:signed:2026-02-14T00:35:18Z:74d34ffaaf9830b59ca5fd54ef6f8cff0858034a1cf0c271cfd955820c18d76c:x9KBUC44Q-yYGzR4ULb6ctgLp4GNVfhYzb5h-smYUqyaZY6F59jt3rT-N3XDvJ9e-BFrlqvUXs85yIQqSQYfAA==:440443d0858f0199";
+    let h = rye::parse_header(line).unwrap();
+    assert_eq!(h.fingerprint, "440443d0858f0199");
+    assert!(
+        parse_signature(&h.signature).is_some(),
+        "a 64-byte signature"
+    );
+}
+
+#[test]
+fn rfc3339_dates() {
+    assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+    assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+    assert_eq!(rfc3339(1_795_505_400), "2026-11-24T07:30:00Z");
+    assert_eq!(now_rfc3339().len(), 20);
+}
+
+#[test]
+fn require_signed_reads_true_lists_and_maps_and_joins_files_by_or() {
+    use crate::config::Config;
+    let mut c = Config::default();
+    c.merge_text(Path::new("u.yaml"), "trust:\n  require_signed: [team]\n");
+    assert!(c.require_signed.for_registry("team"));
+    assert!(!c.require_signed.for_registry("public"));
+    // A project cannot lift the user's requirement.
+    c.merge_text(
+        Path::new("p.yaml"),
+        "trust:\n  require_signed: {team: false, corp: true}\n",
+    );
+    assert!(c.require_signed.for_registry("team"));
+    assert!(c.require_signed.for_registry("corp"));
+    c.merge_text(Path::new("p.yaml"), "trust:\n  require_signed: true\n");
+    assert!(c.require_signed.for_registry("anything"));
+    let mut c = Config::default();
+    c.merge_text(
+        Path::new("u.yaml"),
+        "trust:\n  require_signed: {\"*\": true}\n",
+    );
+    assert!(c.require_signed.for_registry("x"));
+    let mut c = Config::default();
+    c.merge_text(Path::new("u.yaml"), "trust:\n  require_signed: 3\n");
+    assert!(!c.require_signed.for_registry("x"));
+    assert_eq!(c.problems.len(), 1, "{:?}", c.problems);
+}
