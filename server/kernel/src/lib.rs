@@ -30,4 +30,5 @@ pub mod trust;
 pub mod value;
 pub mod watch;
 pub mod workspace;
+pub mod workspace_set;
 pub mod yaml;

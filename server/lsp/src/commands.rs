@@ -80,11 +80,12 @@ async fn command_target(
     b.wait_loaded(path.as_deref()).await;
     let st = b.lock();
     if let Some(path) = path {
-        let key = b
-            .key_for(&path)
+        let key = st
+            .set
+            .project_of(&path)
             .ok_or_else(|| format!("{} is not under a .ai/ folder", path.display()))?;
         let ws = st
-            .spaces
+            .set
             .get(&key)
             .cloned()
             .ok_or_else(|| "the workspace is not loaded yet".to_string())?;
@@ -97,11 +98,10 @@ async fn command_target(
     let Some(id) = id else {
         return Err("give `uri`, `path` or `id`".into());
     };
-    let mut keys: Vec<&Key> = st.spaces.keys().collect();
-    keys.sort_by_key(|k| k.is_none());
+    let mut spaces: Vec<(&Key, &Arc<Workspace>)> = st.set.iter().collect();
+    spaces.sort_by_key(|(k, _)| k.is_none());
     let mut last = format!("no tool `{id}`");
-    for k in keys {
-        let ws = &st.spaces[k];
+    for (_, ws) in spaces {
         match ws.lookup(ItemType::Tool, id, None) {
             Lookup::Found(t) => return Ok((ws.clone(), t)),
             Lookup::Missing { suggestions } if !suggestions.is_empty() => {
@@ -216,7 +216,7 @@ async fn show_environment(b: &Backend, arg: Json) -> Result<Option<Json>> {
 /// re-index every workspace (they all see the user space).
 async fn init_userspace(b: &Backend, arg: Json) -> Result<Option<Json>> {
     let force = arg.get("force").and_then(Json::as_bool).unwrap_or(false);
-    let host = b.shared.host.clone();
+    let host = b.lock().set.host().clone();
     let report = blocking(move || kiwi_kernel::init::init_userspace(&host, force))
         .await?
         .map_err(|e| jsonrpc::Error {
@@ -224,7 +224,7 @@ async fn init_userspace(b: &Backend, arg: Json) -> Result<Option<Json>> {
             message: format!("kiwi init: {e}").into(),
             data: None,
         })?;
-    let keys: Vec<Key> = b.lock().loaded.iter().cloned().collect();
+    let keys: Vec<Key> = b.lock().set.loaded_keys();
     for key in keys {
         b.load(key, None).await;
     }

@@ -16,7 +16,10 @@ pub(crate) async fn symbol(
     b.wait_loaded(None).await;
     let (spaces, enc) = {
         let st = b.lock();
-        (st.spaces.values().cloned().collect::<Vec<_>>(), st.enc)
+        (
+            st.set.iter().map(|(_, ws)| ws.clone()).collect::<Vec<_>>(),
+            st.enc,
+        )
     };
     let query = p.query.to_lowercase();
     let out = blocking(move || {

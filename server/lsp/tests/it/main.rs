@@ -6,3 +6,4 @@ mod early;
 mod fresh;
 mod incremental;
 mod init;
+mod watch;

@@ -82,6 +82,12 @@ pub struct Client {
 impl Client {
     /// Start a server and initialize it with `root` as the workspace folder.
     pub async fn start(root: &Path, utf8: bool) -> Client {
+        Client::start_watching(root, utf8, true).await
+    }
+
+    /// [`Client::start`], declaring whether the client can watch files
+    /// (`didChangeWatchedFiles.dynamicRegistration`; Neovim on Linux cannot).
+    pub async fn start_watching(root: &Path, utf8: bool, client_watches: bool) -> Client {
         init_env();
         let (client_io, server_io) = tokio::io::duplex(1 << 20);
         let (sr, sw) = tokio::io::split(server_io);
@@ -133,7 +139,7 @@ impl Client {
                             "publishDiagnostics": {"codeDescriptionSupport": utf8}
                         },
                         "workspace": {
-                            "didChangeWatchedFiles": {"dynamicRegistration": true},
+                            "didChangeWatchedFiles": {"dynamicRegistration": client_watches},
                             "workspaceEdit": {"documentChanges": utf8, "resourceOperations": ["rename"]},
                             "inlayHint": {"refreshSupport": true}
                         }
