@@ -8,11 +8,13 @@ mod complete;
 mod refs;
 #[cfg(test)]
 mod tests;
+mod workspace_symbols;
 
 pub use complete::{completions, signature_help, CompletionEntry, CompletionKind, SignatureInfo};
 pub use refs::{
     occurrences, prepare_rename, references, rename, target_at, Occurrence, RenamePlan,
 };
+pub use workspace_symbols::{workspace_symbols, WorkspaceSymbol};
 
 use crate::chain;
 use crate::check::build_env;
