@@ -21,8 +21,7 @@ const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"p
 const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#;
 
 fn frame(out: &mut Vec<u8>, body: &[u8]) {
-    out.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
-    out.extend_from_slice(body);
+    out.extend(kiwi_lsp::wire::encode(body));
 }
 
 /// The byte stream the server reads for one fuzz input.
@@ -44,24 +43,8 @@ pub fn lsp_stream(data: &[u8]) -> Vec<u8> {
 
 /// Check the server's output: a sequence of `Content-Length` frames of JSON objects.
 fn check_output(out: &[u8]) {
-    let mut rest = out;
-    while !rest.is_empty() {
-        let end = rest
-            .windows(4)
-            .position(|w| w == b"\r\n\r\n")
-            .expect("a frame header ends with a blank line");
-        let header = std::str::from_utf8(&rest[..end]).expect("an ASCII header");
-        let len: usize = header
-            .lines()
-            .find_map(|l| l.strip_prefix("Content-Length: "))
-            .expect("a Content-Length header")
-            .trim()
-            .parse()
-            .expect("a numeric Content-Length");
-        let body = &rest[end + 4..end + 4 + len];
-        let v: serde_json::Value = serde_json::from_slice(body).expect("a JSON frame body");
+    for v in kiwi_lsp::wire::split(out).expect("well-formed frames of JSON") {
         assert!(v.is_object(), "a frame that is not a JSON object: {v}");
-        rest = &rest[end + 4 + len..];
     }
 }
 

@@ -128,6 +128,23 @@ local function main()
     return vim.tbl_contains(codes(), 'K003')
   end), codes())
 
+  -- 1b. files changed outside the editor, with no file events from the client (Neovim on
+  -- Linux cannot watch: didChangeWatchedFiles.dynamicRegistration is false): the server
+  -- watches by itself. The tool the directive misspells appears on disk, then goes again.
+  local caps = vim.lsp.protocol.make_client_capabilities()
+  local dyn = caps.workspace and caps.workspace.didChangeWatchedFiles
+    and caps.workspace.didChangeWatchedFiles.dynamicRegistration
+  local ecko = proj .. '/.ai/tools/text/ecko.py'
+  vim.fn.writefile(vim.fn.readfile(proj .. '/.ai/tools/text/echo.py'), ecko)
+  check(('a tool created on disk clears K003 (client file watching: %s)'):format(tostring(dyn or false)),
+    wait(function()
+      return not vim.tbl_contains(codes(), 'K003')
+    end), codes())
+  os.remove(ecko)
+  check('the tool deleted on disk brings K003 back', wait(function()
+    return vim.tbl_contains(codes(), 'K003')
+  end), codes())
+
   if full then
     -- 2. hover on an interpreter: the project's .venv.
     local rt = edit(proj .. '/.ai/tools/rt/py_rt.py')

@@ -5,7 +5,7 @@
 use crate::{generate, ms, percentile, write, Figure, Value as Fig};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
@@ -16,11 +16,6 @@ struct Lsp {
     stdin: ChildStdin,
     rx: Receiver<Value>,
     next_id: i64,
-}
-
-fn frame(v: &Value) -> Vec<u8> {
-    let body = v.to_string();
-    format!("Content-Length: {}\r\n\r\n{}", body.len(), body).into_bytes()
 }
 
 impl Lsp {
@@ -38,31 +33,7 @@ impl Lsp {
         let (tx, rx) = channel();
         std::thread::spawn(move || {
             let mut r = BufReader::new(stdout);
-            loop {
-                let mut len = None;
-                loop {
-                    let mut line = String::new();
-                    if r.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let line = line.trim_end();
-                    if line.is_empty() {
-                        break;
-                    }
-                    if let Some((k, v)) = line.split_once(':') {
-                        if k.eq_ignore_ascii_case("content-length") {
-                            len = v.trim().parse::<usize>().ok();
-                        }
-                    }
-                }
-                let Some(len) = len else { return };
-                let mut buf = vec![0u8; len];
-                if r.read_exact(&mut buf).is_err() {
-                    return;
-                }
-                let Ok(v) = serde_json::from_slice::<Value>(&buf) else {
-                    return;
-                };
+            while let Some(Ok(v)) = kiwi_lsp::wire::read(&mut r) {
                 if tx.send(v).is_err() {
                     return;
                 }
@@ -77,7 +48,7 @@ impl Lsp {
     }
 
     fn send(&mut self, v: &Value) -> Result<()> {
-        self.stdin.write_all(&frame(v))?;
+        self.stdin.write_all(&kiwi_lsp::wire::encode_json(v))?;
         self.stdin.flush()?;
         Ok(())
     }

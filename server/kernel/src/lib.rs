@@ -35,4 +35,5 @@ pub mod trust;
 pub mod value;
 pub mod watch;
 pub mod workspace;
+pub mod workspace_set;
 pub mod yaml;

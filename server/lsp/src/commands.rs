@@ -79,11 +79,12 @@ async fn command_target(
     b.wait_loaded(path.as_deref()).await;
     let st = b.lock();
     if let Some(path) = path {
-        let key = b
-            .key_for(&path)
+        let key = st
+            .set
+            .project_of(&path)
             .ok_or_else(|| format!("{} is not under a .ai/ folder", path.display()))?;
         let ws = st
-            .spaces
+            .set
             .get(&key)
             .cloned()
             .ok_or_else(|| "the workspace is not loaded yet".to_string())?;
@@ -96,13 +97,16 @@ async fn command_target(
     let Some(id) = id else {
         return Err("give `uri`, `path` or `id`".into());
     };
-    let mut keys: Vec<&Key> = st.spaces.keys().collect();
-    keys.sort_by_key(|k| k.is_none());
+    let spaces: Vec<(&Key, &Arc<Workspace>)> = {
+        let mut v: Vec<_> = st.set.iter().collect();
+        v.sort_by_key(|(k, _)| k.is_none());
+        v
+    };
     // The kernel's one lookup error (the wording of every face).
     let (i, tool) =
-        kiwi_kernel::lookup::resolve_in(keys.iter().map(|k| &*st.spaces[*k]), ItemType::Tool, id)
+        kiwi_kernel::lookup::resolve_in(spaces.iter().map(|(_, ws)| &***ws), ItemType::Tool, id)
             .map_err(|e| e.message)?;
-    Ok((st.spaces[keys[i]].clone(), tool))
+    Ok((spaces[i].1.clone(), tool))
 }
 
 async fn run_tool(b: &Backend, arg: Json, token: Option<ProgressToken>) -> Result<Option<Json>> {
@@ -198,7 +202,7 @@ async fn show_environment(b: &Backend, arg: Json) -> Result<Option<Json>> {
 /// re-index every workspace (they all see the user space).
 async fn init_userspace(b: &Backend, arg: Json) -> Result<Option<Json>> {
     let force = arg.get("force").and_then(Json::as_bool).unwrap_or(false);
-    let host = b.shared.host.clone();
+    let host = b.lock().set.host().clone();
     let report = blocking(move || kiwi_kernel::init::init_userspace(&host, force))
         .await?
         .map_err(|e| jsonrpc::Error {
@@ -206,7 +210,7 @@ async fn init_userspace(b: &Backend, arg: Json) -> Result<Option<Json>> {
             message: format!("kiwi init: {e}").into(),
             data: None,
         })?;
-    let keys: Vec<Key> = b.lock().loaded.iter().cloned().collect();
+    let keys: Vec<Key> = b.lock().set.loaded_keys();
     for key in keys {
         b.load(key, None).await;
     }

@@ -35,7 +35,7 @@ impl Backend {
                     return; // a later change has its own job
                 }
             }
-            let Some(ws) = st.spaces.get(&key).cloned() else {
+            let Some(ws) = st.set.get(&key).cloned() else {
                 return;
             };
             let versions: HashMap<PathBuf, i32> = paths
@@ -113,7 +113,7 @@ impl Backend {
             if st.generation.get(&path).copied().unwrap_or(0) != gen {
                 return; // superseded: the later change re-checks
             }
-            let Some(ws) = st.spaces.get(&key).cloned() else {
+            let Some(ws) = st.set.get(&key).cloned() else {
                 return;
             };
             ws
@@ -163,7 +163,7 @@ impl Backend {
     fn current(&self, path: &Path) -> Option<(Key, u64)> {
         let st = self.lock();
         let doc = st.docs.get(path)?;
-        if !st.loaded.contains(&doc.key) {
+        if !st.set.is_loaded(&doc.key) {
             return None;
         }
         let gen = st.generation.get(path).copied().unwrap_or(0);

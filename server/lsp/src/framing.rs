@@ -9,14 +9,13 @@
 //! with the JSON-RPC error that names the problem (with the message's id when it has a
 //! usable one, else `null`), in order with the other answers, and the server keeps serving.
 
+use crate::wire::{self, content_length};
 use serde_json::{json, Value as Json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tower_lsp_server::jsonrpc::{self, ErrorCode};
 
 /// The method that a malformed message is turned into.
 pub const INVALID_METHOD: &str = "kiwi/_invalidMessage";
-/// The largest message body accepted (a 10 MB directive is well below it).
-pub const MAX_BODY: usize = 256 << 20;
 /// The most header bytes looked at before the header is declared garbage.
 const MAX_HEADER: usize = 64 << 10;
 
@@ -127,35 +126,8 @@ fn judge(body: &[u8]) -> Verdict {
     invalid(id, INVALID_REQUEST, format!("invalid message: {problem}"))
 }
 
-/// Content-Length from a header block, or what is wrong with it.
-fn content_length(header: &[u8]) -> Result<usize, String> {
-    let text = String::from_utf8_lossy(header);
-    let mut len = None;
-    for line in text.split("\r\n") {
-        let Some((name, value)) = line.split_once(':') else {
-            continue;
-        };
-        if name.trim().eq_ignore_ascii_case("content-length") {
-            let v = value.trim();
-            len = Some(
-                v.parse::<usize>()
-                    .map_err(|_| format!("the Content-Length header `{v}` is not a byte count"))?,
-            );
-        }
-    }
-    let len = len.ok_or_else(|| "a message header without Content-Length".to_string())?;
-    if len > MAX_BODY {
-        return Err(format!(
-            "a Content-Length of {len} bytes is over the limit of {MAX_BODY}"
-        ));
-    }
-    Ok(len)
-}
-
 async fn send<W: AsyncWrite + Unpin>(out: &mut W, body: &[u8]) -> std::io::Result<()> {
-    out.write_all(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes())
-        .await?;
-    out.write_all(body).await?;
+    out.write_all(&wire::encode(body)).await?;
     out.flush().await
 }
 
@@ -291,8 +263,5 @@ mod tests {
             Verdict::Invalid { id, .. } => assert_eq!(id, json!(7)),
             _ => unreachable!(),
         }
-        assert!(content_length(b"Content-Length: x").is_err());
-        assert!(content_length(b"Content-Type: a").is_err());
-        assert_eq!(content_length(b"content-length: 12 "), Ok(12));
     }
 }

@@ -5,9 +5,8 @@
 use crate::server::Backend;
 use crate::session::{Caps, Key};
 use crate::task::blocking;
-use kiwi_kernel::workspace::Workspace;
+use kiwi_kernel::workspace_set::WorkspaceSet;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 use tower_lsp_server::ls_types::*;
 
@@ -26,16 +25,10 @@ impl Backend {
             self.progress_report(t, msg.clone()).await;
         }
         let started = std::time::Instant::now();
-        let host = self.shared.host.clone();
+        let host = self.lock().set.host().clone();
         let k = key.clone();
-        let Ok(ws) = blocking(move || {
-            let ws = Workspace::load(k, host);
-            // Parse everything here, on the blocking pool (items are parsed on first use).
-            ws.load_all();
-            ws
-        })
-        .await
-        else {
+        // Parse everything here, on the blocking pool (items are parsed on first use).
+        let Ok(ws) = blocking(move || WorkspaceSet::load(&k, &host)).await else {
             return;
         };
         let loaded_in = started.elapsed();
@@ -44,8 +37,7 @@ impl Backend {
         let problems = ws.space_problems.clone();
         let paths = {
             let mut st = self.lock();
-            st.spaces.insert(key.clone(), Arc::new(ws));
-            st.loaded.insert(key.clone());
+            st.set.set_loaded(&key, ws);
             let open: Vec<PathBuf> = st
                 .docs
                 .iter()
@@ -55,9 +47,10 @@ impl Backend {
             for p in &open {
                 Self::apply_doc(&mut st, p);
             }
-            Self::item_paths(&st, &key)
+            st.set.own_item_paths(&key)
         };
         self.shared.loaded_notify.notify_waiters();
+        self.watch_if_client_cannot(&key).await;
         let n = paths.len();
         let what = match &key {
             Some(p) => p.display().to_string(),
@@ -90,37 +83,19 @@ impl Backend {
         let mut st = self.lock();
         let mut keys: Vec<Key> = Vec::new();
         for f in st.folders.clone() {
-            let root = if f.join(".ai").is_dir() {
-                Some(f.clone())
-            } else {
-                kiwi_kernel::context::find_project_root(&f)
-            };
-            if let Some(r) = root {
+            if let Some(r) = WorkspaceSet::project_of_folder(&f) {
                 if !keys.contains(&Some(r.clone())) {
                     keys.push(Some(r));
                 }
             }
         }
-        if self.shared.host.user_space().is_dir() {
+        if st.set.host().user_space().is_dir() {
             keys.push(None);
         }
         let keys: Vec<Key> = keys
             .into_iter()
-            .filter(|k| {
-                // Loads started by a didOpen already cover their workspace.
-                if st.loading.contains(k) {
-                    false
-                } else {
-                    st.loading.insert(k.clone());
-                    if !st.spaces.contains_key(k) {
-                        st.spaces.insert(
-                            k.clone(),
-                            Arc::new(Workspace::new(k.clone(), self.shared.host.clone())),
-                        );
-                    }
-                    true
-                }
-            })
+            // Loads started by a didOpen already cover their workspace.
+            .filter(|k| st.set.claim(k))
             .collect();
         (keys, st.caps)
     }

@@ -9,13 +9,12 @@
 use crate::convert::{self, to_path, to_uri};
 use crate::server::Backend;
 use crate::task::blocking;
-use kiwi_kernel::context::Host;
 use kiwi_kernel::document::Document;
 use kiwi_kernel::exec::CancellationToken;
-use kiwi_kernel::ids::Space;
 use kiwi_kernel::text::{Encoding, SourceText, TextRange};
 use kiwi_kernel::workspace::{Item, Workspace};
-use std::collections::{HashMap, HashSet};
+use kiwi_kernel::workspace_set::WorkspaceSet;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -23,8 +22,7 @@ use std::time::Duration;
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::{Location, Position, Range, Uri};
 
-/// Which workspace a file belongs to: `Some(project root)`, or `None` for the user space.
-pub(crate) type Key = Option<PathBuf>;
+pub(crate) use kiwi_kernel::workspace_set::Key;
 
 /// An open document: the editor's text (its own line index and, for tools, its syntax tree,
 /// re-parsed incrementally on each change), its version, and the workspace it belongs to.
@@ -60,11 +58,10 @@ pub(crate) struct State {
     pub caps: Caps,
     pub folders: Vec<PathBuf>,
     pub docs: HashMap<PathBuf, Doc>,
-    pub spaces: HashMap<Key, Arc<Workspace>>,
-    /// Workspaces whose full load has started.
-    pub loading: HashSet<Key>,
-    /// Workspaces fully loaded (before that, diagnostics would be wrong: they wait).
-    pub loaded: HashSet<Key>,
+    /// The workspaces (the kernel's set: the project of a path, loading and loaded, the
+    /// server's own watchers). Before a workspace is loaded, diagnostics would be wrong:
+    /// they wait.
+    pub set: WorkspaceSet,
     /// Bumped on every change of a document: a diagnostics job publishes only if the
     /// generation it computed for is still current.
     pub generation: HashMap<PathBuf, u64>,
@@ -72,7 +69,6 @@ pub(crate) struct State {
 
 pub(crate) struct Shared {
     pub state: Mutex<State>,
-    pub host: Host,
     /// The running `kiwi.runTool`s, by progress token.
     pub cancels: Mutex<HashMap<String, CancellationToken>>,
     pub counter: AtomicU64,
@@ -88,12 +84,9 @@ impl Shared {
                 caps: Caps::default(),
                 folders: Vec::new(),
                 docs: HashMap::new(),
-                spaces: HashMap::new(),
-                loading: HashSet::new(),
-                loaded: HashSet::new(),
+                set: WorkspaceSet::new(kiwi_kernel::context::Host::from_process()),
                 generation: HashMap::new(),
             }),
-            host: Host::from_process(),
             cancels: Mutex::new(HashMap::new()),
             counter: AtomicU64::new(0),
             loaded_notify: tokio::sync::Notify::new(),
@@ -158,55 +151,16 @@ impl Backend {
     /// The workspace a path belongs to: the user space, or the project holding the `.ai/`
     /// folder it is in. `None` for files outside any `.ai/` (ignored quietly).
     pub(crate) fn key_for(&self, path: &Path) -> Option<Key> {
-        let user = self.shared.host.user_space();
-        if path.starts_with(&user) {
-            return Some(None);
-        }
-        for anc in path.ancestors() {
-            if anc.file_name().is_some_and(|n| n == ".ai") {
-                return Some(Some(anc.parent()?.to_path_buf()));
-            }
-        }
-        None
-    }
-
-    /// The paths of the items a workspace checks (its own space), parsed if need be.
-    pub(crate) fn item_paths(st: &State, key: &Key) -> Vec<PathBuf> {
-        let space = if key.is_some() {
-            Space::Project
-        } else {
-            Space::User
-        };
-        st.spaces
-            .get(key)
-            .map(|ws| {
-                ws.items_in(space)
-                    .into_iter()
-                    .map(|i| i.path.clone())
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-
-    /// Make sure a workspace exists for `key` (an empty one at first) and that its full
-    /// load is under way. Returns whether a load must be started.
-    pub(crate) fn ensure_ws(&self, st: &mut State, key: &Key) -> bool {
-        if !st.spaces.contains_key(key) {
-            st.spaces.insert(
-                key.clone(),
-                Arc::new(Workspace::new(key.clone(), self.shared.host.clone())),
-            );
-        }
-        st.loading.insert(key.clone())
+        self.lock().set.project_of(path)
     }
 
     /// Re-parse an open document into its workspace (synchronous, under the lock).
     pub(crate) fn apply_doc(st: &mut State, path: &Path) {
-        let State { docs, spaces, .. } = st;
+        let State { docs, set, .. } = st;
         let Some(doc) = docs.get_mut(path) else {
             return;
         };
-        let Some(ws) = spaces.get_mut(&doc.key) else {
+        let Some(ws) = set.get_mut(&doc.key) else {
             return;
         };
         let Some((space, item_type, id)) = ws.classify(path) else {
@@ -245,7 +199,7 @@ impl Backend {
         let key = self.key_for(&path)?;
         self.wait_loaded(Some(&path)).await;
         let st = self.lock();
-        let ws = st.spaces.get(&key)?.clone();
+        let ws = st.set.get(&key)?.clone();
         let item = ws.item(&path)?.clone();
         Some(Snap {
             ws,
@@ -285,7 +239,7 @@ impl Backend {
         };
         if let Some(k) = &key {
             // A file never opened: its workspace may not be loading yet.
-            let start = self.ensure_ws(&mut self.lock(), k);
+            let start = self.lock().set.claim(k);
             if start {
                 self.start_load(k.clone());
             }
@@ -298,8 +252,8 @@ impl Backend {
             {
                 let st = self.lock();
                 let done = match &key {
-                    Some(k) => st.loaded.contains(k),
-                    None => st.loading.iter().all(|k| st.loaded.contains(k)),
+                    Some(k) => st.set.is_loaded(k),
+                    None => st.set.all_loaded(),
                 };
                 if done {
                     return;

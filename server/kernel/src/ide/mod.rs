@@ -11,6 +11,7 @@ mod syntax;
 #[cfg(test)]
 mod tests;
 pub mod values;
+mod workspace_symbols;
 
 pub use complete::{completions, signature_help, CompletionEntry, CompletionKind, SignatureInfo};
 pub use format::format;
@@ -21,6 +22,7 @@ pub use syntax::{
     document_links, folding_ranges, semantic_tokens, DocLink, Fold, FoldKind, SemanticToken,
     TokenKind,
 };
+pub use workspace_symbols::{workspace_symbols, WorkspaceSymbol};
 
 use crate::chain;
 use crate::check::build_env;

@@ -72,11 +72,7 @@ fn error_of(r: &Json) -> String {
     m
 }
 
-fn frame(body: &[u8]) -> Vec<u8> {
-    let mut v = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
-    v.extend_from_slice(body);
-    v
-}
+use kiwi_lsp::wire::encode as frame;
 
 #[test]
 fn malformed_frames_and_messages_get_errors_and_the_server_lives_on() {

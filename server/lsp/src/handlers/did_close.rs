@@ -14,7 +14,7 @@ pub(crate) async fn did_close(b: &Backend, p: DidCloseTextDocumentParams) {
         let Some(doc) = st.docs.remove(&path) else {
             return;
         };
-        if let Some(ws) = st.spaces.get_mut(&doc.key) {
+        if let Some(ws) = st.set.get_mut(&doc.key) {
             Arc::make_mut(ws).refresh_path(&path);
         }
         doc.key

@@ -16,7 +16,7 @@ pub(crate) async fn did_open(b: &Backend, p: DidOpenTextDocumentParams) {
     };
     let start = {
         let mut st = b.lock();
-        let start = b.ensure_ws(&mut st, &key);
+        let start = st.set.claim(&key);
         st.docs.insert(
             path.clone(),
             Doc {

@@ -160,7 +160,7 @@ pub(crate) async fn initialize(b: &Backend, params: InitializeParams) -> Result<
                 workspace_folders: None,
                 file_operations: Some(WorkspaceFileOperationsServerCapabilities {
                     will_rename: Some(super::will_rename_files::filters(
-                        &b.shared.host.user_space(),
+                        &b.lock().set.host().user_space(),
                     )),
                     ..Default::default()
                 }),

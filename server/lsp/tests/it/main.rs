@@ -7,3 +7,4 @@ mod editor;
 mod fresh;
 mod incremental;
 mod init;
+mod watch;

@@ -151,8 +151,7 @@ impl Proc {
     pub fn send(&mut self, msg: &Json) {
         let body = msg.to_string();
         if self.lsp {
-            let framed = format!("Content-Length: {}\r\n\r\n{body}", body.len());
-            self.write_raw(framed.as_bytes());
+            self.write_raw(&kiwi_lsp::wire::encode(body.as_bytes()));
         } else {
             self.write_raw(format!("{body}\n").as_bytes());
         }
@@ -297,27 +296,7 @@ impl Drop for Proc {
 
 /// One LSP frame from the server; `None` at the end of its stdout.
 fn read_frame(r: &mut impl BufRead) -> Option<Result<Json, String>> {
-    let mut len = None;
-    loop {
-        let mut line = String::new();
-        match r.read_line(&mut line) {
-            Ok(0) | Err(_) => return None,
-            Ok(_) => {}
-        }
-        let l = line.trim_end();
-        if l.is_empty() {
-            break;
-        }
-        if let Some(v) = l.strip_prefix("Content-Length: ") {
-            len = v.trim().parse::<usize>().ok();
-        }
-    }
-    let Some(len) = len else {
-        return Some(Err("a frame without Content-Length".into()));
-    };
-    let mut body = vec![0u8; len];
-    r.read_exact(&mut body).ok()?;
-    Some(serde_json::from_slice(&body).map_err(|e| format!("a frame that is not JSON: {e}")))
+    kiwi_lsp::wire::read(r)
 }
 
 /// `kiwi lsp` in `project`, initialized (rootUri = project), with the canaries in its env.

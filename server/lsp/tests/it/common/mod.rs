@@ -6,9 +6,7 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Once};
 use std::time::Duration;
-use tokio::io::{
-    AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader,
-};
+use tokio::io::{AsyncBufRead, AsyncWrite, BufReader};
 use tokio::sync::{mpsc, Mutex};
 
 pub const TIMEOUT: Duration = Duration::from_secs(20);
@@ -61,33 +59,12 @@ pub fn uri(path: &Path) -> String {
 }
 
 pub async fn write_frame<W: AsyncWrite + Unpin>(w: &mut W, v: &Value) {
-    let body = serde_json::to_string(v).expect("json");
-    let _ = w
-        .write_all(format!("Content-Length: {}\r\n\r\n{}", body.len(), body).as_bytes())
-        .await;
-    let _ = w.flush().await;
+    let _ = kiwi_lsp::wire::write_async(w, v).await;
 }
 
+/// The next message; `None` at the end (or on a malformed frame).
 pub async fn read_frame<R: AsyncBufRead + Unpin>(r: &mut R) -> Option<Value> {
-    let mut len = None;
-    loop {
-        let mut line = String::new();
-        if r.read_line(&mut line).await.ok()? == 0 {
-            return None;
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = line.split_once(':') {
-            if k.eq_ignore_ascii_case("content-length") {
-                len = v.trim().parse().ok();
-            }
-        }
-    }
-    let mut buf = vec![0u8; len?];
-    r.read_exact(&mut buf).await.ok()?;
-    serde_json::from_slice(&buf).ok()
+    kiwi_lsp::wire::read_async(r).await?.ok()
 }
 
 type Writer = Arc<Mutex<tokio::io::WriteHalf<tokio::io::DuplexStream>>>;
@@ -108,6 +85,17 @@ impl Client {
     /// Start a server and initialize it with `root` as the workspace folder.
     pub async fn start(root: &Path, utf8: bool) -> Client {
         Client::start_with(root, utf8, json!({})).await
+    }
+
+    /// [`Client::start`], declaring whether the client can watch files
+    /// (`didChangeWatchedFiles.dynamicRegistration`; Neovim on Linux cannot).
+    pub async fn start_watching(root: &Path, utf8: bool, client_watches: bool) -> Client {
+        Client::start_with(
+            root,
+            utf8,
+            json!({"didChangeWatchedFiles": {"dynamicRegistration": client_watches}}),
+        )
+        .await
     }
 
     /// [`Client::start`] with more `workspace` capabilities (merged over the usual ones).

@@ -1,0 +1,286 @@
+//! The workspaces a long-running face keeps: one shared [`Workspace`] per project (and one
+//! for the user space), which of them are loading and loaded, the project a path belongs
+//! to, and their refresh from disk by a watcher of their own (for a client that cannot
+//! watch files, as Neovim on Linux).
+//!
+//! A set is plain data behind the caller's lock; loading (slow) is the caller's, on a
+//! thread of its choosing: [`WorkspaceSet::claim`] marks a workspace as loading (an empty
+//! one stands in until then), [`WorkspaceSet::set_loaded`] puts the loaded one in place.
+
+use crate::context::{find_project_root, Host};
+use crate::ids::Space;
+use crate::watch::{Change, Running, Watcher};
+use crate::workspace::{WatchedChange, Workspace};
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Which workspace: `Some(project root)`, or `None` for the user space.
+pub type Key = Option<PathBuf>;
+
+pub struct WorkspaceSet {
+    host: Host,
+    spaces: HashMap<Key, Arc<Workspace>>,
+    /// Workspaces whose full load has started.
+    loading: HashSet<Key>,
+    /// Workspaces fully loaded.
+    loaded: HashSet<Key>,
+    /// The running watchers, per workspace ([`WorkspaceSet::watch`]).
+    watching: HashMap<Key, Running>,
+}
+
+impl WorkspaceSet {
+    pub fn new(host: Host) -> Self {
+        WorkspaceSet {
+            host,
+            spaces: HashMap::new(),
+            loading: HashSet::new(),
+            loaded: HashSet::new(),
+            watching: HashMap::new(),
+        }
+    }
+
+    pub fn host(&self) -> &Host {
+        &self.host
+    }
+
+    /// The workspace a path belongs to: the user space, or the project holding the `.ai/`
+    /// folder it is in. `None` for files outside any `.ai/`.
+    pub fn project_of(&self, path: &Path) -> Option<Key> {
+        if path.starts_with(self.host.user_space()) {
+            return Some(None);
+        }
+        for anc in path.ancestors() {
+            if anc.file_name().is_some_and(|n| n == ".ai") {
+                return Some(Some(anc.parent()?.to_path_buf()));
+            }
+        }
+        None
+    }
+
+    /// The project of an editor's folder: the folder itself when it holds `.ai/`, else the
+    /// nearest one above it that does.
+    pub fn project_of_folder(folder: &Path) -> Option<PathBuf> {
+        if folder.join(".ai").is_dir() {
+            Some(folder.to_path_buf())
+        } else {
+            find_project_root(folder)
+        }
+    }
+
+    pub fn get(&self, key: &Key) -> Option<&Arc<Workspace>> {
+        self.spaces.get(key)
+    }
+
+    pub fn get_mut(&mut self, key: &Key) -> Option<&mut Arc<Workspace>> {
+        self.spaces.get_mut(key)
+    }
+
+    /// Every workspace held (loaded or not yet).
+    pub fn iter(&self) -> impl Iterator<Item = (&Key, &Arc<Workspace>)> {
+        self.spaces.iter()
+    }
+
+    /// Make sure a workspace exists for `key` (an empty one until it is loaded) and claim
+    /// its load: `true` when the caller must load it now (nobody else started to).
+    pub fn claim(&mut self, key: &Key) -> bool {
+        if !self.spaces.contains_key(key) {
+            self.spaces.insert(
+                key.clone(),
+                Arc::new(Workspace::new(key.clone(), self.host.clone())),
+            );
+        }
+        self.loading.insert(key.clone())
+    }
+
+    /// Load a workspace from disk, every item parsed (slow: call it off any lock).
+    pub fn load(key: &Key, host: &Host) -> Workspace {
+        let ws = Workspace::load(key.clone(), host.clone());
+        ws.load_all();
+        ws
+    }
+
+    /// Put a loaded workspace in place.
+    pub fn set_loaded(&mut self, key: &Key, ws: Workspace) {
+        self.spaces.insert(key.clone(), Arc::new(ws));
+        self.loading.insert(key.clone());
+        self.loaded.insert(key.clone());
+    }
+
+    pub fn is_loaded(&self, key: &Key) -> bool {
+        self.loaded.contains(key)
+    }
+
+    /// Whether every workspace whose load started is loaded.
+    pub fn all_loaded(&self) -> bool {
+        self.loading.iter().all(|k| self.loaded.contains(k))
+    }
+
+    pub fn loaded_keys(&self) -> Vec<Key> {
+        self.loaded.iter().cloned().collect()
+    }
+
+    /// The paths of the items a workspace checks: those of its own space.
+    pub fn own_item_paths(&self, key: &Key) -> Vec<PathBuf> {
+        let space = if key.is_some() {
+            Space::Project
+        } else {
+            Space::User
+        };
+        self.spaces
+            .get(key)
+            .map(|ws| {
+                ws.items_in(space)
+                    .into_iter()
+                    .map(|i| i.path.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// What a change of `path` on disk concerns: the workspaces that hold it as an item
+    /// path (their own space, the user space, an extra space), else, for a file outside
+    /// every `.ai/` (a virtual environment, a version or dotenv file), the workspaces whose
+    /// project holds it and the user space's.
+    pub fn concerned_by(&self, path: &Path) -> Concerned {
+        // An item file as discovery finds them (not inside `.venv` or another skipped
+        // folder, not through a symlinked folder: `Workspace::watched_change`).
+        let keys: Vec<Key> = self
+            .spaces
+            .iter()
+            .filter(|(_, ws)| ws.watched_change(path) == WatchedChange::Item)
+            .map(|(k, _)| k.clone())
+            .collect();
+        if !keys.is_empty() {
+            return Concerned::Items(keys);
+        }
+        Concerned::Environment(
+            self.spaces
+                .keys()
+                .filter(|k| match k {
+                    Some(root) => path.starts_with(root),
+                    None => true,
+                })
+                .cloned()
+                .collect(),
+        )
+    }
+
+    /// The folders a watcher of workspace `key` looks at: (folder, its whole tree?).
+    fn watch_roots(&self, key: &Key) -> Vec<PathBuf> {
+        let mut roots = vec![match key {
+            Some(root) => root.clone(),
+            None => self.host.user_space(),
+        }];
+        if let Some(ws) = self.spaces.get(key) {
+            for x in &ws.extra {
+                roots.push(x.root.clone());
+            }
+        }
+        roots
+    }
+
+    /// Watch workspace `key` on disk with a watcher of its own, once: a project's `.ai/`
+    /// tree (new folders followed), its root's entries (version and dotenv files), `.venv`,
+    /// `.venv/bin`, `node_modules/.bin`; the user space's tree; each extra space's tree.
+    /// `on_change` gets each batch of changes on the watcher's thread (it returns `false`
+    /// to stop). Fails where watching is not possible; `Ok(false)` when already watching.
+    pub fn watch(
+        &mut self,
+        key: &Key,
+        on_change: impl FnMut(Vec<Change>) -> bool + Send + 'static,
+    ) -> std::io::Result<bool> {
+        if self.watching.contains_key(key) {
+            return Ok(false);
+        }
+        let mut w = Watcher::new()?;
+        for root in self.watch_roots(key) {
+            let project = key.clone().filter(|p| *p == root);
+            let top = root.clone();
+            let keep = move |dir: &Path| keep_dir(&top, project.is_some(), dir);
+            if let Err(e) = w.watch_tree(&root, keep) {
+                // An extra space that is missing was reported when it was loaded.
+                if root == self.watch_roots(key)[0] {
+                    return Err(e);
+                }
+            }
+        }
+        let running = w.spawn(on_change)?;
+        self.watching.insert(key.clone(), running);
+        Ok(true)
+    }
+}
+
+/// Which folders below a watched root are watched: below a project's root only `.ai/`
+/// (not its `__pycache__`), `.venv` and `.venv/bin`, `node_modules` and `node_modules/.bin`;
+/// below a space's root everything but `__pycache__` and `.git`.
+fn keep_dir(root: &Path, project: bool, dir: &Path) -> bool {
+    let Ok(rel) = dir.strip_prefix(root) else {
+        return false;
+    };
+    if rel
+        .components()
+        .any(|c| c.as_os_str() == "__pycache__" || c.as_os_str() == ".git")
+    {
+        return false;
+    }
+    if !project {
+        return true;
+    }
+    let parts: Vec<&std::ffi::OsStr> = rel.components().map(|c| c.as_os_str()).collect();
+    match parts.as_slice() {
+        [] => true,
+        [first, ..] if *first == ".ai" => true,
+        [v] | [v, _] if *v == ".venv" => parts.len() == 1 || parts[1] == "bin",
+        [n] | [n, _] if *n == "node_modules" => parts.len() == 1 || parts[1] == ".bin",
+        _ => false,
+    }
+}
+
+/// What a change on disk concerns ([`WorkspaceSet::concerned_by`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Concerned {
+    /// An item path (or a file under an `.ai/`) of these workspaces: read it again there.
+    Items(Vec<Key>),
+    /// The environment of these workspaces' tools: check their items again.
+    Environment(Vec<Key>),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn watched_folders_of_a_project() {
+        let r = Path::new("/p");
+        let keep = |d: &str| keep_dir(r, true, Path::new(d));
+        assert!(keep("/p"));
+        assert!(keep("/p/.ai"));
+        assert!(keep("/p/.ai/tools/x"));
+        assert!(!keep("/p/.ai/tools/__pycache__"));
+        assert!(keep("/p/.venv"));
+        assert!(keep("/p/.venv/bin"));
+        assert!(!keep("/p/.venv/lib"));
+        assert!(keep("/p/node_modules/.bin"));
+        assert!(!keep("/p/node_modules/left-pad"));
+        assert!(!keep("/p/src"));
+        assert!(!keep("/q/.ai"));
+        assert!(keep_dir(Path::new("/u"), false, Path::new("/u/tools/a")));
+        assert!(!keep_dir(Path::new("/u"), false, Path::new("/u/.git")));
+    }
+
+    #[test]
+    fn project_of_a_path() {
+        let host = Host::for_tests(&[("KIWI_USERSPACE_DIR", "/home/u/.ai")]);
+        let set = WorkspaceSet::new(host);
+        assert_eq!(
+            set.project_of(Path::new("/p/.ai/tools/a.py")),
+            Some(Some(PathBuf::from("/p")))
+        );
+        assert_eq!(
+            set.project_of(Path::new("/home/u/.ai/tools/a.py")),
+            Some(None)
+        );
+        assert_eq!(set.project_of(Path::new("/p/src/a.py")), None);
+    }
+}
