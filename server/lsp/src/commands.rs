@@ -3,7 +3,7 @@
 
 use crate::convert::to_path;
 use crate::progress::token_key;
-use crate::server::Backend;
+use crate::session::Backend;
 use crate::session::Key;
 use crate::task::{blocking, panic_error};
 use kiwi_kernel::check::check_item;

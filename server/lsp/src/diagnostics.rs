@@ -3,7 +3,7 @@
 //! keep a stale result from being published over a newer one.
 
 use crate::convert::{self, to_uri};
-use crate::server::Backend;
+use crate::session::Backend;
 use crate::session::Key;
 use crate::task::blocking;
 use kiwi_kernel::diag;

@@ -2,7 +2,7 @@
 //! the open documents into it and publishing its diagnostics; asking the client to watch
 //! files.
 
-use crate::server::Backend;
+use crate::session::Backend;
 use crate::session::{Caps, Key};
 use crate::task::blocking;
 use kiwi_kernel::workspace_set::WorkspaceSet;

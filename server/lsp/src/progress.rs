@@ -1,6 +1,6 @@
 //! Work-done progress (`$/progress`): the tokens and the begin, report and end messages.
 
-use crate::server::Backend;
+use crate::session::Backend;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tower_lsp_server::ls_types::*;

@@ -3,28 +3,14 @@
 //! an error response ([`guard`]).
 
 use crate::handlers;
-use crate::session::Shared;
+use crate::session::Backend;
 use crate::task::guard;
 use serde_json::Value as Json;
-use std::sync::Arc;
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;
-use tower_lsp_server::{Client, LanguageServer};
-
-#[derive(Clone)]
-pub struct Backend {
-    pub(crate) client: Client,
-    pub(crate) shared: Arc<Shared>,
-}
+use tower_lsp_server::LanguageServer;
 
 impl Backend {
-    pub fn new(client: Client) -> Self {
-        Backend {
-            client,
-            shared: Arc::new(Shared::new()),
-        }
-    }
-
     pub async fn on_cancel(&self, p: WorkDoneProgressCancelParams) {
         handlers::work_done_progress_cancel::cancel(self, p).await
     }

@@ -7,7 +7,6 @@
 //! (`Arc` clones under a short lock) and compute outside the lock, on the blocking pool.
 
 use crate::convert::{self, to_path, to_uri};
-use crate::server::Backend;
 use crate::task::blocking;
 use kiwi_kernel::document::Document;
 use kiwi_kernel::exec::CancellationToken;
@@ -21,6 +20,24 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::{Location, Position, Range, Uri};
+use tower_lsp_server::Client;
+
+/// The server: the client to talk to and the shared session state. Its `LanguageServer`
+/// implementation (`crate::server`) hands each message to its handler (`crate::handlers`).
+#[derive(Clone)]
+pub struct Backend {
+    pub(crate) client: Client,
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl Backend {
+    pub fn new(client: Client) -> Self {
+        Backend {
+            client,
+            shared: Arc::new(Shared::new()),
+        }
+    }
+}
 
 pub(crate) use kiwi_kernel::workspace_set::Key;
 

@@ -4,7 +4,7 @@
 //! Linux): items changed on disk are read again, a virtual environment, version file or
 //! dotenv file re-checks the workspaces it concerns, inlay hints and lenses are refreshed.
 
-use crate::server::Backend;
+use crate::session::Backend;
 use crate::session::{Key, Shared};
 use kiwi_kernel::watch::Change;
 use kiwi_kernel::workspace_set::Concerned;

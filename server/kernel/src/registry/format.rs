@@ -678,3 +678,26 @@ mod tests {
         assert!(parse_reference("wc").is_err());
     }
 }
+
+/// The `(type, id)` an index file is about (`index/tool/text/wc.jsonl`), or `None` for
+/// another file.
+pub fn index_file_item(path: &str) -> Result<Option<(ItemType, String)>> {
+    let Some(rest) = path.strip_prefix("index/") else {
+        return Ok(None);
+    };
+    let Some(rest) = rest.strip_suffix(".jsonl") else {
+        return Ok(None);
+    };
+    let Some((t, id)) = rest.split_once('/') else {
+        return Ok(None);
+    };
+    let item_type = ItemType::parse(t)
+        .filter(|t| t.folder().is_some())
+        .ok_or_else(|| {
+            RegistryError::hostile(format!(
+                "`{path}`: `{t}` is not an item type a registry holds"
+            ))
+        })?;
+    check_id(id)?;
+    Ok(Some((item_type, id.to_string())))
+}

@@ -76,3 +76,25 @@ impl std::fmt::Display for RegistryError {
 impl std::error::Error for RegistryError {}
 
 pub type Result<T> = std::result::Result<T, RegistryError>;
+
+/// A registry's clone, checked.
+#[derive(Debug, Clone)]
+pub struct Clone {
+    pub name: String,
+    pub url: String,
+    pub dir: std::path::PathBuf,
+    pub branch: String,
+    /// The commit the clone is at.
+    pub commit: String,
+    pub toml: format::RegistryToml,
+}
+
+/// What an update did.
+#[derive(Debug, Clone)]
+pub struct Updated {
+    pub clone: Clone,
+    /// The commit before, `None` for a new clone.
+    pub previous: Option<String>,
+    /// The versions that came with it (`tool/x@1.0.0`).
+    pub new_versions: Vec<String>,
+}

@@ -11,7 +11,7 @@
 
 use super::config::RegistryEntry;
 use super::format::{self, IndexLine, ItemVersions, RegistryToml};
-use super::store::{Clone, Updated};
+use super::{Clone, Updated};
 use super::{ErrorKind, RegistryError, Result};
 use std::path::Path;
 use std::time::Duration;
@@ -167,7 +167,7 @@ pub fn update(entry: &RegistryEntry, dir: &Path) -> Result<Updated> {
         let names = String::from_utf8_lossy(&names_bytes).into_owned();
         for name in names.lines().map(str::trim).filter(|l| !l.is_empty()) {
             let rel = format!("index/{name}.jsonl");
-            let Some((t, id)) = super::store::index_file_item(&rel)? else {
+            let Some((t, id)) = format::index_file_item(&rel)? else {
                 return Err(RegistryError::hostile(format!(
                     "{NAMES}: `{}` is not TYPE/ID",
                     name.escape_debug()

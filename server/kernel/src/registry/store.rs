@@ -12,20 +12,10 @@
 use super::config::RegistryEntry;
 use super::format::{self, IndexLine, ItemVersions, RegistryToml};
 use super::{git, ErrorKind, RegistryError, Result};
+pub use super::{Clone, Updated};
 use crate::ids::ItemType;
+pub use format::index_file_item;
 use std::path::{Path, PathBuf};
-
-/// A registry's clone, checked.
-#[derive(Debug, Clone)]
-pub struct Clone {
-    pub name: String,
-    pub url: String,
-    pub dir: PathBuf,
-    pub branch: String,
-    /// The commit the clone is at.
-    pub commit: String,
-    pub toml: RegistryToml,
-}
 
 pub fn cache_root(user_space: &Path) -> PathBuf {
     user_space.join("cache").join("registries")
@@ -125,29 +115,6 @@ fn read_toml_at(dir: &Path, commit: &str) -> Result<RegistryToml> {
         RegistryError::invalid(format!("not a kiwi registry: no {}", format::REGISTRY_TOML))
     })?;
     RegistryToml::parse(&String::from_utf8_lossy(&bytes))
-}
-
-/// The `(type, id)` an index file is about (`index/tool/text/wc.jsonl`), or `None` for
-/// another file.
-pub fn index_file_item(path: &str) -> Result<Option<(ItemType, String)>> {
-    let Some(rest) = path.strip_prefix("index/") else {
-        return Ok(None);
-    };
-    let Some(rest) = rest.strip_suffix(".jsonl") else {
-        return Ok(None);
-    };
-    let Some((t, id)) = rest.split_once('/') else {
-        return Ok(None);
-    };
-    let item_type = ItemType::parse(t)
-        .filter(|t| t.folder().is_some())
-        .ok_or_else(|| {
-            RegistryError::hostile(format!(
-                "`{path}`: `{t}` is not an item type a registry holds"
-            ))
-        })?;
-    format::check_id(id)?;
-    Ok(Some((item_type, id.to_string())))
 }
 
 /// The files of one version, read from the clone's working tree: plain files only, each
@@ -313,16 +280,6 @@ pub fn open_or_fetch(user_space: &Path, entry: &RegistryEntry) -> Result<Clone> 
         Err(e) if e.kind == ErrorKind::NotFound => update(user_space, entry).map(|u| u.clone),
         Err(e) => Err(e),
     }
-}
-
-/// What an update did.
-#[derive(Debug, Clone)]
-pub struct Updated {
-    pub clone: Clone,
-    /// The commit before, `None` for a new clone.
-    pub previous: Option<String>,
-    /// The versions that came with it (`tool/x@1.0.0`).
-    pub new_versions: Vec<String>,
 }
 
 /// Fetch a registry (clone it the first time), checking everything it brings.

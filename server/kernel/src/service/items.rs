@@ -83,7 +83,7 @@ impl Service {
     pub(super) fn load_answer(&self, session: &Session, a: &LoadArgs) -> Res<Json> {
         let at = |e: OpError| e.at(Some(&a.item_type), Some("load"), Some(&a.item_id));
         let t = parse_type(&a.item_type).map_err(at)?;
-        if let Some(only) = super::registry::registry_source(a.source.as_deref()) {
+        if let Some(only) = super::query::registry_source(a.source.as_deref()) {
             return self.load_registry(session, a, t, only).map_err(at);
         }
         let extra = self

@@ -58,7 +58,7 @@ impl Service {
     pub(super) fn search_answer(&self, session: &Session, a: &SearchArgs) -> Res<Json> {
         let at = |e: OpError| e.at(Some(&a.item_type), Some("search"), None);
         let t = parse_type(&a.item_type).map_err(at)?;
-        if let Some(only) = super::registry::registry_source(a.source.as_deref()) {
+        if let Some(only) = registry_source(a.source.as_deref()) {
             return self.search_registry(session, a, t, only).map_err(at);
         }
         let extra = self
@@ -123,5 +123,13 @@ impl Service {
             out["cursor"] = json!(search_cursor(t, &a.query, source, want));
         }
         Ok(out)
+    }
+}
+
+/// `registry` (every configured registry) or `registry:NAME`: `Some(None)` / `Some(Some(NAME))`.
+pub(super) fn registry_source(source: Option<&str>) -> Option<Option<&str>> {
+    match source? {
+        "registry" => Some(None),
+        s => s.strip_prefix("registry:").map(Some),
     }
 }

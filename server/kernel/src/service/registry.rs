@@ -19,14 +19,6 @@ pub(super) struct RegistryIndex {
     index: Option<Arc<Index>>,
 }
 
-/// `registry` (every configured registry) or `registry:NAME`: `Some(None)` / `Some(Some(NAME))`.
-pub(super) fn registry_source(source: Option<&str>) -> Option<Option<&str>> {
-    match source? {
-        "registry" => Some(None),
-        s => s.strip_prefix("registry:").map(Some),
-    }
-}
-
 fn op_error(e: RegistryError) -> OpError {
     let kind = match e.kind {
         ErrorKind::Invalid => "invalid_arguments",

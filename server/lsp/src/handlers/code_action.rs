@@ -1,7 +1,7 @@
 //! `textDocument/codeAction`: the quick fixes of the diagnostics in the range.
 
 use crate::convert::{self, to_uri};
-use crate::server::Backend;
+use crate::session::Backend;
 use kiwi_kernel::check::check_item;
 use std::collections::HashMap;
 use tower_lsp_server::jsonrpc::Result;

@@ -1,6 +1,6 @@
 //! `textDocument/codeLens`: `▶ Run`, `▶ Run…`, `⚙ Environment`, `✓ Validate`, `▶ Run step`.
 
-use crate::server::Backend;
+use crate::session::Backend;
 use kiwi_kernel::ide;
 use serde_json::json;
 use tower_lsp_server::jsonrpc::Result;

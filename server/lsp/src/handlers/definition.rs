@@ -1,6 +1,6 @@
 //! `textDocument/definition`.
 
-use crate::server::Backend;
+use crate::session::Backend;
 use kiwi_kernel::ide;
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;

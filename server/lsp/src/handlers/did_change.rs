@@ -2,7 +2,7 @@
 //! tree) synchronously, then a re-check in the background.
 
 use crate::convert;
-use crate::server::Backend;
+use crate::session::Backend;
 use tower_lsp_server::ls_types::DidChangeTextDocumentParams;
 
 pub(crate) async fn did_change(b: &Backend, p: DidChangeTextDocumentParams) {

@@ -2,7 +2,7 @@
 //! watcher's are ([`Backend::files_changed`]).
 
 use crate::convert::to_path;
-use crate::server::Backend;
+use crate::session::Backend;
 use tower_lsp_server::ls_types::DidChangeWatchedFilesParams;
 
 pub(crate) async fn did_change_watched_files(b: &Backend, p: DidChangeWatchedFilesParams) {

@@ -1,7 +1,7 @@
 //! `textDocument/didClose`: what is on disk is the truth again.
 
 use crate::convert::to_path;
-use crate::server::Backend;
+use crate::session::Backend;
 use std::sync::Arc;
 use tower_lsp_server::ls_types::DidCloseTextDocumentParams;
 

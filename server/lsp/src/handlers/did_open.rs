@@ -2,7 +2,7 @@
 //! load starts if need be), then it is checked.
 
 use crate::convert::to_path;
-use crate::server::Backend;
+use crate::session::Backend;
 use crate::session::Doc;
 use kiwi_kernel::document::Document;
 use tower_lsp_server::ls_types::DidOpenTextDocumentParams;

@@ -2,7 +2,7 @@
 //! a path input's default and a tool's `{tool_dir}/…` files; a tooltip for clients that show one.
 
 use crate::convert::to_uri;
-use crate::server::Backend;
+use crate::session::Backend;
 use kiwi_kernel::ide;
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;

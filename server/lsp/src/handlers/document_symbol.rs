@@ -1,6 +1,6 @@
 //! `textDocument/documentSymbol`: the outline of an item.
 
-use crate::server::Backend;
+use crate::session::Backend;
 use crate::session::Snap;
 use kiwi_kernel::ide;
 use tower_lsp_server::jsonrpc::Result;

@@ -1,7 +1,7 @@
 //! `textDocument/foldingRange`: each element of a directive spanning lines (each step,
 //! shown by its name when folded), comments, a tool's maps and lists.
 
-use crate::server::Backend;
+use crate::session::Backend;
 use kiwi_kernel::ide::{self, FoldKind};
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;

@@ -2,7 +2,7 @@
 //! kernel does not format (a Python tool, a signed directive, a syntax error) gets no edits,
 //! and the reason in the log.
 
-use crate::server::Backend;
+use crate::session::Backend;
 use kiwi_kernel::ide;
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;

@@ -1,7 +1,7 @@
 //! `initialize`: the client's capabilities and folders are kept; the server's are declared.
 
 use crate::convert::{self, to_path};
-use crate::server::Backend;
+use crate::session::Backend;
 use crate::session::Caps;
 use kiwi_kernel::ide;
 use std::path::PathBuf;

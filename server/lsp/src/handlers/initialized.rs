@@ -1,7 +1,7 @@
 //! `initialized`: file watching registered (when the client allows dynamic registration),
 //! then every folder's project and the user space indexed.
 
-use crate::server::Backend;
+use crate::session::Backend;
 
 pub(crate) async fn initialized(b: &Backend) {
     let watch = b.lock().caps.watch_dynamic;

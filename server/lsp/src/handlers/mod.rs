@@ -1,7 +1,7 @@
 //! One handler per request or notification, each a free function over the [`Backend`]
 //! (`crate::server` dispatches to them and turns a panic into an error response).
 //!
-//! [`Backend`]: crate::server::Backend
+//! [`Backend`]: crate::session::Backend
 
 pub(crate) mod code_action;
 pub(crate) mod code_lens;

@@ -1,7 +1,7 @@
 //! `textDocument/references`: the calls, relationships, `executor_id`s, knowledge
 //! references and exact permissions naming an item.
 
-use crate::server::Backend;
+use crate::session::Backend;
 use kiwi_kernel::ide;
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;

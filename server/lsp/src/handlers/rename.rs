@@ -2,7 +2,7 @@
 //! the declared name, and the file move as a `RenameFile` op when the client takes resource
 //! operations; an invalid or taken id is an error response.
 
-use crate::server::Backend;
+use crate::session::Backend;
 use crate::session::Snap;
 use kiwi_kernel::ide;
 use std::collections::HashMap;

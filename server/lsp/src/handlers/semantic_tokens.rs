@@ -1,7 +1,7 @@
 //! `textDocument/semanticTokens/full`: `{input:…}`, `{system.…}`, `${VAR}` and item ids
 //! inside a directive's fence (a tool's executor id and `${VAR}`s), as standard token types.
 
-use crate::server::Backend;
+use crate::session::Backend;
 use kiwi_kernel::ide::{self, TokenKind};
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;

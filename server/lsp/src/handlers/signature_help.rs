@@ -1,7 +1,7 @@
 //! `textDocument/signatureHelp` at a step's call: the called tool's `CONFIG_SCHEMA`, the
 //! active `<param>`.
 
-use crate::server::Backend;
+use crate::session::Backend;
 use kiwi_kernel::ide;
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;

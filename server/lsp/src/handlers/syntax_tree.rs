@@ -3,7 +3,7 @@
 //! like rust-analyzer's `syntaxTree`; `null` for a document not open.
 
 use crate::convert::to_path;
-use crate::server::Backend;
+use crate::session::Backend;
 use serde_json::{json, Value as Json};
 use tower_lsp_server::jsonrpc::{self, Result};
 use tower_lsp_server::ls_types::Uri;

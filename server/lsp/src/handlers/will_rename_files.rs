@@ -3,7 +3,7 @@
 //! applied before the move; a YAML tool's script moves along.
 
 use crate::convert::to_path;
-use crate::server::Backend;
+use crate::session::Backend;
 use kiwi_kernel::ide;
 use tower_lsp_server::jsonrpc::{self, Result};
 use tower_lsp_server::ls_types::*;

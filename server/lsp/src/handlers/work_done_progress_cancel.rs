@@ -1,6 +1,6 @@
 //! `window/workDoneProgress/cancel`: the user stopped a run through its progress.
 
-use crate::server::Backend;
+use crate::session::Backend;
 use tower_lsp_server::ls_types::WorkDoneProgressCancelParams;
 
 pub(crate) async fn cancel(b: &Backend, p: WorkDoneProgressCancelParams) {

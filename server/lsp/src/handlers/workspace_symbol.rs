@@ -2,7 +2,7 @@
 //! terms.
 
 use crate::convert::{self, to_uri};
-use crate::server::Backend;
+use crate::session::Backend;
 use crate::task::blocking;
 use kiwi_kernel::ide;
 use kiwi_kernel::ids::ItemType;
