@@ -515,6 +515,29 @@ pub fn verify_files(line: &IndexLine, files: &[(String, Vec<u8>)]) -> Result<()>
     Ok(())
 }
 
+/// The `(type, id)` an index file is about (`index/tool/text/wc.jsonl`), or `None` for
+/// another file.
+pub fn index_file_item(path: &str) -> Result<Option<(ItemType, String)>> {
+    let Some(rest) = path.strip_prefix("index/") else {
+        return Ok(None);
+    };
+    let Some(rest) = rest.strip_suffix(".jsonl") else {
+        return Ok(None);
+    };
+    let Some((t, id)) = rest.split_once('/') else {
+        return Ok(None);
+    };
+    let item_type = ItemType::parse(t)
+        .filter(|t| t.folder().is_some())
+        .ok_or_else(|| {
+            RegistryError::hostile(format!(
+                "`{path}`: `{t}` is not an item type a registry holds"
+            ))
+        })?;
+    check_id(id)?;
+    Ok(Some((item_type, id.to_string())))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -677,27 +700,4 @@ mod tests {
         assert!(parse_reference("tool/../x").is_err());
         assert!(parse_reference("wc").is_err());
     }
-}
-
-/// The `(type, id)` an index file is about (`index/tool/text/wc.jsonl`), or `None` for
-/// another file.
-pub fn index_file_item(path: &str) -> Result<Option<(ItemType, String)>> {
-    let Some(rest) = path.strip_prefix("index/") else {
-        return Ok(None);
-    };
-    let Some(rest) = rest.strip_suffix(".jsonl") else {
-        return Ok(None);
-    };
-    let Some((t, id)) = rest.split_once('/') else {
-        return Ok(None);
-    };
-    let item_type = ItemType::parse(t)
-        .filter(|t| t.folder().is_some())
-        .ok_or_else(|| {
-            RegistryError::hostile(format!(
-                "`{path}`: `{t}` is not an item type a registry holds"
-            ))
-        })?;
-    check_id(id)?;
-    Ok(Some((item_type, id.to_string())))
 }
