@@ -300,6 +300,9 @@ mod tests {
         assert_eq!(root("src/deep/a.py"), Some(p.clone()));
         assert_eq!(root(".ai/tools/x"), Some(p.clone()));
         assert_eq!(WorkspaceSet::project_root(d.path()), None);
-        assert_eq!(WorkspaceSet::project_of_folder(&p.join("src")), Some(p.clone()));
+        assert_eq!(
+            WorkspaceSet::project_of_folder(&p.join("src")),
+            Some(p.clone())
+        );
     }
 }

@@ -10,7 +10,7 @@ use crate::ids::{ItemType, Space};
 use crate::search::{self, Index};
 use crate::watch::{Change, Watcher};
 use crate::workspace::{self, Workspace};
-use crate::workspace_set::{Key, WorkspaceSet};
+use crate::workspace_set::{Concerned, Key, WorkspaceSet};
 use serde_json::json;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -48,6 +48,75 @@ impl Projects {
     pub(super) fn insert(&mut self, key: &Key, (ws, kept): (Workspace, Kept)) {
         self.set.set_loaded(key, ws);
         self.kept.insert(key.clone(), kept);
+    }
+
+    /// Bring workspace `key` up to date with the disk, cheaply: its watch drained (a file
+    /// changed is read again when the set says it is an item of this workspace:
+    /// [`WorkspaceSet::concerned_by`]), else the known folders and files stated; walked
+    /// again only when a folder changed (a file added or removed).
+    pub(super) fn refresh(&mut self, key: &Key) {
+        let Some(k) = self.kept.get_mut(key) else {
+            return;
+        };
+        let drained = k.drain();
+        let modified: Vec<(PathBuf, bool)> = match &drained {
+            Drained::Modified(paths) => paths
+                .iter()
+                .map(|p| (p.clone(), self.concerns_items(key, p)))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let Some(mut sp) = self.get_mut(key) else {
+            return;
+        };
+        match drained {
+            Drained::Unwatched => sp.stat_refresh(),
+            Drained::Rescan => sp.scan(true),
+            Drained::Modified(_) => sp.apply_modified(modified),
+        }
+    }
+
+    /// Whether a change of `path` on disk is one of an item file of workspace `key`.
+    fn concerns_items(&self, key: &Key, path: &Path) -> bool {
+        matches!(self.set.concerned_by(path), Concerned::Items(keys) if keys.contains(key))
+    }
+}
+
+/// What a workspace's watch saw since the last call.
+enum Drained {
+    /// No watch (not possible here): the files are stated.
+    Unwatched,
+    /// A file or folder added, removed or renamed (or a folder that was missing appeared):
+    /// the spaces are walked again.
+    Rescan,
+    /// Only these files were modified.
+    Modified(Vec<PathBuf>),
+}
+
+impl Kept {
+    fn drain(&mut self) -> Drained {
+        let Some(w) = &mut self.watch else {
+            return Drained::Unwatched;
+        };
+        // A folder that did not exist may have been created (not watched).
+        let appeared = self
+            .dirs
+            .iter()
+            .any(|(d, m)| m.is_none() && dir_mtime(d).is_some());
+        match w.drain() {
+            Ok(changes) if !appeared && !changes.iter().any(Change::is_structural) => {
+                Drained::Modified(
+                    changes
+                        .into_iter()
+                        .filter_map(|c| match c {
+                            Change::Modified(p) => Some(p),
+                            _ => None,
+                        })
+                        .collect(),
+                )
+            }
+            _ => Drained::Rescan,
+        }
     }
 }
 
@@ -201,58 +270,57 @@ impl Spaces<'_> {
         self.k.dirs = dirs;
     }
 
-    /// Bring the index up to date with the disk, cheaply: stat the known folders and files
-    /// (in parallel); walk again only when a folder changed (a file added or removed).
-    pub(super) fn refresh(&mut self) {
-        use rayon::prelude::*;
-        if let Some(w) = &mut self.k.watch {
-            // A folder that did not exist may have been created (not watched).
-            let appeared = self
-                .k.dirs
-                .iter()
-                .any(|(d, m)| m.is_none() && dir_mtime(d).is_some());
-            match w.drain() {
-                Ok(changes) if !appeared && !changes.iter().any(Change::is_structural) => {
-                    let mut changed = false;
-                    for p in changes.into_iter().filter_map(|c| match c {
-                        Change::Modified(p) => Some(p),
-                        _ => None,
-                    }) {
-                        let Some(e) = self.k.files.get_mut(&p) else {
-                            // A sidecar script changed: re-read its tool.
-                            let owner = self
-                                .k.files
-                                .iter()
-                                .find(|(_, (script, _))| script.as_deref() == Some(p.as_path()))
-                                .map(|(k, _)| k.clone());
-                            if let Some(k) = owner {
-                                self.ws.refresh_path(&k);
-                                changed = true;
-                            }
-                            continue;
-                        };
-                        let s = stamp(&p, e.0.as_deref());
-                        if s != e.1 {
-                            e.1 = s;
-                            self.ws.refresh_path(&p);
-                            changed = true;
-                        }
-                    }
-                    if changed {
-                        self.k.generation += 1;
-                    }
+    /// Read again the files modified: a known item file when its stamp changed, the tool of
+    /// a sidecar script; another item file of this workspace (as the set says) makes it walk
+    /// the spaces again.
+    fn apply_modified(&mut self, modified: Vec<(PathBuf, bool)>) {
+        let mut changed = false;
+        let mut rescan = false;
+        for (p, item) in modified {
+            if let Some(e) = self.k.files.get_mut(&p) {
+                let s = stamp(&p, e.0.as_deref());
+                if s != e.1 {
+                    e.1 = s;
+                    self.ws.refresh_path(&p);
+                    changed = true;
                 }
-                _ => self.scan(true),
+                continue;
             }
-            return;
+            // A sidecar script changed: re-read its tool.
+            let owner = self
+                .k
+                .files
+                .iter()
+                .find(|(_, (script, _))| script.as_deref() == Some(p.as_path()))
+                .map(|(k, _)| k.clone());
+            if let Some(k) = owner {
+                self.ws.refresh_path(&k);
+                changed = true;
+            } else if item {
+                // An item file of this workspace not known yet: walk again.
+                rescan = true;
+            }
         }
+        if changed {
+            self.k.generation += 1;
+        }
+        if rescan {
+            self.scan(true);
+        }
+    }
+
+    /// Without a watch: stat the known folders and files (in parallel); walk again only when
+    /// a folder changed (a file added or removed).
+    fn stat_refresh(&mut self) {
+        use rayon::prelude::*;
         let dirs_changed = self.k.dirs.par_iter().any(|(d, m)| dir_mtime(d) != *m);
         if dirs_changed {
             self.scan(true);
             return;
         }
         let changed: Vec<(PathBuf, Stamp)> = self
-            .k.files
+            .k
+            .files
             .par_iter()
             .filter_map(|(p, (script, old))| {
                 let s = stamp(p, script.as_deref());
@@ -391,8 +459,8 @@ impl Service {
             }
             all.insert(&project, (ws, k));
         }
+        all.refresh(&project);
         let mut sp = all.get_mut(&project).expect("loaded above");
-        sp.refresh();
         Ok(f(&mut sp))
     }
 
