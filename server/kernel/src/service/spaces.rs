@@ -236,7 +236,7 @@ impl Spaces<'_> {
     fn scan(&mut self, apply: bool) {
         let mut dirs = HashMap::new();
         let mut files = HashMap::new();
-        for root in Self::roots(&self.ws) {
+        for root in Self::roots(self.ws) {
             collect_dirs(&root, &mut dirs);
             for f in workspace::discover(&root) {
                 let s = stamp(&f.path, f.script.as_deref());
@@ -354,7 +354,7 @@ impl Spaces<'_> {
                 let idx = match cached {
                     Some(c) => c.index.clone(),
                     None => {
-                        let idx = Arc::new(Index::build(&self.ws));
+                        let idx = Arc::new(Index::build(self.ws));
                         search::cache::write_in_background(
                             user,
                             project,
