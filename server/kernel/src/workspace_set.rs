@@ -61,11 +61,14 @@ impl WorkspaceSet {
     /// The project of an editor's folder: the folder itself when it holds `.ai/`, else the
     /// nearest one above it that does.
     pub fn project_of_folder(folder: &Path) -> Option<PathBuf> {
-        if folder.join(".ai").is_dir() {
-            Some(folder.to_path_buf())
-        } else {
-            find_project_root(folder)
-        }
+        Self::project_root(folder)
+    }
+
+    /// The project of any path on disk (a folder, a file, a path inside `.ai/`): the nearest
+    /// folder at or above it that holds `.ai/` (a path inside a `.ai/` belongs to the project
+    /// holding that `.ai/`). What the command line finds a project with.
+    pub fn project_root(path: &Path) -> Option<PathBuf> {
+        find_project_root(path)
     }
 
     pub fn get(&self, key: &Key) -> Option<&Arc<Workspace>> {
@@ -282,5 +285,24 @@ mod tests {
             Some(None)
         );
         assert_eq!(set.project_of(Path::new("/p/src/a.py")), None);
+    }
+
+    #[test]
+    fn project_root_of_paths_on_disk() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("proj");
+        std::fs::create_dir_all(p.join(".ai/tools/x")).unwrap();
+        std::fs::create_dir_all(p.join("src/deep")).unwrap();
+        std::fs::write(p.join("src/deep/a.py"), "").unwrap();
+        let root = |q: &str| WorkspaceSet::project_root(&p.join(q));
+        assert_eq!(root(""), Some(p.clone()));
+        assert_eq!(root("src/deep"), Some(p.clone()));
+        assert_eq!(root("src/deep/a.py"), Some(p.clone()));
+        assert_eq!(root(".ai/tools/x"), Some(p.clone()));
+        assert_eq!(WorkspaceSet::project_root(d.path()), None);
+        assert_eq!(
+            WorkspaceSet::project_of_folder(&p.join("src")),
+            Some(p.clone())
+        );
     }
 }

@@ -3,9 +3,10 @@
 use crate::report::{self, FileReport, Format};
 use anyhow::{bail, Context, Result};
 use kiwi_kernel::check;
-use kiwi_kernel::context::{find_project_root, Host};
+use kiwi_kernel::context::Host;
 use kiwi_kernel::ids::Space;
 use kiwi_kernel::workspace::{path_order, Item, Workspace};
+use kiwi_kernel::workspace_set::WorkspaceSet;
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -23,7 +24,7 @@ fn skip_walk(name: &str) -> bool {
 /// Every project a path belongs to or holds: the project around it (a path inside `.ai/`
 /// belongs to that project), and every `.ai/` folder found below it.
 fn projects_of(path: &Path, out: &mut BTreeMap<PathBuf, Vec<PathBuf>>) {
-    if let Some(root) = find_project_root(path) {
+    if let Some(root) = WorkspaceSet::project_root(path) {
         // A path inside `.ai/` narrows the check to it; any other path means the whole project.
         let filter = if path.starts_with(root.join(".ai")) {
             path.to_path_buf()

@@ -4,9 +4,10 @@
 use anyhow::{bail, Context, Result};
 use kiwi_kernel::chain;
 use kiwi_kernel::check::build_env;
-use kiwi_kernel::context::{find_project_root, Host};
+use kiwi_kernel::context::Host;
 use kiwi_kernel::env::{Origin, Outcome, Resolution};
 use kiwi_kernel::workspace::{Item, Workspace};
+use kiwi_kernel::workspace_set::WorkspaceSet;
 use serde_json::json;
 use std::path::Path;
 use std::process::ExitCode;
@@ -28,7 +29,7 @@ pub fn project_for(project: Option<&Path>) -> Result<Option<std::path::PathBuf>>
         }
         None => Ok(std::env::current_dir()
             .ok()
-            .and_then(|d| find_project_root(&d))),
+            .and_then(|d| WorkspaceSet::project_root(&d))),
     }
 }
 

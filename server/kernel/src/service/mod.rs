@@ -40,7 +40,7 @@ use directive_run::run_directive;
 use error::{check_id, parse_type, Res};
 use items::find_needing_project;
 use serde_json::{json, Map, Value as Json};
-use spaces::{CachedIndex, Spaces};
+use spaces::{CachedIndex, Projects};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -87,7 +87,7 @@ pub fn actions_of(t: ItemType) -> &'static [&'static str] {
 pub struct Service {
     project: Option<PathBuf>,
     host: Host,
-    spaces: Mutex<HashMap<Option<PathBuf>, Spaces>>,
+    spaces: Mutex<Projects>,
     /// The projects whose workspace is being loaded (under the `spaces` lock).
     loading: Mutex<std::collections::HashSet<Option<PathBuf>>>,
     /// The search index kept on disk of a project not loaded yet, read by a search that comes
@@ -106,8 +106,8 @@ impl Service {
     pub fn new(project: Option<PathBuf>, host: Host) -> Self {
         Service {
             project,
+            spaces: Mutex::new(Projects::new(host.clone())),
             host,
-            spaces: Mutex::new(HashMap::new()),
             loading: Mutex::new(Default::default()),
             cached: Mutex::new(HashMap::new()),
             registry_index: Mutex::new(Default::default()),

@@ -1,7 +1,7 @@
-//! The workspaces a [`Service`] keeps true to the disk, one per project: loaded on first
-//! use, refreshed on every call (a watch of the folders drained, else the files stated;
-//! nothing unchanged is re-parsed), their search index built once per change (or read from
-//! the user space's cache).
+//! The workspaces a [`Service`] keeps true to the disk, one per project in a kernel
+//! [`WorkspaceSet`]: loaded on first use, refreshed on every call (a watch of the folders
+//! drained, else the files stated; nothing unchanged is re-parsed), their search index built
+//! once per change (or read from the user space's cache).
 
 use super::error::{OpError, Res};
 use super::Service;
@@ -10,16 +10,125 @@ use crate::ids::{ItemType, Space};
 use crate::search::{self, Index};
 use crate::watch::{Change, Watcher};
 use crate::workspace::{self, Workspace};
+use crate::workspace_set::{Concerned, Key, WorkspaceSet};
 use serde_json::json;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-/// One project's workspace, kept true to the disk: the stamps of its files and folders, a
-/// watch of its folders, and its search index.
-pub(super) struct Spaces {
-    pub(super) ws: Workspace,
+/// The workspaces of a service: one per project (and the user space's) in a
+/// [`WorkspaceSet`], and what keeps each true to the disk.
+pub(super) struct Projects {
+    set: WorkspaceSet,
+    kept: HashMap<Key, Kept>,
+}
+
+impl Projects {
+    pub(super) fn new(host: Host) -> Self {
+        Projects {
+            set: WorkspaceSet::new(host),
+            kept: HashMap::new(),
+        }
+    }
+
+    pub(super) fn is_loaded(&self, key: &Key) -> bool {
+        self.set.is_loaded(key)
+    }
+
+    /// The loaded workspace of `key` with what keeps it true to the disk (`None`: not loaded).
+    pub(super) fn get_mut(&mut self, key: &Key) -> Option<Spaces<'_>> {
+        let k = self.kept.get_mut(key)?;
+        // Held by the set alone: no copy is made.
+        let ws = Arc::make_mut(self.set.get_mut(key)?);
+        Some(Spaces { ws, k })
+    }
+
+    /// Put a workspace loaded by [`Spaces::load`] in place.
+    pub(super) fn insert(&mut self, key: &Key, (ws, kept): (Workspace, Kept)) {
+        self.set.set_loaded(key, ws);
+        self.kept.insert(key.clone(), kept);
+    }
+
+    /// Bring workspace `key` up to date with the disk, cheaply: its watch drained (a file
+    /// changed is read again when the set says it is an item of this workspace:
+    /// [`WorkspaceSet::concerned_by`]), else the known folders and files stated; walked
+    /// again only when a folder changed (a file added or removed).
+    pub(super) fn refresh(&mut self, key: &Key) {
+        let Some(k) = self.kept.get_mut(key) else {
+            return;
+        };
+        let drained = k.drain();
+        let modified: Vec<(PathBuf, bool)> = match &drained {
+            Drained::Modified(paths) => paths
+                .iter()
+                .map(|p| (p.clone(), self.concerns_items(key, p)))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let Some(mut sp) = self.get_mut(key) else {
+            return;
+        };
+        match drained {
+            Drained::Unwatched => sp.stat_refresh(),
+            Drained::Rescan => sp.scan(true),
+            Drained::Modified(_) => sp.apply_modified(modified),
+        }
+    }
+
+    /// Whether a change of `path` on disk is one of an item file of workspace `key`.
+    fn concerns_items(&self, key: &Key, path: &Path) -> bool {
+        matches!(self.set.concerned_by(path), Concerned::Items(keys) if keys.contains(key))
+    }
+}
+
+/// What a workspace's watch saw since the last call.
+enum Drained {
+    /// No watch (not possible here): the files are stated.
+    Unwatched,
+    /// A file or folder added, removed or renamed (or a folder that was missing appeared):
+    /// the spaces are walked again.
+    Rescan,
+    /// Only these files were modified.
+    Modified(Vec<PathBuf>),
+}
+
+impl Kept {
+    fn drain(&mut self) -> Drained {
+        let Some(w) = &mut self.watch else {
+            return Drained::Unwatched;
+        };
+        // A folder that did not exist may have been created (not watched).
+        let appeared = self
+            .dirs
+            .iter()
+            .any(|(d, m)| m.is_none() && dir_mtime(d).is_some());
+        match w.drain() {
+            Ok(changes) if !appeared && !changes.iter().any(Change::is_structural) => {
+                Drained::Modified(
+                    changes
+                        .into_iter()
+                        .filter_map(|c| match c {
+                            Change::Modified(p) => Some(p),
+                            _ => None,
+                        })
+                        .collect(),
+                )
+            }
+            _ => Drained::Rescan,
+        }
+    }
+}
+
+/// One project's workspace (held by the [`WorkspaceSet`]) with what keeps it true to the
+/// disk: the stamps of its files and folders, a watch of its folders, and its search index.
+pub(super) struct Spaces<'a> {
+    pub(super) ws: &'a mut Workspace,
+    pub(super) k: &'a mut Kept,
+}
+
+/// What keeps one workspace true to the disk.
+pub(super) struct Kept {
     /// Every item file: its sidecar script and its stamp when last read.
     pub(super) files: HashMap<PathBuf, (Option<PathBuf>, Stamp)>,
     /// Every folder that can hold items (the space roots, type folders and their subfolders,
@@ -88,7 +197,7 @@ fn watch_dirs<'a>(dirs: impl Iterator<Item = &'a Path>) -> Option<Watcher> {
     Some(w)
 }
 
-impl Spaces {
+impl Spaces<'_> {
     fn roots(ws: &Workspace) -> Vec<PathBuf> {
         let mut v: Vec<PathBuf> = [Space::User, Space::Project]
             .into_iter()
@@ -102,10 +211,11 @@ impl Spaces {
         self.ws.extra.iter().map(|x| x.space).collect()
     }
 
-    pub(super) fn load(project: Option<PathBuf>, host: Host) -> Spaces {
-        let ws = Workspace::load(project, host);
-        let mut sp = Spaces {
-            ws,
+    /// Load a workspace from disk with what keeps it true to the disk (for
+    /// [`Projects::insert`]).
+    pub(super) fn load(project: Option<PathBuf>, host: Host) -> (Workspace, Kept) {
+        let mut ws = Workspace::load(project, host);
+        let mut k = Kept {
             files: HashMap::new(),
             dirs: HashMap::new(),
             watch: None,
@@ -113,8 +223,12 @@ impl Spaces {
             index: None,
             index_checked: false,
         };
-        sp.scan(false);
-        sp
+        Spaces {
+            ws: &mut ws,
+            k: &mut k,
+        }
+        .scan(false);
+        (ws, k)
     }
 
     /// Walk the spaces: every file's stamp, every folder's time; with `apply`, re-read what
@@ -122,7 +236,7 @@ impl Spaces {
     fn scan(&mut self, apply: bool) {
         let mut dirs = HashMap::new();
         let mut files = HashMap::new();
-        for root in Self::roots(&self.ws) {
+        for root in Self::roots(self.ws) {
             collect_dirs(&root, &mut dirs);
             for f in workspace::discover(&root) {
                 let s = stamp(&f.path, f.script.as_deref());
@@ -131,82 +245,81 @@ impl Spaces {
         }
         if apply {
             let mut changed = false;
-            for p in self.files.keys() {
+            for p in self.k.files.keys() {
                 if !files.contains_key(p) {
                     self.ws.remove(p);
                     changed = true;
                 }
             }
             for (p, (_, s)) in &files {
-                if self.files.get(p).map(|(_, old)| old) != Some(s) {
+                if self.k.files.get(p).map(|(_, old)| old) != Some(s) {
                     self.ws.refresh_path(p);
                     changed = true;
                 }
             }
             if changed {
-                self.generation += 1;
+                self.k.generation += 1;
             }
         }
-        self.watch = watch_dirs(
+        self.k.watch = watch_dirs(
             dirs.iter()
                 .filter(|(_, m)| m.is_some())
                 .map(|(d, _)| d.as_path()),
         );
-        self.files = files;
-        self.dirs = dirs;
+        self.k.files = files;
+        self.k.dirs = dirs;
     }
 
-    /// Bring the index up to date with the disk, cheaply: stat the known folders and files
-    /// (in parallel); walk again only when a folder changed (a file added or removed).
-    pub(super) fn refresh(&mut self) {
-        use rayon::prelude::*;
-        if let Some(w) = &mut self.watch {
-            // A folder that did not exist may have been created (not watched).
-            let appeared = self
-                .dirs
-                .iter()
-                .any(|(d, m)| m.is_none() && dir_mtime(d).is_some());
-            match w.drain() {
-                Ok(changes) if !appeared && !changes.iter().any(Change::is_structural) => {
-                    let mut changed = false;
-                    for p in changes.into_iter().filter_map(|c| match c {
-                        Change::Modified(p) => Some(p),
-                        _ => None,
-                    }) {
-                        let Some(e) = self.files.get_mut(&p) else {
-                            // A sidecar script changed: re-read its tool.
-                            let owner = self
-                                .files
-                                .iter()
-                                .find(|(_, (script, _))| script.as_deref() == Some(p.as_path()))
-                                .map(|(k, _)| k.clone());
-                            if let Some(k) = owner {
-                                self.ws.refresh_path(&k);
-                                changed = true;
-                            }
-                            continue;
-                        };
-                        let s = stamp(&p, e.0.as_deref());
-                        if s != e.1 {
-                            e.1 = s;
-                            self.ws.refresh_path(&p);
-                            changed = true;
-                        }
-                    }
-                    if changed {
-                        self.generation += 1;
-                    }
+    /// Read again the files modified: a known item file when its stamp changed, the tool of
+    /// a sidecar script; another item file of this workspace (as the set says) makes it walk
+    /// the spaces again.
+    fn apply_modified(&mut self, modified: Vec<(PathBuf, bool)>) {
+        let mut changed = false;
+        let mut rescan = false;
+        for (p, item) in modified {
+            if let Some(e) = self.k.files.get_mut(&p) {
+                let s = stamp(&p, e.0.as_deref());
+                if s != e.1 {
+                    e.1 = s;
+                    self.ws.refresh_path(&p);
+                    changed = true;
                 }
-                _ => self.scan(true),
+                continue;
             }
-            return;
+            // A sidecar script changed: re-read its tool.
+            let owner = self
+                .k
+                .files
+                .iter()
+                .find(|(_, (script, _))| script.as_deref() == Some(p.as_path()))
+                .map(|(k, _)| k.clone());
+            if let Some(k) = owner {
+                self.ws.refresh_path(&k);
+                changed = true;
+            } else if item {
+                // An item file of this workspace not known yet: walk again.
+                rescan = true;
+            }
         }
-        let dirs_changed = self.dirs.par_iter().any(|(d, m)| dir_mtime(d) != *m);
+        if changed {
+            self.k.generation += 1;
+        }
+        if rescan {
+            self.scan(true);
+        }
+    }
+
+    /// Without a watch: stat the known folders and files (in parallel); walk again only when
+    /// a folder changed (a file added or removed).
+    fn stat_refresh(&mut self) {
+        use rayon::prelude::*;
+        let dirs_changed = self.k.dirs.par_iter().any(|(d, m)| dir_mtime(d) != *m);
         if dirs_changed {
             self.scan(true);
             return;
         }
         let changed: Vec<(PathBuf, Stamp)> = self
+            .k
             .files
             .par_iter()
             .filter_map(|(p, (script, old))| {
@@ -219,40 +332,40 @@ impl Spaces {
         }
         for (p, s) in changed {
             self.ws.refresh_path(&p);
-            if let Some(e) = self.files.get_mut(&p) {
+            if let Some(e) = self.k.files.get_mut(&p) {
                 e.1 = s;
             }
         }
-        self.generation += 1;
+        self.k.generation += 1;
     }
 
     pub(super) fn index(&mut self) -> Arc<Index> {
-        match &self.index {
-            Some((g, idx)) if *g == self.generation => idx.clone(),
+        match &self.k.index {
+            Some((g, idx)) if *g == self.k.generation => idx.clone(),
             _ => {
                 let (user, project) = (self.ws.user.clone(), self.ws.project.clone());
                 // The first index: the one an earlier server kept on disk, if it describes
                 // these very files; else built, and kept on disk for the next server.
-                let cached = (!self.index_checked)
+                let cached = (!self.k.index_checked)
                     .then(|| search::cache::read(&user, project.as_deref()))
                     .flatten()
-                    .filter(|c| c.files == self.files && c.dirs == self.dirs);
-                self.index_checked = true;
+                    .filter(|c| c.files == self.k.files && c.dirs == self.k.dirs);
+                self.k.index_checked = true;
                 let idx = match cached {
                     Some(c) => c.index.clone(),
                     None => {
-                        let idx = Arc::new(Index::build(&self.ws));
+                        let idx = Arc::new(Index::build(self.ws));
                         search::cache::write_in_background(
                             user,
                             project,
-                            self.files.clone(),
-                            self.dirs.clone(),
+                            self.k.files.clone(),
+                            self.k.dirs.clone(),
                             idx.clone(),
                         );
                         idx
                     }
                 };
-                self.index = Some((self.generation, idx.clone()));
+                self.k.index = Some((self.k.generation, idx.clone()));
                 idx
             }
         }
@@ -318,17 +431,17 @@ impl Service {
     pub(super) fn with<R>(
         &self,
         project_path: Option<&str>,
-        f: impl FnOnce(&mut Spaces) -> R,
+        f: impl FnOnce(&mut Spaces<'_>) -> R,
     ) -> Res<R> {
         let project = self.project_for(project_path)?;
         let mut all = self
             .spaces
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if !all.contains_key(&project) {
+        if !all.is_loaded(&project) {
             let loading = || self.loading.lock().unwrap_or_else(|p| p.into_inner());
             loading().insert(project.clone());
-            let mut sp = Spaces::load(project.clone(), self.host.clone());
+            let (ws, mut k) = Spaces::load(project.clone(), self.host.clone());
             loading().remove(&project);
             // A search that came while it loaded read the index kept on disk: keep it when it
             // describes these very files (no second read, no build).
@@ -339,16 +452,16 @@ impl Service {
                 .remove(&project)
                 .and_then(|c| c.cached);
             if let Some(c) = cached {
-                if c.files == sp.files && c.dirs == sp.dirs {
-                    sp.index = Some((sp.generation, c.index.clone()));
-                    sp.index_checked = true;
+                if c.files == k.files && c.dirs == k.dirs {
+                    k.index = Some((k.generation, c.index.clone()));
+                    k.index_checked = true;
                 }
             }
-            all.insert(project.clone(), sp);
+            all.insert(&project, (ws, k));
         }
-        let sp = all.get_mut(&project).expect("inserted above");
-        sp.refresh();
-        Ok(f(sp))
+        all.refresh(&project);
+        let mut sp = all.get_mut(&project).expect("loaded above");
+        Ok(f(&mut sp))
     }
 
     /// The search index of a project: the loaded workspace's; while it is not loaded yet
@@ -358,8 +471,8 @@ impl Service {
         let arrived = std::time::Instant::now();
         let project = self.project_for(project_path)?;
         let loaded = match self.spaces.try_lock() {
-            Ok(all) => all.contains_key(&project),
-            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner().contains_key(&project),
+            Ok(all) => all.is_loaded(&project),
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner().is_loaded(&project),
             // Held: by a load of this project, or by a call on a loaded one.
             Err(std::sync::TryLockError::WouldBlock) => !self
                 .loading
@@ -423,7 +536,7 @@ impl Service {
                 .spaces
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .contains_key(&project);
+                .is_loaded(&project);
             if !loaded {
                 let _ = self.cached_index(&project, std::time::Instant::now());
             }
@@ -440,6 +553,6 @@ impl Service {
     /// or removed (the disk is looked at first, as for any call): what a face polls to tell
     /// its client that its lists or a followed item changed.
     pub fn generation(&self, project_path: Option<&str>) -> Res<u64> {
-        self.with(project_path, |sp| sp.generation)
+        self.with(project_path, |sp| sp.k.generation)
     }
 }

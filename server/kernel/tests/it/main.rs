@@ -22,6 +22,7 @@ mod rule_codes;
 mod ryeread;
 mod search_relevance;
 mod service_inputs;
+mod service_refresh;
 mod service_secrets;
 mod service_sessions;
 mod service_writes;

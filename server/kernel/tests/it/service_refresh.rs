@@ -1,0 +1,69 @@
+//! The workspaces of the agent service follow the disk between calls (kept in the kernel
+//! `WorkspaceSet`, refreshed from their watch: issue 14 move 2): an item file changed, added
+//! and removed, a sidecar script changed, a file of the user space changed.
+
+use crate::common::{Agent, Fixture};
+use serde_json::json;
+
+const NOTE: &str = "---\nid: note\nentry_type: reference\ntitle: A note\n---\n\nSome text.\n";
+
+fn text_of(agent: &Agent, id: &str) -> String {
+    agent
+        .load(json!({"item_type": "knowledge", "item_id": id}))
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn a_service_workspace_follows_the_disk_between_calls() {
+    let f = Fixture::new(&format!(
+        "//- project/.ai/knowledge/k/note.md\n{NOTE}\
+//- user/knowledge/k/mine.md\n{}\
+//- project/.ai/tools/t/x.yaml\nversion: \"1.0.0\"\ntool_type: bash\nexecutor_id: subprocess\n\
+//- project/.ai/tools/t/x.sh\necho hi\n",
+        NOTE.replace("id: note", "id: mine")
+    ));
+    let agent = Agent::new(&f);
+    let generation = || agent.service.generation(None).unwrap();
+    assert!(text_of(&agent, "k/note").contains("Some text."));
+    let g0 = generation();
+    assert_eq!(generation(), g0, "nothing changed");
+
+    // An item file changed.
+    let note = f.project().join(".ai/knowledge/k/note.md");
+    std::fs::write(&note, NOTE.replace("Some text.", "Other words, longer.")).unwrap();
+    assert!(text_of(&agent, "k/note").contains("Other words, longer."));
+    let g1 = generation();
+    assert!(g1 > g0);
+
+    // A sidecar script changed: its tool is read again.
+    std::fs::write(
+        f.project().join(".ai/tools/t/x.sh"),
+        "echo a longer hello\n",
+    )
+    .unwrap();
+    let g2 = generation();
+    assert!(g2 > g1);
+
+    // A file of the user space changed.
+    let mine = f.root().join("user/knowledge/k/mine.md");
+    std::fs::write(
+        &mine,
+        NOTE.replace("id: note", "id: mine")
+            .replace("Some text.", "Mine now, longer."),
+    )
+    .unwrap();
+    assert!(text_of(&agent, "k/mine").contains("Mine now, longer."));
+    let g3 = generation();
+    assert!(g3 > g2);
+
+    // An item file added, then removed.
+    let added = f.project().join(".ai/knowledge/k/added.md");
+    std::fs::write(&added, NOTE.replace("id: note", "id: added")).unwrap();
+    assert!(text_of(&agent, "k/added").contains("Some text."));
+    std::fs::remove_file(&added).unwrap();
+    assert!(agent
+        .load(json!({"item_type": "knowledge", "item_id": "k/added"}))
+        .is_err());
+    assert!(generation() > g3);
+}
