@@ -1,0 +1,216 @@
+//! Checks: every diagnostic of an item, those of its own file (from the parsers) and those
+//! that need the rest of the workspace (references, shadowing, chains, environments).
+//!
+//! The cross-item rules are a registry: each [`Rule`] is one function that appends the
+//! diagnostics of one concern; adding a rule adds one entry to [`RULES`].
+
+use crate::diag::{self, Code, Diagnostic};
+use crate::text::{self, TextRange};
+use crate::tool::Field;
+use crate::workspace::{Item, Parsed, Workspace};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+mod environment;
+mod executor;
+mod names;
+mod paths;
+mod references;
+pub use environment::build_env;
+use environment::{check_environment, templated_names};
+use executor::{check_chain, check_config_types};
+pub use executor::{deep_merge, merge_config};
+pub use names::script_refusal;
+use names::{check_declared_name, check_script_confined, check_shadowing};
+use paths::check_paths;
+pub use paths::folder_of;
+use references::{
+    check_directive_references, check_grants_match_something, check_knowledge_references,
+};
+
+/// One cross-item rule: which codes it may produce, and the function that checks.
+pub struct Rule {
+    pub name: &'static str,
+    pub codes: &'static [Code],
+    pub check: fn(&Workspace, &Arc<Item>, &mut Vec<Diagnostic>),
+}
+
+/// The cross-item rules, in the order they run.
+pub const RULES: &[Rule] = &[
+    Rule {
+        name: "declared name matches the file",
+        codes: &[Code::K002],
+        check: check_declared_name,
+    },
+    Rule {
+        name: "shadowing",
+        codes: &[Code::K005],
+        check: check_shadowing,
+    },
+    Rule {
+        name: "directive references",
+        codes: &[Code::K003, Code::K004, Code::K006],
+        check: check_directive_references,
+    },
+    Rule {
+        name: "grants that match nothing",
+        codes: &[Code::P207],
+        check: check_grants_match_something,
+    },
+    Rule {
+        name: "step parameters against the called tool's schema",
+        codes: &[Code::D113, Code::D114, Code::D115],
+        check: crate::directive::params::check_step_params,
+    },
+    Rule {
+        name: "knowledge references",
+        codes: &[Code::N604, Code::K006],
+        check: check_knowledge_references,
+    },
+    Rule {
+        name: "files an item runs lie inside its space",
+        codes: &[Code::K006],
+        check: check_script_confined,
+    },
+    Rule {
+        name: "executor chain",
+        codes: &[Code::T304],
+        check: check_chain,
+    },
+    Rule {
+        name: "configuration against the primitive",
+        codes: &[Code::T306],
+        check: check_config_types,
+    },
+    Rule {
+        name: "environment",
+        codes: &[
+            Code::E401,
+            Code::E402,
+            Code::E403,
+            Code::E404,
+            Code::E405,
+            Code::E406,
+            Code::E407,
+            Code::E408,
+            Code::E409,
+            Code::E410,
+            Code::T307,
+            Code::T308,
+        ],
+        check: check_environment,
+    },
+    Rule {
+        name: "paths in the configuration",
+        codes: &[Code::T309, Code::E412],
+        check: check_paths,
+    },
+    Rule {
+        name: "execution environment preference",
+        codes: &[Code::X501, Code::X502],
+        check: crate::exec::preference::check_preference,
+    },
+    Rule {
+        name: "lockfile and signatures",
+        codes: &[Code::R701, Code::R702, Code::R703],
+        check: crate::trust::audit::check_item,
+    },
+];
+
+/// Every diagnostic of one item, sorted by position.
+pub fn check_item(ws: &Workspace, item: &Arc<Item>) -> Vec<Diagnostic> {
+    if ryeos_format(item).is_some() {
+        return ryeos_hint(ws, item).into_iter().collect();
+    }
+    let mut out: Vec<Diagnostic> = item.parse_diagnostics().to_vec();
+    if !matches!(item.parsed, Parsed::Unreadable(_)) {
+        for rule in RULES {
+            let before = out.len();
+            (rule.check)(ws, item, &mut out);
+            debug_assert!(
+                out[before..].iter().all(|d| rule.codes.contains(&d.code)),
+                "the rule `{}` emitted {:?}, which it does not declare",
+                rule.name,
+                out[before..].iter().map(|d| d.code).collect::<Vec<_>>()
+            );
+        }
+    }
+    diag::normalize(&mut out);
+    out
+}
+
+/// Check many items in parallel; results in the order given.
+pub fn check_items(ws: &Workspace, items: &[Arc<Item>]) -> Vec<Vec<Diagnostic>> {
+    let out = items.par_iter().map(|i| check_item(ws, i)).collect();
+    if items.len() >= 1024 {
+        // A server checks the whole workspace once after indexing, then keeps running.
+        crate::workspace::release_free_memory();
+    }
+    out
+}
+
+/// Where to report what is missing from an item: its first line, or, in a signed file, the
+/// first line after the signature comment.
+pub fn first_line(item: &Item) -> TextRange {
+    crate::text::first_line_after_header(item.text())
+}
+
+// ---------------------------------------------------------------------------------------
+// K007: ryeos's newer format
+
+/// Whether the item is written in ryeos's newer format where kiwi cannot read it (what marks
+/// it, for the hint): a tool with a `# ryeos-tool:` header (its metadata is YAML in comments)
+/// or a `tool:` executor reference, a directive with YAML frontmatter and no XML fence.
+/// Knowledge in that format is read (its frontmatter maps), so it is not listed.
+pub fn ryeos_format(item: &Item) -> Option<&'static str> {
+    let text = item.text();
+    let head: &str = text
+        .char_indices()
+        .nth(4096)
+        .map_or(text, |(i, _)| &text[..i]);
+    match &item.parsed {
+        // A `# ryeos-tool:` header is read (its fields are the tool's); what kiwi cannot
+        // follow is a `tool:` executor reference (ryeos's runtimes are not kiwi items).
+        Parsed::Tool(t) => t
+            .str(Field::ExecutorId)
+            .is_some_and(|e| e.starts_with("tool:"))
+            .then_some(if crate::tool::has_ryeos_tool_header(head) {
+                "a `# ryeos-tool:` header naming a `tool:` executor"
+            } else {
+                "a `tool:` executor reference"
+            }),
+        Parsed::Directive(d) => {
+            let after_header = text::first_line_after_header(text);
+            (d.root.is_none() && text.get(after_header.start..after_header.end) == Some("---"))
+                .then_some("YAML frontmatter instead of an XML `<directive>`")
+        }
+        _ => None,
+    }
+}
+
+/// K007, once per project: on the first (by path) item of the project's space that is in
+/// ryeos's format, a hint that says how many there are; nothing on the others.
+fn ryeos_hint(ws: &Workspace, item: &Arc<Item>) -> Option<Diagnostic> {
+    let mut same: Vec<&Arc<Item>> = ws
+        .items()
+        .filter(|i| i.space == item.space && ryeos_format(i).is_some())
+        .collect();
+    same.sort_by(|a, b| crate::workspace::path_order(&a.path, &b.path));
+    if same.first().is_some_and(|f| f.path != item.path) {
+        return None;
+    }
+    let what = ryeos_format(item)?;
+    let n = same.len().max(1);
+    Some(
+        Diagnostic::new(
+            Code::K007,
+            first_line(item),
+            format!(
+                "this file is in ryeos's newer format ({what}), which kiwi recognises but does not read yet; {} of this space {} in that format and {} not checked",
+                if n == 1 { "1 file".to_string() } else { format!("{n} files") },
+                if n == 1 { "is" } else { "are" },
+                if n == 1 { "is" } else { "are" },
+            ),
+        ),
+    )
+}

@@ -1,0 +1,138 @@
+//! The rules on an item's own file: the script a YAML tool runs stays in its space (K006),
+//! the declared name matches the file stem (K002), shadowing (K005).
+
+use super::first_line;
+use crate::diag::{Code, Diagnostic, Fix};
+use crate::ids::{self, Space};
+use crate::workspace::{Item, Parsed, Workspace};
+use std::sync::Arc;
+
+// ---------------------------------------------------------------------------------------
+// K006: a YAML tool's script (its sidecar) resolving outside the space
+
+/// The item's file is confined to its space when it is read (`workspace::load_file`); the
+/// script a YAML tool runs (`x/evil.sh` beside `x/evil.yaml`) must be too: a symlink out of
+/// the project would otherwise be run.
+pub(super) fn check_script_confined(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>) {
+    if let Some(why) = script_refusal(ws, item) {
+        out.push(Diagnostic::new(Code::K006, first_line(item), why));
+    }
+}
+
+/// Why the sidecar script of a tool is refused (it resolves outside the tool's space, or
+/// cannot be resolved), or `None` when it is fine or there is none.
+pub fn script_refusal(ws: &Workspace, item: &Item) -> Option<String> {
+    let script = item.script.as_deref()?;
+    if item.is_builtin() {
+        return None;
+    }
+    let root = ws.space_root(item.space)?;
+    match ids::confine(&root, script) {
+        Ok(_) => None,
+        Err(e) => Some(format!(
+            "refused: the script of this tool, {}, {}; a file an item runs must lie inside its space, so kiwi will not run it",
+            script.display(),
+            match e.kind() {
+                std::io::ErrorKind::PermissionDenied => format!("resolves outside its space ({})", root.display()),
+                _ => format!("cannot be resolved ({e})"),
+            }
+        )),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// K002: declared name vs file stem
+
+pub(super) fn check_declared_name(_ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>) {
+    let stem = ids::bare_name(&item.id);
+    let (what, declared, range) = match &item.parsed {
+        Parsed::Directive(d) => match &d.name {
+            Some(n) => ("directive name", n.value.as_str(), n.range),
+            None => return,
+        },
+        Parsed::Knowledge(k) => match k.declared_id() {
+            Some(v) => match v.as_string() {
+                Some(s) => ("knowledge id", s.value.as_str(), v.range),
+                None => return,
+            },
+            None => return,
+        },
+        _ => return,
+    };
+    // rye writes a knowledge entry's `id:` as the full item id (`rye/core/some-entry`).
+    if declared == stem || declared == item.id || declared.is_empty() {
+        return;
+    }
+    // The directive's name is an XML attribute value (no quotes in its range); a knowledge
+    // id is a YAML scalar whose range includes any quotes.
+    let (edit_range, new_text) = match &item.parsed {
+        Parsed::Knowledge(k) => match k.declared_id().and_then(|v| v.as_string()) {
+            Some(s) if s.verbatim => (s.content, stem.to_string()),
+            _ => (range, stem.to_string()),
+        },
+        _ => (range, stem.to_string()),
+    };
+    let ext = item
+        .path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("md");
+    let renamed = item.path.with_file_name(format!("{declared}.{ext}"));
+    let mut d = Diagnostic::new(
+        Code::K002,
+        range,
+        format!("{what} `{declared}` differs from the file's stem `{stem}`; items are found by their file name"),
+    )
+    .fix(Fix::replace(format!("Change the name to `{stem}`"), edit_range, new_text));
+    if ids::validate_id(declared).is_ok() && !declared.contains('/') {
+        d = d.fix(Fix {
+            title: format!(
+                "Rename the file to `{}`",
+                renamed.file_name().unwrap_or_default().to_string_lossy()
+            ),
+            edits: Vec::new(),
+            rename_to: Some(renamed),
+        });
+    }
+    out.push(d);
+}
+
+// ---------------------------------------------------------------------------------------
+// K005: shadowing
+
+pub(super) fn check_shadowing(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>) {
+    if item.space == Space::Builtin {
+        return;
+    }
+    let lower: Vec<&Arc<Item>> = ws
+        .all_with_id(item.item_type, &item.id)
+        .into_iter()
+        .filter(|o| o.space > item.space)
+        .collect();
+    let Some(first) = lower.first() else { return };
+    let range = match &item.parsed {
+        Parsed::Directive(d) => d.name.as_ref().map(|n| n.range),
+        Parsed::Knowledge(k) => k.declared_id().map(|v| v.range),
+        _ => None,
+    }
+    .unwrap_or_else(|| first_line(item));
+    let mut d = Diagnostic::new(
+        Code::K005,
+        range,
+        format!(
+            "this {} shadows `{}` of the {} space; the {} one is used wherever `{}` is named",
+            item.item_type, item.id, first.space, item.space, item.id
+        ),
+    );
+    for other in lower {
+        d = d.related(
+            Some(other.path.clone()),
+            first_line(other),
+            format!(
+                "the shadowed {} `{}` ({} space)",
+                other.item_type, other.id, other.space
+            ),
+        );
+    }
+    out.push(d);
+}
