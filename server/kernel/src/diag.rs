@@ -54,7 +54,7 @@ codes! {
     K002 Warning "declared name differs from the file's stem",
     K003 Error "reference to an item id that exists in no space",
     K004 Error "ambiguous bare reference",
-    K005 Info "item shadows one of the same id in a lower space",
+    K005 Hint "item shadows one of the same id in a lower space",
     K006 Error "item id or path refused",
     K007 Hint "a file in ryeos's newer format, recognised but not read (once per space)",
     D101 Error "no xml fence with a <directive> root",

@@ -843,14 +843,14 @@ mod tests {
                 files: 3,
                 errors: 3,
                 warnings: 2,
-                infos: 1,
-                hints: 1
+                infos: 0,
+                hints: 2
             }
         );
         assert!(summary.has_errors());
         assert_eq!(
             summary.to_string(),
-            "3 errors, 2 warnings, 1 info, 1 hint in 3 files"
+            "3 errors, 2 warnings, 2 hints in 3 files"
         );
         assert_eq!(summarize(&files[2..]).to_string(), "no problems in 1 file");
         assert_eq!(summarize(&[]).to_string(), "no problems in 0 files");

@@ -110,11 +110,15 @@ pub(super) fn check_shadowing(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Di
         .filter(|o| o.space > item.space)
         .collect();
     let Some(first) = lower.first() else { return };
+    // A hint on the id: where the item names itself (a directive's name, a knowledge
+    // entry's id), else the first place its text writes its id (a tool's docstring), else
+    // its first line.
     let range = match &item.parsed {
         Parsed::Directive(d) => d.name.as_ref().map(|n| n.range),
         Parsed::Knowledge(k) => k.declared_id().map(|v| v.range),
         _ => None,
     }
+    .or_else(|| id_in_text(item))
     .unwrap_or_else(|| first_line(item));
     let mut d = Diagnostic::new(
         Code::K005,
@@ -135,4 +139,27 @@ pub(super) fn check_shadowing(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Di
         );
     }
     out.push(d);
+}
+
+/// The first place in an item's first 4 KiB where its id is written as a whole word
+/// (`runtimes/python_runtime` in a docstring), as a range.
+fn id_in_text(item: &Item) -> Option<crate::text::TextRange> {
+    let text = item.text();
+    let mut cut = text.len().min(4096);
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let head = &text[..cut];
+    let word = |c: char| c.is_alphanumeric() || matches!(c, '_' | '/' | '-');
+    let mut from = 0;
+    while let Some(at) = head[from..].find(item.id.as_str()).map(|i| i + from) {
+        let end = at + item.id.len();
+        let before = head[..at].chars().next_back();
+        let after = head[end..].chars().next();
+        if !before.is_some_and(word) && !after.is_some_and(word) {
+            return Some(crate::text::TextRange::new(at, end));
+        }
+        from = end;
+    }
+    None
 }

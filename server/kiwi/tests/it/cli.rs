@@ -134,7 +134,7 @@ fn demo_reports_exactly_the_planted_mistakes() {
         (
             s["errors"].as_u64(),
             s["warnings"].as_u64(),
-            s["infos"].as_u64()
+            s["hints"].as_u64()
         ),
         (Some(5), Some(2), Some(1))
     );
