@@ -25,6 +25,42 @@ cp "$kiwi" "$work/kiwi"
 cp -r "$repo/fixtures/lsp" "$work/proj"
 python3 -m venv --without-pip "$work/proj/.venv"
 mkdir -p "$work/user"
+# An extra space (issue 13: KIWI_SPACES) holding a tool a project directive calls.
+mkdir -p "$work/extra/.ai/tools/shared" "$work/proj/.ai/directives"
+cat >"$work/extra/.ai/tools/shared/shout.yaml" <<'YAML'
+version: "1.0.0"
+tool_type: yaml
+executor_id: subprocess
+category: shared
+description: Shout a word, from a space every project sees
+config:
+  command: echo
+  args: ["HEY"]
+YAML
+cat >"$work/proj/.ai/directives/uses_extra.md" <<'MD'
+# Uses extra
 
-KIWI_BIN="$work/kiwi" KIWI_LSP_PROJECT="$(cd "$work/proj" && pwd -P)" KIWI_USERSPACE_DIR="$work/user" \
+```xml
+<directive name="uses_extra" version="1.0.0">
+  <metadata>
+    <description>Calls a tool of an extra space</description>
+    <category>demo</category>
+    <permissions>
+      <execute resource="kiwi" action="run" item_type="tool" id="shared/*"/>
+    </permissions>
+  </metadata>
+  <process>
+    <step name="shout">
+      <description>Shout</description>
+      <execute item_type="tool" item_id="shared/shout"/>
+    </step>
+  </process>
+  <outputs>
+    <success>Shouted</success>
+  </outputs>
+</directive>
+```
+MD
+
+KIWI_SPACES="$work/extra" KIWI_BIN="$work/kiwi" KIWI_LSP_PROJECT="$(cd "$work/proj" && pwd -P)" KIWI_USERSPACE_DIR="$work/user" \
   "$venv/bin/pytest" -q -p no:cacheprovider -c "$here/pytest.ini" "$here/test_clients.py" "$@"

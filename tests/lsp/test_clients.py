@@ -24,6 +24,8 @@ PROJECT = pathlib.Path(os.environ["KIWI_LSP_PROJECT"])
 DIRECTIVE = PROJECT / ".ai/directives/greet.md"
 RUNTIME = PROJECT / ".ai/tools/rt/py_rt.py"
 TOOL = PROJECT / ".ai/tools/text/echo.py"
+# Written by run.sh: a directive calling `shared/shout`, a tool of the extra space KIWI_SPACES names.
+USES_EXTRA = PROJECT / ".ai/directives/uses_extra.md"
 
 CLIENTS = [
     "visual-studio-code@v1.65.2",
@@ -296,3 +298,21 @@ async def test_folding_links_tokens_and_formatting(client: LanguageClient):
         types.DocumentFormattingParams(text_document=doc, options=types.FormattingOptions(tab_size=2, insert_spaces=True))
     )
     assert edits == [], edits  # greet.md is formatted already
+
+
+async def test_hover_on_an_item_of_an_extra_space(client: LanguageClient):
+    """Issue 13: an item of an extra space (KIWI_SPACES) is found, checked and hovered like any
+    other, shown with its space's name."""
+    uri = open_file(client, USES_EXTRA)
+    diags = await diagnostics_for(client, uri)
+    assert "K003" not in [d.code for d in diags], [(d.code, d.message) for d in diags]
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=position(client, USES_EXTRA, 'item_id="shared/shout"', len('item_id="s')),
+        )
+    )
+    assert hover is not None
+    text = hover.contents.value
+    assert "extra, read-only" in text, text
+    assert "shared/shout.yaml" in text, text
