@@ -268,3 +268,40 @@ async fn lenses_are_refreshed_after_a_change() {
     assert_eq!(lens_titles(&after).len(), n + 1, "{after}");
     c.shutdown().await;
 }
+
+/// Semantic tokens mark an unresolved item id (`text/ecko`); they move when items appear on
+/// disk. A client that supports it (`workspace.semanticTokens.refreshSupport`, as VS Code)
+/// is asked to re-read them when indexing ends and after such a change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn semantic_tokens_are_refreshed_when_indexed_and_after_changes_on_disk() {
+    let (_d, root) = common::project();
+    let mut c = Client::start_with(
+        &root,
+        true,
+        json!({"semanticTokens": {"refreshSupport": true},
+               "didChangeWatchedFiles": {"dynamicRegistration": false}}),
+    )
+    .await;
+    c.wait_for(|m| m["method"] == "workspace/semanticTokens/refresh")
+        .await;
+    c.indexed().await;
+    let g = greet(&root);
+    c.open(&g).await;
+    let _ = c.diagnostics(&g).await;
+    let req = json!({"textDocument": {"uri": uri(&g)}});
+    let before = c
+        .call("textDocument/semanticTokens/full", req.clone())
+        .await;
+    // The tool the directive calls as `text/ecko` appears (a `git checkout`).
+    c.seen.clear();
+    std::fs::copy(
+        root.join(".ai/tools/text/echo.py"),
+        root.join(".ai/tools/text/ecko.py"),
+    )
+    .unwrap();
+    c.wait_for(|m| m["method"] == "workspace/semanticTokens/refresh")
+        .await;
+    let after = c.call("textDocument/semanticTokens/full", req).await;
+    assert_ne!(before, after, "the id's `unresolved` modifier is gone");
+    c.shutdown().await;
+}
