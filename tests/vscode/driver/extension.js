@@ -93,7 +93,15 @@ async function activate(context) {
       const t = (hovers || []).flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : c.value))).join('\n');
       return t.includes(want) && t;
     }, 20000, 500);
-    return text.slice(0, 600);
+    // Issue 15: one ordered list, the one used marked once, what the type looks for.
+    assert(text.includes('`venv_python` looks for') && text.includes('Candidates, in the order tried'), `hover: ${text}`);
+    assert((text.match(/\*\*used\*\*/g) || []).length === 1, `the candidate used is not marked once: ${text}`);
+    const editor = vscode.window.activeTextEditor;
+    editor.selection = new vscode.Selection(pos, pos);
+    await vscode.commands.executeCommand('editor.action.showHover');
+    await sleep(1500);
+    const shot = await screenshot('interpreter-hover');
+    return { text: text.slice(0, 1200), screenshot: shot };
   });
 
   let lenses;

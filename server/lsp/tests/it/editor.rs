@@ -314,7 +314,10 @@ async fn semantic_tokens_are_refreshed_when_indexed_and_after_changes_on_disk() 
 async fn rename_moves_the_file_only_for_a_client_taking_resource_renames() {
     for (edit_caps, moves) in [
         (json!({}), false),
-        (json!({"resourceOperations": ["rename", "create", "delete"]}), true),
+        (
+            json!({"resourceOperations": ["rename", "create", "delete"]}),
+            true,
+        ),
     ] {
         let (_d, root) = common::project();
         let mut c = Client::start_with(&root, true, json!({"workspaceEdit": edit_caps})).await;
