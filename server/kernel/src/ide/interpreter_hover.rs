@@ -1,9 +1,9 @@
 //! The interpreter hover: how an `ENV_CONFIG` interpreter was resolved, as a person reads it.
-//! A header with the value and where it came from; one line on what the resolver type looks
-//! for (from the registry's data, so every face and every type says it the same way); then one
-//! ordered list of the candidates tried (where, found or not, why), the one used marked once,
-//! the fallback as the last candidate; a version manager's shim is shown with the interpreter
-//! it runs ([`env::shim`]).
+//! A header with the value and where it came from; one ordered list of the candidates tried
+//! (where, found or not, why), the one used marked once, the fallback as the last candidate (a
+//! version manager's shim shown with the interpreter it runs, [`env::shim`]); then one line on
+//! what the resolver type looks for (from the registry's data, so every face and every type
+//! says it the same way).
 
 use crate::env::registry::{
     self, Base, FileName, Manager, Probe, ResolverType, Strategy, MANAGERS,
@@ -52,10 +52,6 @@ pub(super) fn markdown(ws: &Workspace, r: &Resolution, item: Option<&Item>) -> S
             r.var
         )),
     }
-    if let Some(rt) = registry::resolver_type(&r.resolver) {
-        md.push_str(&looks_for(rt, manager_of(item)));
-        md.push_str("\n\n");
-    }
     md.push_str("Candidates, in the order tried:\n\n");
     let ctx = ResolveContext {
         project: ws.project.as_deref(),
@@ -102,6 +98,12 @@ pub(super) fn markdown(ws: &Workspace, r: &Resolution, item: Option<&Item>) -> S
         ));
     } else if matches!(r.outcome, Outcome::Unresolved) {
         md.push_str("\nNo fallback: the variable stays unset.\n");
+    }
+    // Below the list (the list is what a person looks for first).
+    if let Some(rt) = registry::resolver_type(&r.resolver) {
+        md.push('\n');
+        md.push_str(&looks_for(rt, manager_of(item)));
+        md.push('\n');
     }
     md
 }
