@@ -114,8 +114,7 @@ fn the_fallback_used_is_the_last_candidate_and_marked() {
     let md = h.markdown;
     let last = md
         .lines()
-        .filter(|l| l.chars().next().is_some_and(|c| c.is_ascii_digit()))
-        .next_back()
+        .rfind(|l| l.chars().next().is_some_and(|c| c.is_ascii_digit()))
         .unwrap_or_default();
     assert!(
         last.contains("`fallback`") && last.contains("**used**"),
