@@ -94,6 +94,9 @@ bash tests/nvim/plugin.sh "$kiwi"
 step "neovim plugin: a pulled item's provenance and lock drift (issue 17)"
 bash tests/nvim/provenance.sh "$kiwi"
 
+step "neovim plugin: rename, references and formatting through Neovim's own commands on the demo (issue 15)"
+bash tests/nvim/refactor.sh "$kiwi"
+
 step "LSP under the capabilities of VS Code, Neovim 0.6-0.11 and Emacs (pytest-lsp)"
 bash tests/lsp/run.sh "$kiwi"
 

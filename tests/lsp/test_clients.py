@@ -43,6 +43,7 @@ NEEDS = {
     types.CLIENT_REGISTER_CAPABILITY: "workspace.didChangeWatchedFiles.dynamicRegistration",
     types.WORKSPACE_CODE_LENS_REFRESH: "workspace.codeLens.refreshSupport",
     types.WORKSPACE_INLAY_HINT_REFRESH: "workspace.inlayHint.refreshSupport",
+    types.WORKSPACE_SEMANTIC_TOKENS_REFRESH: "workspace.semanticTokens.refreshSupport",
 }
 
 
@@ -68,6 +69,7 @@ def capability(caps: types.ClientCapabilities, dotted: str) -> bool:
         value = getattr(value, {"didChangeWatchedFiles": "did_change_watched_files",
                                 "dynamicRegistration": "dynamic_registration",
                                 "codeLens": "code_lens", "inlayHint": "inlay_hint",
+                                "semanticTokens": "semantic_tokens",
                                 "refreshSupport": "refresh_support"}.get(part, part), None)
         if value is None:
             return False
@@ -280,6 +282,28 @@ async def test_lenses_follow_a_quick_fix_without_a_save(client: LanguageClient):
         await asyncio.wait_for(refreshed(), 10)
     after = await client.text_document_code_lens_async(params)
     assert len(after or []) == len(before or []) + 1, [lens.command.title for lens in after or [] if lens.command]
+
+
+async def test_semantic_tokens_refreshed_when_indexed(client: LanguageClient):
+    """Issue 15: item ids carry kiwi's `unresolved` modifier, which depends on the workspace;
+    a client that supports it (VS Code) is asked to re-read the tokens when indexing ends. A
+    client that does not is never sent the request (checked by the fixture)."""
+    legend = client.init_result.capabilities.semantic_tokens_provider.legend  # type: ignore[attr-defined]
+    assert "unresolved" in legend.token_modifiers, legend
+    uri = open_file(client, DIRECTIVE)
+    await diagnostics_for(client, uri)
+    if capability(client.capabilities, "workspace.semanticTokens.refreshSupport"):
+
+        async def refreshed():
+            while not any(m == types.WORKSPACE_SEMANTIC_TOKENS_REFRESH for m, _ in client.server_requests):  # type: ignore[attr-defined]
+                await asyncio.sleep(0.05)
+
+        await asyncio.wait_for(refreshed(), 10)
+    tokens = await client.text_document_semantic_tokens_full_async(
+        types.SemanticTokensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    # `text/ecko` is no tool: its token is marked unresolved (bit 1).
+    assert tokens is not None and any(m & 2 for m in tokens.data[4::5]), tokens
 
 
 async def test_folding_links_tokens_and_formatting(client: LanguageClient):

@@ -224,6 +224,20 @@ function targetOf(arg: CommandArg | undefined): CommandArg {
   return { ...arg, path: doc.uri.fsPath };
 }
 
+/** The project a tool runs in (its working directory): the folder holding the `.ai` of
+ * its file, else the first workspace folder. Path parameters are relative to it. */
+function projectRootOf(t: CommandArg): string | undefined {
+  if (t.path) {
+    const parts = t.path.split(path.sep);
+    const at = parts.lastIndexOf('.ai');
+    if (at > 0) {
+      return parts.slice(0, at).join(path.sep) || path.sep;
+    }
+  }
+  const f = (vscode.workspace.workspaceFolders ?? []).find((w) => w.uri.scheme === 'file');
+  return f?.uri.fsPath;
+}
+
 function describe(t: CommandArg): string {
   return t.id ?? (t.path ? path.basename(t.path) : 'tool');
 }
@@ -278,7 +292,7 @@ async function runTool(arg: CommandArg | undefined): Promise<RunResult | undefin
       const lens = await askLensOf(target);
       const missing = lens ? missingRequired(lens.schema as never, undefined) : [];
       if (lens && missing.length > 0) {
-        const asked = await askParameters(describe(target), lens.schema as never, lens.order, missing);
+        const asked = await askParameters(describe(target), lens.schema as never, lens.order, missing, projectRootOf(target));
         if (asked === undefined) {
           return undefined; // cancelled: nothing runs
         }
@@ -286,7 +300,7 @@ async function runTool(arg: CommandArg | undefined): Promise<RunResult | undefin
       }
     }
     if (target.ask) {
-      const asked = await askParameters(describe(target), target.schema as never, target.order);
+      const asked = await askParameters(describe(target), target.schema as never, target.order, undefined, projectRootOf(target));
       if (asked === undefined) {
         return undefined; // cancelled: nothing runs
       }
@@ -416,6 +430,8 @@ async function showEnvironment(arg: CommandArg | undefined): Promise<unknown> {
   });
 }
 
+const SHOW_PROBLEMS = 'Show Problems';
+
 type Validation = { path: string; valid: boolean; diagnostics: { code: string; severity: string; message: string; line: number; column: number }[] };
 
 async function validate(arg: CommandArg | undefined): Promise<unknown> {
@@ -434,7 +450,14 @@ async function validate(arg: CommandArg | undefined): Promise<unknown> {
       void vscode.window.showInformationMessage(`Kiwi: ${name} is valid.`);
     } else {
       const summary = `${name}: ${n} problem${n === 1 ? '' : 's'} (${r.diagnostics.map((d) => d.code).join(', ')})`;
-      (r.valid ? vscode.window.showWarningMessage : vscode.window.showErrorMessage)(`Kiwi: ${summary}`);
+      // Not awaited: the command answers at once; the action opens the Problems view.
+      void (r.valid ? vscode.window.showWarningMessage : vscode.window.showErrorMessage)(`Kiwi: ${summary}`, SHOW_PROBLEMS).then(
+        (choice) => {
+          if (choice === SHOW_PROBLEMS) {
+            void vscode.commands.executeCommand('workbench.actions.view.problems');
+          }
+        },
+      );
     }
     return r;
   });

@@ -1,6 +1,10 @@
 // Asks a tool's parameters with input boxes built from its CONFIG_SCHEMA (JSON Schema):
 // one prompt per property, typed (string, integer, number, boolean, enum, array/object as
 // JSON), defaults pre-filled, required ones enforced. Escape on any prompt aborts the run.
+// A path-typed string (see `isPathProperty`) gets a picker: the project's files, "Browse…"
+// (the open dialog), or a typed path; the value is relative to the project root, where the
+// tool runs.
+import * as path from 'path';
 import * as vscode from 'vscode';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
@@ -23,6 +27,131 @@ function typeOf(prop: Schema): string {
     return 'enum';
   }
   return 'string';
+}
+
+/**
+ * Whether a string property names a file or folder: `format` says so (`path`, `file-path`,
+ * `dir-path`, `directory`, `uri-reference`), or its name is `path`, `file`, `dir`,
+ * `directory`, `folder` or ends in `_path`, `_file`, `_dir`, `_directory`, `_folder` (the
+ * corpus's schemas use `path`, `file_path`, `package_path`, `working_dir`; none sets a format).
+ */
+export function isPathProperty(name: string, prop: Schema): boolean {
+  if (typeOf(prop) !== 'string' || Array.isArray(prop.enum)) {
+    return false;
+  }
+  const format = typeof prop.format === 'string' ? prop.format.toLowerCase() : '';
+  if (['path', 'file-path', 'filepath', 'dir-path', 'directory', 'uri-reference'].includes(format)) {
+    return true;
+  }
+  return /^(path|file|dir|directory|folder)$|_(path|file|dir|directory|folder)$/i.test(name);
+}
+
+/** Whether it names a folder rather than a file (the open dialog picks folders then). */
+function wantsFolder(name: string, prop: Schema): boolean {
+  const format = typeof prop.format === 'string' ? prop.format.toLowerCase() : '';
+  return format === 'dir-path' || format === 'directory' || /(^|_)(dir|directory|folder)$/i.test(name);
+}
+
+/** `p` relative to `root` when inside it (with `/`), else as it is. */
+export function relativeToRoot(root: string | undefined, p: string): string {
+  if (!root || !path.isAbsolute(p)) {
+    return p;
+  }
+  const rel = path.relative(root, p);
+  if (rel === '') {
+    return '.';
+  }
+  return rel.startsWith('..') || path.isAbsolute(rel) ? p : rel.split(path.sep).join('/');
+}
+
+const BROWSE = 'Browse…';
+
+/**
+ * A path: picked among the project's files, through "Browse…", or typed (relative to the
+ * project root). Undefined when cancelled, null when left unset.
+ */
+async function askPath(
+  name: string,
+  prop: Schema,
+  title: string,
+  placeHolder: string,
+  isRequired: boolean,
+  root: string | undefined,
+): Promise<string | null | undefined> {
+  const folder = wantsFolder(name, prop);
+  const files: vscode.QuickPickItem[] = [];
+  if (root) {
+    const found = await vscode.workspace.findFiles(
+      new vscode.RelativePattern(root, '**/*'),
+      '{**/.git/**,**/node_modules/**,**/.venv/**,**/__pycache__/**}',
+      500,
+    );
+    const seen = new Set<string>();
+    for (const u of found) {
+      const rel = relativeToRoot(root, folder ? path.dirname(u.fsPath) : u.fsPath);
+      if (!seen.has(rel)) {
+        seen.add(rel);
+        files.push({ label: rel });
+      }
+    }
+    files.sort((a, b) => a.label.localeCompare(b.label));
+  }
+  const browse: vscode.QuickPickItem = {
+    label: BROWSE,
+    description: folder ? 'choose a folder' : 'choose a file',
+    alwaysShow: true,
+  };
+  const unset: vscode.QuickPickItem = { label: UNSET, description: 'the tool decides', alwaysShow: true };
+  const qp = vscode.window.createQuickPick();
+  qp.title = title;
+  qp.placeholder = placeHolder;
+  qp.ignoreFocusOut = true;
+  qp.matchOnDescription = true;
+  qp.value = shown(prop.default);
+  let typed: vscode.QuickPickItem | undefined;
+  const update = () => {
+    const v = qp.value.trim();
+    typed = v && !files.some((f) => f.label === v) ? { label: v, description: 'as typed, relative to the project', alwaysShow: true } : undefined;
+    qp.items = [...(typed ? [typed] : []), browse, ...(isRequired ? [] : [unset]), ...files];
+    if (typed) {
+      qp.activeItems = [typed];
+    }
+  };
+  update();
+  const picked = await new Promise<vscode.QuickPickItem | undefined>((resolve) => {
+    qp.onDidChangeValue(update);
+    qp.onDidAccept(() => {
+      const item = qp.selectedItems[0] ?? qp.activeItems[0];
+      if (item) {
+        resolve(item);
+        qp.hide();
+      }
+    });
+    qp.onDidHide(() => resolve(undefined));
+    qp.show();
+  });
+  qp.dispose();
+  if (picked === undefined) {
+    return undefined;
+  }
+  if (picked === unset) {
+    return null;
+  }
+  if (picked === browse) {
+    const chosen = await vscode.window.showOpenDialog({
+      title,
+      defaultUri: root ? vscode.Uri.file(root) : undefined,
+      canSelectFiles: !folder,
+      canSelectFolders: folder,
+      canSelectMany: false,
+      openLabel: `Use as ${name}`,
+    });
+    if (!chosen || chosen.length === 0) {
+      return undefined;
+    }
+    return relativeToRoot(root, chosen[0].fsPath);
+  }
+  return relativeToRoot(root, picked.label);
 }
 
 /** Parses what was typed for a property of type `type`; a string is an error message. */
@@ -87,6 +216,7 @@ export async function askParameters(
   schema: Json | undefined,
   order?: unknown,
   only?: string[],
+  root?: string,
 ): Promise<Record<string, Json> | undefined> {
   const s = schema && typeof schema === 'object' && !Array.isArray(schema) ? (schema as Schema) : {};
   const props = s.properties && typeof s.properties === 'object' && !Array.isArray(s.properties) ? (s.properties as Schema) : {};
@@ -139,6 +269,17 @@ export async function askParameters(
       }
       if (pick.label !== UNSET) {
         params[name] = values.find((v) => shown(v) === pick.label) as Json;
+      }
+      continue;
+    }
+
+    if (isPathProperty(name, prop)) {
+      const p = await askPath(name, prop, title, [description, hint].filter(Boolean).join(' — '), isRequired, root);
+      if (p === undefined) {
+        return undefined;
+      }
+      if (p !== null) {
+        params[name] = p;
       }
       continue;
     }

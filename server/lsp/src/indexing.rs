@@ -122,6 +122,20 @@ impl Backend {
         if let Some(t) = &token {
             self.progress_end(t, "Indexed".into()).await;
         }
+        // Item ids that did not resolve before the index now do: their tokens change.
+        if caps.tokens_refresh {
+            self.refresh_tokens().await;
+        }
+    }
+
+    /// Ask the client to re-read the semantic tokens of its documents (only when it said
+    /// `workspace.semanticTokens.refreshSupport`; the caller checks).
+    pub(crate) async fn refresh_tokens(&self) {
+        let _ = tokio::time::timeout(
+            Duration::from_secs(5),
+            self.client.semantic_tokens_refresh(),
+        )
+        .await;
     }
 
     pub(crate) async fn register_watchers(&self) {

@@ -58,6 +58,9 @@ pub(crate) struct Caps {
     pub work_done: bool,
     pub inlay_refresh: bool,
     pub lens_refresh: bool,
+    /// `workspace.semanticTokens.refreshSupport`: told to re-read semantic tokens when they
+    /// move (indexing ended, items appeared or went on disk).
+    pub tokens_refresh: bool,
     /// `completionItem.snippetSupport`: attribute completions are snippets, else plain text.
     pub snippets: bool,
     /// `publishDiagnostics.codeDescriptionSupport`: diagnostics link to the catalogue.

@@ -2,7 +2,8 @@
 //! (`workspace/didChangeWatchedFiles`) and the server's own watcher's, which runs when the
 //! client cannot watch (`didChangeWatchedFiles.dynamicRegistration` false, as Neovim on
 //! Linux): items changed on disk are read again, a virtual environment, version file or
-//! dotenv file re-checks the workspaces it concerns, inlay hints and lenses are refreshed.
+//! dotenv file re-checks the workspaces it concerns, inlay hints, lenses and semantic tokens
+//! are refreshed.
 
 use crate::session::Backend;
 use crate::session::{Key, Shared};
@@ -78,6 +79,10 @@ impl Backend {
                 let _ =
                     tokio::time::timeout(Duration::from_secs(5), this.client.code_lens_refresh())
                         .await;
+            }
+            // An item that appeared or went resolves (or no longer resolves) an id.
+            if caps.tokens_refresh {
+                this.refresh_tokens().await;
             }
         });
     }

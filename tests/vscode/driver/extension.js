@@ -93,7 +93,15 @@ async function activate(context) {
       const t = (hovers || []).flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : c.value))).join('\n');
       return t.includes(want) && t;
     }, 20000, 500);
-    return text.slice(0, 600);
+    // Issue 15: one ordered list, the one used marked once, what the type looks for.
+    assert(text.includes('`venv_python` looks for') && text.includes('Candidates, in the order tried'), `hover: ${text}`);
+    assert((text.match(/\*\*used\*\*/g) || []).length === 1, `the candidate used is not marked once: ${text}`);
+    const editor = vscode.window.activeTextEditor;
+    editor.selection = new vscode.Selection(pos, pos);
+    await vscode.commands.executeCommand('editor.action.showHover');
+    await sleep(1500);
+    const shot = await screenshot('interpreter-hover');
+    return { text: text.slice(0, 1200), screenshot: shot };
   });
 
   let lenses;
@@ -201,6 +209,51 @@ async function activate(context) {
     return { validate: r.diagnostics.map((d) => d.code) };
   });
 
+  await check('✓ Validate: the notification offers "Show Problems", which opens the Problems view', async () => {
+    const cdp = process.env.KIWI_E2E_CDP;
+    assert(cdp, 'no KIWI_E2E_CDP');
+    await vscode.commands.executeCommand('workbench.action.closePanel');
+    await vscode.commands.executeCommand('notifications.clearAll');
+    await sleep(500);
+    const uri = file('.ai/directives/greet.md');
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
+    const dl = await vscode.commands.executeCommand('vscode.executeCodeLensProvider', uri);
+    const v = (dl || []).find((l) => l.command && l.command.title === '✓ Validate');
+    assert(v, 'no ✓ Validate lens');
+    await withTimeout(vscode.commands.executeCommand(v.command.command, ...v.command.arguments), 20000, 'validate');
+    // The notification as a person sees it: its text and buttons in the page.
+    const find = `[...document.querySelectorAll('.notification-list-item')].filter((t) => t.innerText.includes('greet.md: '))`;
+    let opened = false;
+    const t0 = Date.now();
+    const buttons = await waitFor('the validate notification', async () => {
+      const b = await cdpEvaluate(cdp, `(() => {
+        const items = ${find};
+        return items.length ? [...items[0].querySelectorAll('.monaco-button')].map((x) => x.innerText.trim()) : null;
+      })()`);
+      if (!b && !opened && Date.now() - t0 > 4000) {
+        opened = true;
+        await vscode.commands.executeCommand('notifications.showList');
+      }
+      return b;
+    }, 15000, 250);
+    const shot = await screenshot('validate-notification');
+    assert(buttons.includes('Show Problems'), `the notification's buttons: ${JSON.stringify(buttons)}`);
+    await cdpEvaluate(cdp, `(() => {
+      const b = [...${find}[0].querySelectorAll('.monaco-button')].find((x) => x.innerText.trim() === 'Show Problems');
+      b.click();
+      return true;
+    })()`);
+    const problems = await waitFor('the Problems view listing K003', () => cdpEvaluate(cdp, `(() => {
+      const m = [...document.querySelectorAll('.markers-panel')].find((x) => x.offsetParent !== null);
+      return m && m.innerText.includes('K003') ? m.innerText.slice(0, 400) : '';
+    })()`), 10000, 250);
+    await sleep(300);
+    const shot2 = await screenshot('problems-view');
+    await vscode.commands.executeCommand('workbench.action.closePanel');
+    await vscode.commands.executeCommand('notifications.clearAll');
+    return { buttons, problems, screenshots: [shot, shot2] };
+  });
+
   await check('a runtime gets ⚙ Environment only (no ▶ Run of the runtime file itself)', async () => {
     const uri = file('.ai/tools/rt/py_rt.py');
     await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
@@ -280,6 +333,96 @@ async function activate(context) {
     assert(title.includes('path (1/1)'), `prompt: ${title}`);
     assert(r === undefined && !fs.existsSync(marker), `ran: ${JSON.stringify(r)}`);
     return { title, screenshot: shot };
+  });
+
+  await check('▶ Run…: a path parameter gets a picker (Browse…, the project\'s files) and a typed path relative to the project', async () => {
+    const cdp = process.env.KIWI_E2E_CDP;
+    fs.mkdirSync(path.join(proj, 'notes'), { recursive: true });
+    fs.writeFileSync(path.join(proj, 'notes', 'words.txt'), 'one two three four\n');
+    const uri = file('.ai/tools/text/count.py');
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
+    const ls = await vscode.commands.executeCommand('vscode.executeCodeLensProvider', uri);
+    const ask = ls.find((l) => l.command.title === '▶ Run…').command;
+    const marker = path.join(proj, 'count.ran');
+    fs.rmSync(marker, { force: true });
+    await waitFor('no prompt on screen', async () => (await promptTitle()) === '', 10000, 250);
+    await vscode.commands.executeCommand('notifications.clearAll');
+    let done = false;
+    const running = vscode.commands.executeCommand(ask.command, ...ask.arguments).finally(() => { done = true; });
+    const rows = `(() => {
+      const w = [...document.querySelectorAll('.quick-input-widget')].find((x) => x.style.display !== 'none' && x.offsetParent !== null);
+      return w ? [...w.querySelectorAll('.monaco-list-row')].map((r) => r.innerText.replace(/\\s+/g, ' ').trim()) : [];
+    })()`;
+    let items = [];
+    try {
+      await waitFor('the prompt for path', async () => (await promptTitle()).includes('path (1/3)'), 10000, 250);
+      items = await waitFor('a picker offering Browse… and notes/words.txt', async () => {
+        const r = await cdpEvaluate(cdp, rows);
+        return r.some((x) => x.includes('Browse…')) && r.some((x) => x.includes('notes/words.txt')) && r;
+      }, 8000, 250);
+    } catch (e) {
+      items = await cdpEvaluate(cdp, rows).catch(() => []);
+      await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
+      await withTimeout(running, 10000, 'the cancelled run').catch(() => undefined);
+      throw new Error(`${e.message}; the prompt offers ${JSON.stringify(items)}`);
+    }
+    // Type a path relative to the project, as a person would.
+    await cdpEvaluate(cdp, `(() => {
+      const w = [...document.querySelectorAll('.quick-input-widget')].find((x) => x.style.display !== 'none' && x.offsetParent !== null);
+      const input = w.querySelector('.quick-input-box input');
+      input.value = 'notes/words.txt';
+      input.dispatchEvent(new Event('input', { bubbles: true }));
+      return true;
+    })()`);
+    await sleep(500);
+    const typed = await cdpEvaluate(cdp, rows);
+    const shot = await screenshot('run-path-picker');
+    // Accept it, then the defaults of top and min_length.
+    for (let i = 0; i < 30 && !done; i++) {
+      await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+      await sleep(400);
+    }
+    const r = await withTimeout(running, 30000, 'the run');
+    assert(r && r.exit_code === 0 && r.stdout.trim().split('\n')[0] === '4', `result: ${JSON.stringify(r)}`);
+    const ran = JSON.parse(fs.readFileSync(marker, 'utf8'));
+    assert(ran.path === 'notes/words.txt', `the tool got ${JSON.stringify(ran)}`);
+    return { items, typed, params: ran, screenshot: shot };
+  });
+
+  await check('rename, references and formatting through VS Code\'s own providers', async () => {
+    const g = file('.ai/directives/greet.md');
+    const echo = file('.ai/tools/text/echo.py');
+    const doc = await vscode.workspace.openTextDocument(g);
+    const editor = await vscode.window.showTextDocument(doc);
+    const at = doc.positionAt(doc.getText().indexOf('text/echo') + 2);
+    // References of the tool, asked from its own file: the directive that calls it.
+    const refs = await vscode.commands.executeCommand('vscode.executeReferenceProvider', echo, new vscode.Position(0, 0));
+    assert((refs || []).some((l) => l.uri.fsPath === g.fsPath), `references: ${JSON.stringify(refs)}`);
+    // Rename the id from the call: the call (and the tool's file) change.
+    const edit = await vscode.commands.executeCommand('vscode.executeDocumentRenameProvider', g, at, 'text/say');
+    assert(edit, 'no rename edit');
+    const onGreet = edit.entries().filter(([u]) => u.fsPath === g.fsPath).flatMap(([, es]) => es);
+    assert(onGreet.some((e) => e.newText.includes('text/say')), `rename edit: ${JSON.stringify(edit.entries())}`);
+    // Formatting: a badly indented step is indented again, nothing else changes.
+    const original = doc.getText();
+    const line = doc.lineAt(doc.positionAt(original.indexOf('<step name="say">')).line);
+    await editor.edit((e) => e.replace(line.range, '<step name="say">'));
+    const edits = await vscode.commands.executeCommand('vscode.executeFormatDocumentProvider', g, { tabSize: 2, insertSpaces: true });
+    assert(edits && edits.length > 0, 'no formatting edits');
+    const we = new vscode.WorkspaceEdit();
+    we.set(g, edits);
+    await vscode.workspace.applyEdit(we);
+    const formatted = doc.getText();
+    await vscode.commands.executeCommand('workbench.action.files.revert');
+    assert(formatted === original, `formatted:\n${formatted}`);
+    // What a person sees: the references peek of the tool.
+    const ed = await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(echo));
+    ed.selection = new vscode.Selection(0, 0, 0, 0);
+    await vscode.commands.executeCommand('editor.action.referenceSearch.trigger');
+    await sleep(1500);
+    const shot = await screenshot('references-peek');
+    await vscode.commands.executeCommand('closeReferenceSearch');
+    return { references: refs.map((l) => `${path.relative(proj, l.uri.fsPath)}:${l.range.start.line + 1}`), renameEdits: onGreet.length, formatEdits: edits.length, screenshot: shot };
   });
 
   await check('Kiwi: Initialize User Space (kiwi.init) writes the user space', async () => {

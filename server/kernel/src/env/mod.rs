@@ -16,6 +16,7 @@ pub mod expand;
 pub mod filter;
 pub mod registry;
 pub mod resolve;
+pub mod shim;
 pub mod spec;
 
 #[cfg(test)]

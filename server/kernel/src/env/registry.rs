@@ -266,6 +266,10 @@ pub struct Manager {
     pub binary: Option<&'static str>,
     /// Names looked up on PATH when the manager has nothing; empty: the binary.
     pub path_names: &'static [&'static str],
+    /// The variable that selects the version over every file (`PYENV_VERSION`; `{PLUGIN}`:
+    /// the plugin's name upper-cased, asdf's `ASDF_PYTHON_VERSION`). `None`: the manager has
+    /// no shims to resolve (nvm).
+    pub version_var: Option<&'static str>,
     /// The project's version file.
     pub version_file: VersionFile,
     /// The manager's own default version, when the project names none.
@@ -315,6 +319,7 @@ pub static MANAGERS: &[Manager] = &[
         bin: "bin/{binary}",
         binary: Some("python"),
         path_names: &["python3", "python"],
+        version_var: Some("PYENV_VERSION"),
         version_file: VersionFile {
             name: ".python-version",
             format: VersionFormat::Plain,
@@ -336,6 +341,7 @@ pub static MANAGERS: &[Manager] = &[
         bin: "bin/{binary}",
         binary: Some("ruby"),
         path_names: &["ruby"],
+        version_var: Some("RBENV_VERSION"),
         version_file: VersionFile {
             name: ".ruby-version",
             format: VersionFormat::Plain,
@@ -357,6 +363,7 @@ pub static MANAGERS: &[Manager] = &[
         bin: "bin/{binary}",
         binary: Some("node"),
         path_names: &["node"],
+        version_var: None,
         version_file: VersionFile {
             name: ".nvmrc",
             format: VersionFormat::Plain,
@@ -378,6 +385,7 @@ pub static MANAGERS: &[Manager] = &[
         bin: "bin/{binary}",
         binary: None,
         path_names: &[],
+        version_var: Some("ASDF_{PLUGIN}_VERSION"),
         version_file: VersionFile {
             name: ".tool-versions",
             format: VersionFormat::ToolVersions,

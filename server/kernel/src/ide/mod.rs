@@ -6,6 +6,9 @@
 
 mod complete;
 mod format;
+mod interpreter_hover;
+#[cfg(test)]
+mod interpreter_tests;
 mod refs;
 mod syntax;
 #[cfg(test)]
@@ -143,49 +146,9 @@ pub fn own_resolution(ws: &Workspace, item: &Arc<Item>) -> Option<Resolution> {
     env::resolve(ec, &ctx)
 }
 
-fn resolution_markdown(r: &Resolution) -> String {
-    let mut md = String::new();
-    match (&r.outcome, &r.value) {
-        (Outcome::Found { .. }, Some(v)) => md.push_str(&format!(
-            "**`{}`** = `{v}`  \n_{}_: found\n\n",
-            r.var, r.resolver
-        )),
-        (Outcome::Fallback, Some(v)) => md.push_str(&format!(
-            "**`{}`** = `{v}`  \n_{}_: nothing found, **the fallback** is used\n\n",
-            r.var, r.resolver
-        )),
-        _ => md.push_str(&format!(
-            "**`{}`** is not set  \n_{}_: nothing found and no fallback\n\n",
-            r.var, r.resolver
-        )),
-    }
-    let winner = match r.outcome {
-        Outcome::Found { index } => Some(index),
-        _ => None,
-    };
-    for (i, c) in r.trail.iter().enumerate() {
-        let state = if c.found { "found" } else { "not found" };
-        let win = if winner == Some(i) {
-            " ← **winner**"
-        } else {
-            ""
-        };
-        let note = c
-            .note
-            .as_deref()
-            .map(|n| format!("; {n}"))
-            .unwrap_or_default();
-        md.push_str(&format!(
-            "{}. {}: `{}` ({state}{note}){win}\n",
-            i + 1,
-            c.location,
-            c.path.display()
-        ));
-    }
-    if matches!(r.outcome, Outcome::Fallback) {
-        md.push_str("\nNo search location had it: the fallback was used.\n");
-    }
-    md
+/// How the interpreter `item` declares was resolved (see [`interpreter_hover`]).
+fn resolution_markdown(ws: &Workspace, r: &Resolution, item: Option<&Item>) -> String {
+    interpreter_hover::markdown(ws, r, item)
 }
 
 fn chain_markdown(ws: &Workspace, tool: &Arc<Item>, skip_first: bool) -> String {
@@ -378,7 +341,8 @@ fn var_markdown(ws: &Workspace, item: &Arc<Item>, name: &str) -> String {
     for (l, r) in &built.resolutions {
         if r.var == name {
             md.push_str(&format!("\nResolved by `{}`:\n\n", link_id(*l)));
-            md.push_str(&resolution_markdown(r));
+            let link = links.get(n.wrapping_sub(1).wrapping_sub(*l));
+            md.push_str(&resolution_markdown(ws, r, link.map(|i| &**i)));
         }
     }
     md
@@ -470,7 +434,7 @@ fn hover_tool(ws: &Workspace, item: &Arc<Item>, offset: usize) -> Option<HoverIn
                 let res = own_resolution(ws, item)?;
                 return Some(HoverInfo {
                     range: f.key_range,
-                    markdown: resolution_markdown(&res),
+                    markdown: resolution_markdown(ws, &res, Some(item)),
                 });
             }
             let (path, v) = f.value.value_at(offset)?;
@@ -491,11 +455,8 @@ fn hover_tool(ws: &Workspace, item: &Arc<Item>, offset: usize) -> Option<HoverIn
                     .and_then(|i| i.get("type"))
                     .and_then(|t| t.as_str());
                 match ty.map(|t| (t, env::registry::resolver_type(t))) {
-                    Some((t, Some(rt))) => {
-                        if path.get(1) == Some(&"type") {
-                            md.push_str(&format!("`{t}`: {}\n\n", rt.summary));
-                        }
-                    }
+                    // What the type looks for is the resolution's second line, below.
+                    Some((_, Some(_))) => {}
                     Some((t, None)) => {
                         let names = env::RESOLVER_TYPES.iter().map(|r| r.name);
                         let sugg = crate::diag::closest(t, names.clone());
@@ -510,7 +471,7 @@ fn hover_tool(ws: &Workspace, item: &Arc<Item>, offset: usize) -> Option<HoverIn
                 }
                 if let Some(res) = own_resolution(ws, item) {
                     md.push_str("---\n\n");
-                    md.push_str(&resolution_markdown(&res));
+                    md.push_str(&resolution_markdown(ws, &res, Some(item)));
                 }
                 // The key under the cursor, else the value, else the interpreter.
                 let range = key_range_at(&f.value, offset)
@@ -1138,12 +1099,10 @@ pub fn environment_markdown(ws: &Workspace, item: &Arc<Item>) -> String {
     };
     let built = build_env(ws, &links);
     for (l, r) in &built.resolutions {
-        let id = links
-            .get(links.len().wrapping_sub(1).wrapping_sub(*l))
-            .map(|i| i.id.as_str())
-            .unwrap_or("?");
+        let link = links.get(links.len().wrapping_sub(1).wrapping_sub(*l));
+        let id = link.map(|i| i.id.as_str()).unwrap_or("?");
         md.push_str(&format!("\n**Interpreter of `{id}`**\n\n"));
-        md.push_str(&resolution_markdown(r));
+        md.push_str(&resolution_markdown(ws, r, link.map(|i| &**i)));
     }
     md.push_str("\n**Variables:** ");
     md.push_str(

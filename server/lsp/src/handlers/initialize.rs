@@ -40,6 +40,10 @@ pub(crate) async fn initialize(b: &Backend, params: InitializeParams) -> Result<
             .and_then(|w| w.code_lens.as_ref())
             .and_then(|i| i.refresh_support)
             .unwrap_or(false),
+        tokens_refresh: ws_caps
+            .and_then(|w| w.semantic_tokens.as_ref())
+            .and_then(|i| i.refresh_support)
+            .unwrap_or(false),
         snippets: params
             .capabilities
             .text_document

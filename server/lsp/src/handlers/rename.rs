@@ -67,7 +67,11 @@ pub(crate) fn workspace_edit(b: &Backend, snap: &Snap, plan: &ide::RenamePlan) -
                 })
                 .collect()
         };
-    if !caps.document_changes {
+    // A client declaring the `rename` resource operation takes it the only way one can be
+    // sent, in `documentChanges` (Neovim declares `resourceOperations` but not
+    // `documentChanges`, and applies both: without the move, a rename there left the
+    // references naming an id no file had).
+    if !caps.document_changes && !caps.rename_files {
         // A plain edit: the references change; the file keeps its name (the client
         // cannot move it in the same edit).
         let mut changes = HashMap::new();

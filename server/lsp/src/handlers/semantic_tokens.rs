@@ -16,8 +16,14 @@ fn token_type(kind: TokenKind) -> SemanticTokenType {
     }
 }
 
-/// Modifier bits: `defaultLibrary` for what kiwi itself defines (`{system.…}`).
-const MODIFIERS: [SemanticTokenModifier; 1] = [SemanticTokenModifier::DEFAULT_LIBRARY];
+/// Modifier bits: `defaultLibrary` (bit 0) for what kiwi itself defines (`{system.…}`);
+/// `unresolved` (bit 1, kiwi's own) for an item id no space holds or an `{input:…}` the
+/// directive does not declare. The latter depends on the workspace: the tokens move when
+/// items appear or go (hence `workspace/semanticTokens/refresh`).
+const MODIFIERS: [SemanticTokenModifier; 2] = [
+    SemanticTokenModifier::DEFAULT_LIBRARY,
+    SemanticTokenModifier::new("unresolved"),
+];
 
 /// The legend advertised in `initialize`: the kinds in [`TokenKind::ALL`]'s order.
 pub(crate) fn legend() -> SemanticTokensLegend {
@@ -61,7 +67,8 @@ pub(crate) async fn semantic_tokens_full(
             delta_start,
             length: to.character - from.character,
             token_type: index as u32,
-            token_modifiers_bitset: u32::from(t.kind == TokenKind::System),
+            token_modifiers_bitset: u32::from(t.kind == TokenKind::System)
+                | (u32::from(t.unresolved) << 1),
         });
         (line, start) = (from.line, from.character);
     }

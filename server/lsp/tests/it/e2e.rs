@@ -209,7 +209,7 @@ async fn venv_appearing_changes_hover_and_diagnostics() {
     assert!(codes(&d).is_empty(), "{d}");
     let after = hover(&mut c, &rt, at).await;
     let md = after["contents"]["value"].as_str().unwrap();
-    assert!(md.contains("winner"), "{md}");
+    assert!(md.contains("found, **used**"), "{md}");
     assert!(
         md.contains(&format!("{}/.venv/bin/python", root.display())),
         "{md}"

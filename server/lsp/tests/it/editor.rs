@@ -268,3 +268,77 @@ async fn lenses_are_refreshed_after_a_change() {
     assert_eq!(lens_titles(&after).len(), n + 1, "{after}");
     c.shutdown().await;
 }
+
+/// Semantic tokens mark an unresolved item id (`text/ecko`); they move when items appear on
+/// disk. A client that supports it (`workspace.semanticTokens.refreshSupport`, as VS Code)
+/// is asked to re-read them when indexing ends and after such a change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn semantic_tokens_are_refreshed_when_indexed_and_after_changes_on_disk() {
+    let (_d, root) = common::project();
+    let mut c = Client::start_with(
+        &root,
+        true,
+        json!({"semanticTokens": {"refreshSupport": true},
+               "didChangeWatchedFiles": {"dynamicRegistration": false}}),
+    )
+    .await;
+    c.wait_for(|m| m["method"] == "workspace/semanticTokens/refresh")
+        .await;
+    c.indexed().await;
+    let g = greet(&root);
+    c.open(&g).await;
+    let _ = c.diagnostics(&g).await;
+    let req = json!({"textDocument": {"uri": uri(&g)}});
+    let before = c
+        .call("textDocument/semanticTokens/full", req.clone())
+        .await;
+    // The tool the directive calls as `text/ecko` appears (a `git checkout`).
+    c.seen.clear();
+    std::fs::copy(
+        root.join(".ai/tools/text/echo.py"),
+        root.join(".ai/tools/text/ecko.py"),
+    )
+    .unwrap();
+    c.wait_for(|m| m["method"] == "workspace/semanticTokens/refresh")
+        .await;
+    let after = c.call("textDocument/semanticTokens/full", req).await;
+    assert_ne!(before, after, "the id's `unresolved` modifier is gone");
+    c.shutdown().await;
+}
+
+/// A rename for a client that takes neither `documentChanges` nor the `rename` resource
+/// operation: a plain edit of the references, no move. One that declares `resourceOperations:
+/// ["rename"]` without `documentChanges` (Neovim) gets the move (in `documentChanges`, the only
+/// place it can go): before, its rename left the call naming an id no file had.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rename_moves_the_file_only_for_a_client_taking_resource_renames() {
+    for (edit_caps, moves) in [
+        (json!({}), false),
+        (
+            json!({"resourceOperations": ["rename", "create", "delete"]}),
+            true,
+        ),
+    ] {
+        let (_d, root) = common::project();
+        let mut c = Client::start_with(&root, true, json!({"workspaceEdit": edit_caps})).await;
+        c.indexed().await;
+        let g = greet(&root);
+        c.open(&g).await;
+        let text = std::fs::read_to_string(&g).unwrap();
+        let at = pos(&text, "text/echo", 2, true);
+        let edit = c
+            .call(
+                "textDocument/rename",
+                json!({"textDocument": {"uri": uri(&g)}, "position": at, "newName": "text/say"}),
+            )
+            .await;
+        let renamed = edit["documentChanges"]
+            .as_array()
+            .is_some_and(|ops| ops.iter().any(|o| o["kind"] == "rename"));
+        assert_eq!(renamed, moves, "{edit}");
+        if !moves {
+            assert!(edit["changes"].is_object(), "{edit}");
+        }
+        c.shutdown().await;
+    }
+}
