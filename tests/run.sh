@@ -94,6 +94,9 @@ bash tests/nvim/plugin.sh "$kiwi"
 step "neovim plugin: a pulled item's provenance and lock drift (issue 17)"
 bash tests/nvim/provenance.sh "$kiwi"
 
+step "neovim plugin: hover on a tool of an extra space, KIWI_SPACES (issue 13)"
+bash tests/nvim/extra_space.sh "$kiwi"
+
 step "LSP under the capabilities of VS Code, Neovim 0.6-0.11 and Emacs (pytest-lsp)"
 bash tests/lsp/run.sh "$kiwi"
 
