@@ -230,3 +230,106 @@ fn a_script_beside_a_yaml_stays_that_yaml_s_script() {
         1
     );
 }
+
+/// The byte offset of `needle` in the item's text, plus `plus`.
+fn offset(item: &kiwi_kernel::workspace::Item, needle: &str, plus: usize) -> usize {
+    item.text().find(needle).expect(needle) + plus
+}
+
+#[test]
+fn hover_definition_completion_and_symbols_in_a_typescript_tool() {
+    use kiwi_kernel::ide;
+    let f = rye_node("");
+    let ws = ws(&f, SYSTEM_PATH);
+    let case = tool(&ws, "text/case");
+    // Hover on the executor: the chain down to the primitive.
+    let at = offset(&case, "\"rye/core/runtimes/node/node\"", 5);
+    let h = ide::hover(&ws, &case, at).expect("a hover");
+    assert!(
+        h.markdown.contains("rye/core/runtimes/node/node")
+            && h.markdown.contains("rye/core/primitives/subprocess"),
+        "{}",
+        h.markdown
+    );
+    // Definition: the runtime's file.
+    let targets = ide::definition(&ws, &case, at);
+    assert_eq!(
+        targets.first().map(|t| t.path.clone()),
+        Some(
+            f.project()
+                .join(".ai/tools/rye/core/runtimes/node/node.yaml")
+        ),
+        "{targets:?}"
+    );
+    // Completion of the executor's id inside its string.
+    let text = case.text().replace(
+        "\"rye/core/runtimes/node/node\"",
+        "\"rye/core/runtimes/no\"",
+    );
+    let path = f.project().join(".ai/tools/text/case.ts");
+    let edited = std::sync::Arc::new(
+        kiwi_kernel::workspace::parse_item(
+            ItemType::Tool,
+            "text/case".into(),
+            Space::Project,
+            path,
+            text.as_bytes(),
+        )
+        .expect("an item"),
+    );
+    let at = text.find("\"rye/core/runtimes/no\"").unwrap() + "\"rye/core/runtimes/no".len();
+    let labels: Vec<String> = ide::completions(&ws, &edited, at)
+        .into_iter()
+        .map(|c| c.label)
+        .collect();
+    assert!(
+        labels.iter().any(|l| l == "rye/core/runtimes/node/node"),
+        "{labels:?}"
+    );
+    // The outline names the exported constants.
+    let names: Vec<String> = ide::symbols(&case).into_iter().map(|s| s.name).collect();
+    assert!(
+        names.contains(&"__executor_id__".to_string())
+            && names.contains(&"CONFIG_SCHEMA".to_string()),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn mcp_search_load_and_dry_run_of_javascript_tools() {
+    let f = rye_node("");
+    let agent = common::Agent::new(&f);
+    let v = agent
+        .search(json!({"item_type": "tool", "query": "change the case of a text"}))
+        .unwrap();
+    assert_eq!(v["results"][0]["id"], "text/case", "{v:#}");
+    let v = agent
+        .load(json!({"item_type": "tool", "item_id": "text/count"}))
+        .unwrap();
+    assert!(
+        v.to_string()
+            .contains("Count the words and lines of a text"),
+        "{v:#}"
+    );
+    let v = agent
+        .execute(json!({
+            "item_type": "tool",
+            "action": "dry_run",
+            "item_id": "text/case",
+            "parameters": {"operation": "lower", "text": "HI"},
+        }))
+        .unwrap();
+    assert!(
+        v.to_string().contains("rye/core/primitives/subprocess"),
+        "{v:#}"
+    );
+    let v = agent
+        .execute(json!({
+            "item_type": "tool",
+            "action": "run",
+            "item_id": "text/count",
+            "parameters": {"text": "a b"},
+        }))
+        .unwrap();
+    assert!(v.to_string().contains("\\\"words\\\":2"), "{v:#}");
+}
