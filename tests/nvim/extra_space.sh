@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Issue 13 through the Neovim plugin: a project directive calls `shared/shout`, a tool of an extra
 # space named by KIWI_SPACES (read-only, between the user and the builtin space). The reference is
-# not reported (no K003 on it) and hovering it shows the tool, its space and its file.
+# not reported (no K003 on it) and hovering it shows the tool, its space and its file. And a
+# TypeScript tool (fixtures/rye-node's text/case.ts) gets the server too: hovering its executor
+# shows its chain.
 # Real headless Neovim 0.7.2 (Debian) and 0.12 (target/nvim-venv), the plugin set up with
 # require('kiwi').setup{} only. Usage: bash tests/nvim/extra_space.sh [path/to/kiwi]
 set -euo pipefail
@@ -25,6 +27,7 @@ if [ ${#nvims[@]} -eq 0 ]; then echo "no nvim found"; exit 1; fi
 
 mkdir -p "$work/extra/.ai/tools/shared" "$work/proj/.ai/directives" "$work/user"
 proj="$(cd "$work/proj" && pwd -P)"
+cp -r "$repo/fixtures/rye-node/.ai/tools" "$proj/.ai/tools"
 extra="$(cd "$work/extra" && pwd -P)"
 cat >"$extra/.ai/tools/shared/shout.yaml" <<'YAML'
 version: "1.0.0"
@@ -75,7 +78,7 @@ fail=0
 for nv in "${nvims[@]}"; do
   if ! env XDG_CONFIG_HOME="$work/xdg/config" XDG_DATA_HOME="$work/xdg/data" XDG_STATE_HOME="$work/xdg/state" \
     XDG_CACHE_HOME="$work/xdg/cache" KIWI_USERSPACE_DIR="$work/user" KIWI_SPACES="${KIWI_TEST_SPACES-$extra}" \
-    KIWI_FILE="$proj/.ai/directives/uses_extra.md" KIWI_EXTRA="$extra" \
+    KIWI_FILE="$proj/.ai/directives/uses_extra.md" KIWI_EXTRA="$extra" KIWI_TS_FILE="$proj/.ai/tools/text/case.ts" \
     KIWI_TIMEOUT=20000 timeout 120 "$nv" --headless -u "$work/init.lua" -c "luafile $here/extra_space_test.lua" \
     >"$work/out.log" 2>&1; then
     fail=1
