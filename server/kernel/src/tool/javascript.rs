@@ -573,10 +573,7 @@ fn declarations(src: &str, toks: &[Tok]) -> Vec<Decl> {
         let constant = keyword == "const";
         j += 1;
         // One or more declarators: NAME [: T] [= value], separated by `,` at depth 0.
-        loop {
-            let Some(name) = toks.get(j).filter(|t| t.kind == Kind::Ident) else {
-                break;
-            };
+        while let Some(name) = toks.get(j).filter(|t| t.kind == Kind::Ident) {
             j += 1;
             // A type annotation: skipped up to the `=` (or the end of the declarator).
             let mut angle = 0usize;
@@ -587,11 +584,14 @@ fn declarations(src: &str, toks: &[Tok]) -> Vec<Decl> {
                     Kind::Punct(">") => angle = angle.saturating_sub(1),
                     Kind::Punct(">>") => angle = angle.saturating_sub(2),
                     Kind::Punct(";" | ",") if t.depth == 0 && angle == 0 => break,
-                    _ if t.depth == 0 && t.newline_before && angle == 0 && j > 0 => {
-                        // `let x` then a new statement.
-                        if !matches!(toks[j - 1].kind, Kind::Punct(_)) {
-                            break;
-                        }
+                    // `let x` then a new statement.
+                    _ if t.depth == 0
+                        && t.newline_before
+                        && angle == 0
+                        && j > 0
+                        && !matches!(toks[j - 1].kind, Kind::Punct(_)) =>
+                    {
+                        break
                     }
                     _ => {}
                 }
