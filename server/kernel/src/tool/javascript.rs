@@ -433,8 +433,8 @@ impl<'a> Lexer<'a> {
                 '[' => class = true,
                 ']' => class = false,
                 '/' if !class => {
-                    while self.peek_char().is_some_and(is_ident_char) {
-                        self.at += 1;
+                    while let Some(flag) = self.peek_char().filter(|c| is_ident_char(*c)) {
+                        self.at += flag.len_utf8();
                     }
                     break;
                 }
@@ -772,8 +772,9 @@ impl Reader<'_> {
             Kind::Str(v, verbatim) | Kind::Template(v, verbatim) => {
                 // Between the quotes (an unterminated string has no closing one).
                 let inner_start = (t.start + 1).min(t.end);
-                let closed = t.end - t.start >= 2
-                    && self.src[t.end - 1..t.end] == self.src[t.start..t.start + 1];
+                let b = self.src.as_bytes();
+                // Quotes are ASCII: comparing bytes never splits a character.
+                let closed = t.end - t.start >= 2 && b[t.end - 1] == b[t.start];
                 let inner_end = if closed { t.end - 1 } else { t.end };
                 let content = TextRange::new(inner_start, inner_end.max(inner_start));
                 let verbatim = *verbatim && closed;

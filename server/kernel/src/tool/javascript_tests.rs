@@ -335,14 +335,32 @@ fn hostile_inputs_never_panic() {
         "typeof x",
         "-\"a\"",
     ] {
+        // Every range on a character boundary, inside the text (the fuzz harness's checks).
         let text = format!("{head}{tail}");
-        let _ = parse_javascript(&text);
-        let _ = parse_javascript(tail);
+        crate::fuzzing::javascript_tool(text.as_bytes());
+        crate::fuzzing::javascript_tool(tail.as_bytes());
     }
     let deep = format!("{head}{}{}", "[".repeat(5000), "]".repeat(5000));
-    let _ = parse_javascript(&deep);
+    crate::fuzzing::javascript_tool(deep.as_bytes());
     let deep = format!("{head}{}", "{a:".repeat(3000));
-    let _ = parse_javascript(&deep);
+    crate::fuzzing::javascript_tool(deep.as_bytes());
+    // Multi-byte characters next to every token kind.
+    for s in [
+        "é",
+        "\u{e9}",
+        "`é${é}é`",
+        "'é",
+        "/é/",
+        "x = 1 / /é/é",
+        r"'\u{e9}'",
+        "{ é: 'é' }",
+        "[é, 'é']",
+        "€1",
+    ] {
+        crate::fuzzing::javascript_tool(
+            format!("{head}{s}\nexport const __tool_type__ = {s};").as_bytes(),
+        );
+    }
     // A name bound to itself, through another name.
     let t = parse_javascript("const A = [...B];\nconst B = [...A];\nexport const CONFIG = { a: A };\nexport const __executor_id__ = \"n\";\n");
     assert!(t.diagnostics.iter().any(|d| d.code == Code::T301));
