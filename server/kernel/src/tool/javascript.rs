@@ -516,6 +516,7 @@ pub(crate) fn extract(text: &str) -> (Vec<FieldEntry>, Vec<Diagnostic>) {
         path: Vec::new(),
         diagnostics: Vec::new(),
         resolving: Vec::new(),
+        budget: NAME_BUDGET,
     };
     let mut fields = Vec::new();
     for spec in FIELDS {
@@ -697,7 +698,16 @@ struct Reader<'a> {
     diagnostics: Vec<Diagnostic>,
     /// The names being resolved (a name bound to itself is not read forever).
     resolving: Vec<String>,
+    /// How many more names may be read: names that spread names that spread names... would
+    /// otherwise grow a value exponentially.
+    budget: usize,
 }
+
+/// How many names a file's metadata may read, in all.
+const NAME_BUDGET: usize = 2_000;
+
+/// How many names deep a value may be read (a name bound to a name bound to ...).
+const MAX_NAMES_DEEP: usize = 16;
 
 const MAX_DEPTH: usize = 200;
 
@@ -898,9 +908,26 @@ impl Reader<'_> {
                 )
             }
         };
-        if self.resolving.iter().any(|n| n == name) || self.resolving.len() > 16 {
+        if self.budget == 0 {
+            return Value::new(
+                ValueKind::NonLiteral(format!(
+                    "a name (`{name}`) past the {NAME_BUDGET} names kiwi reads in one file"
+                )),
+                range,
+            );
+        }
+        self.budget -= 1;
+        if self.resolving.iter().any(|n| n == name) {
             return Value::new(
                 ValueKind::NonLiteral(format!("a name (`{name}`) defined by itself")),
+                range,
+            );
+        }
+        if self.resolving.len() >= MAX_NAMES_DEEP {
+            return Value::new(
+                ValueKind::NonLiteral(format!(
+                    "a name (`{name}`) reached through more than {MAX_NAMES_DEEP} names"
+                )),
                 range,
             );
         }
@@ -915,12 +942,16 @@ impl Reader<'_> {
                 ValueKind::NonLiteral(format!("a name (`{name}`) bound to {what}")),
                 range,
             ),
-            kind if has_non_literal(&Value::new(kind.clone(), range)) => Value::new(
-                ValueKind::NonLiteral(format!(
-                    "a name (`{name}`) bound to a value that is not entirely literal"
-                )),
-                range,
-            ),
+            kind if has_non_literal(&Value::new(kind.clone(), range)) => {
+                let what = first_non_literal(&Value::new(kind, range)).unwrap_or_default();
+                // One level of detail: names of names say no more.
+                let msg = if what.contains("a name (") {
+                    format!("a name (`{name}`) bound to a value that is not entirely literal")
+                } else {
+                    format!("a name (`{name}`) bound to a value holding {what}")
+                };
+                Value::new(ValueKind::NonLiteral(msg), range)
+            }
             kind => Value::new(kind, range),
         }
     }
@@ -958,7 +989,8 @@ impl Reader<'_> {
             } else {
                 let (v, next) = self.expression(j, t.start);
                 items.push(v);
-                j = next;
+                // A token that ends nothing it opened (`[ ) ]`): step over it.
+                j = next.max(j + 1);
             }
             self.path.pop();
             if j < close && self.toks[j].kind == Kind::Punct(",") {
@@ -1122,6 +1154,16 @@ impl Reader<'_> {
             "an expression"
         };
         format!("{what} (`{snippet}`)")
+    }
+}
+
+/// What the first part of `v` that is not a literal is.
+fn first_non_literal(v: &Value) -> Option<String> {
+    match &v.kind {
+        ValueKind::NonLiteral(what) => Some(what.clone()),
+        ValueKind::List(items) => items.iter().find_map(first_non_literal),
+        ValueKind::Map(entries) => entries.iter().find_map(|e| first_non_literal(&e.value)),
+        _ => None,
     }
 }
 

@@ -361,7 +361,97 @@ fn hostile_inputs_never_panic() {
             format!("{head}{s}\nexport const __tool_type__ = {s};").as_bytes(),
         );
     }
+    // A bracket that closes nothing inside an array (seen hanging, growing without bound).
+    crate::fuzzing::javascript_tool(format!("{head}[1, ) ]\n").as_bytes());
+    // Names that spread names four times over, 8 levels deep (65,536 strings): bounded by
+    // the number of names read, and quick.
+    let mut src = String::from("const N0 = [\"x\"];\n");
+    for k in 1..=8 {
+        let p = k - 1;
+        src.push_str(&format!(
+            "const N{k} = [...N{p}, ...N{p}, ...N{p}, ...N{p}];\n"
+        ));
+    }
+    src.push_str("export const __executor_id__ = \"n\";\nexport const CONFIG = { a: N8 };\n");
+    let started = std::time::Instant::now();
+    let t = parse_javascript(&src);
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    let config = diags(&src);
+    assert!(config.contains("`CONFIG.a` is a name (`N8`)"), "{config}");
+    // Names more than 16 deep.
+    let mut src = String::from("const N0 = \"x\";\n");
+    for k in 1..=20 {
+        src.push_str(&format!("const N{k} = N{};\n", k - 1));
+    }
+    src.push_str("export const __executor_id__ = \"n\";\nexport const CONFIG = { a: N20 };\n");
+    let t2 = parse_javascript(&src);
+    assert!(
+        t2.diagnostics.iter().any(|d| d.code == Code::T301),
+        "{}",
+        diags(&src)
+    );
+    drop(t);
     // A name bound to itself, through another name.
     let t = parse_javascript("const A = [...B];\nconst B = [...A];\nexport const CONFIG = { a: A };\nexport const __executor_id__ = \"n\";\n");
     assert!(t.diagnostics.iter().any(|d| d.code == Code::T301));
+}
+
+/// Variants of real tools (a piece cut, a token inserted, at spread places) through the fuzz
+/// harness: no panic, every range on a character boundary inside the text.
+#[test]
+fn mutated_tools_never_panic() {
+    const TOKENS: &[&str] = &[
+        "{",
+        "}",
+        "[",
+        "]",
+        "(",
+        ")",
+        "`",
+        "${",
+        "'",
+        "\"",
+        "/",
+        "/*",
+        "*/",
+        "//",
+        "\\",
+        "\n",
+        "é",
+        "€",
+        "...",
+        "as const",
+        "=",
+        ",",
+        ":",
+        "-",
+        "0x",
+        "1e",
+        "export const CONFIG = ",
+    ];
+    let case = include_str!("../../../../fixtures/rye-node/.ai/tools/text/case.ts");
+    let (rye, _) = marked(RYE_TS);
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for src in [case, rye.as_str()] {
+        let boundaries: Vec<usize> = src.char_indices().map(|(i, _)| i).collect();
+        for _ in 0..1500 {
+            let a = boundaries[next() as usize % boundaries.len()];
+            let mut text = src.to_string();
+            if next() % 2 == 0 {
+                let b = boundaries[next() as usize % boundaries.len()];
+                let (a, b) = (a.min(b), a.max(b).min(a + 64));
+                let b = (b..=src.len()).find(|i| src.is_char_boundary(*i)).unwrap();
+                text.replace_range(a..b, "");
+            } else {
+                text.insert_str(a, TOKENS[next() as usize % TOKENS.len()]);
+            }
+            crate::fuzzing::javascript_tool(text.as_bytes());
+        }
+    }
 }
