@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 corpus=fuzz/corpus
-mkdir -p "$corpus"/{directive,python_tool,yaml_tool,knowledge,lsp_messages}
+mkdir -p "$corpus"/{directive,python_tool,yaml_tool,knowledge,lsp_messages,javascript_tool}
 
 # name a seed by its content, so reruns do not duplicate
 put() { # target file
@@ -39,6 +39,7 @@ for root in fixtures server/kernel/builtin; do
       */directives/*.md) put directive "$f" ;;
       */knowledge/*.md) put knowledge "$f" ;;
       */tools/*.py) put python_tool "$f" ;;
+      */tools/*.ts | */tools/*.js | */tools/*.mjs | */tools/*.cjs) put javascript_tool "$f" ;;
       */tools/*.yaml | */tools/*.yml) put yaml_tool "$f" ;;
     esac
   done < <(find "$root" -path '*/.ai/*' -type f -o -path '*/builtin/*' -type f)

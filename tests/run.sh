@@ -97,6 +97,9 @@ bash tests/nvim/provenance.sh "$kiwi"
 step "neovim plugin: rename, references and formatting through Neovim's own commands on the demo (issue 15)"
 bash tests/nvim/refactor.sh "$kiwi"
 
+step "neovim plugin: hover on a tool of an extra space, KIWI_SPACES (issue 13)"
+bash tests/nvim/extra_space.sh "$kiwi"
+
 step "LSP under the capabilities of VS Code, Neovim 0.6-0.11 and Emacs (pytest-lsp)"
 bash tests/lsp/run.sh "$kiwi"
 

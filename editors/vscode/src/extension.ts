@@ -159,7 +159,7 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
     args: ['lsp'], // stdio; no `transport`, which would add a --stdio argument
   };
   const clientOptions: LanguageClientOptions = {
-    documentSelector: ['markdown', 'python', 'yaml'].map((language) => ({
+    documentSelector: ['markdown', 'python', 'yaml', 'javascript', 'typescript'].map((language) => ({
       scheme: 'file',
       language,
       pattern: '**/.ai/**',

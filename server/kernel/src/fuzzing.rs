@@ -11,7 +11,13 @@ use crate::text::{Encoding, LineIndex, TextRange};
 use crate::value::{Value, ValueKind};
 
 /// The inputs the harnesses read, by fuzz target name.
-pub const TARGETS: &[&str] = &["directive", "python_tool", "yaml_tool", "knowledge"];
+pub const TARGETS: &[&str] = &[
+    "directive",
+    "python_tool",
+    "yaml_tool",
+    "knowledge",
+    "javascript_tool",
+];
 
 /// Run the harness of `target` on `data` (panics on a broken invariant).
 pub fn run(target: &str, data: &[u8]) {
@@ -20,6 +26,7 @@ pub fn run(target: &str, data: &[u8]) {
         "python_tool" => python_tool(data),
         "yaml_tool" => yaml_tool(data),
         "knowledge" => knowledge(data),
+        "javascript_tool" => javascript_tool(data),
         other => panic!("no fuzz harness named {other}"),
     }
 }
@@ -252,6 +259,13 @@ pub fn yaml_tool(data: &[u8]) {
     if let Some(v) = &doc.value {
         c.value("yaml", v, 0);
     }
+}
+
+/// The JavaScript/TypeScript tool reader (module-level `export const` metadata and checks).
+pub fn javascript_tool(data: &[u8]) {
+    let text = text(data);
+    let t = crate::tool::parse_javascript(&text);
+    tool("javascript tool", &text, &t);
 }
 
 /// The knowledge reader (header comment, frontmatter, body, checks).

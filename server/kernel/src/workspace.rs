@@ -160,6 +160,13 @@ fn parse_item_with(
                     }
                     Parsed::Tool(Box::new(t))
                 }
+                ItemType::Tool if crate::tool::is_javascript_extension(&ext) => {
+                    let t = crate::tool::parse_javascript_with(text, file_checks);
+                    if !t.declares_anything() {
+                        return None; // a module that tools import
+                    }
+                    Parsed::Tool(Box::new(t))
+                }
                 ItemType::Tool => {
                     let (t, tree) = crate::tool::parse_yaml_with(text, old.as_ref(), file_checks);
                     if let Some(s) = syntax {
@@ -223,7 +230,9 @@ fn is_item_file(item_type: ItemType, path: &Path) -> bool {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     match item_type {
         ItemType::Directive | ItemType::Knowledge => ext.eq_ignore_ascii_case("md"),
-        ItemType::Tool => matches!(ext, "py" | "yaml" | "yml"),
+        ItemType::Tool => {
+            matches!(ext, "py" | "yaml" | "yml") || crate::tool::is_javascript_extension(ext)
+        }
         ItemType::System => false,
     }
 }
@@ -295,8 +304,9 @@ pub fn discover(root: &Path) -> Vec<Found> {
             let mut script = None;
             if item_type == ItemType::Tool {
                 let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-                if ext == "py" {
-                    // A .py beside a same-stem YAML is that YAML's script, not an item of its own.
+                if ext == "py" || crate::tool::is_javascript_extension(ext) {
+                    // A .py (.js, .ts) beside a same-stem YAML is that YAML's script, not an
+                    // item of its own.
                     if set.contains(&path.with_extension("yaml"))
                         || set.contains(&path.with_extension("yml"))
                     {
@@ -398,7 +408,9 @@ impl Entry {
             return item.is_some();
         }
         let may_be_helper = self.found.item_type == ItemType::Tool
-            && self.found.path.extension().is_some_and(|e| e == "py");
+            && self.found.path.extension().is_some_and(|e| {
+                e == "py" || e.to_str().is_some_and(crate::tool::is_javascript_extension)
+            });
         if !may_be_helper {
             return !matches!(self.origin, Origin::Given);
         }

@@ -3,7 +3,7 @@
 local M = {}
 
 M.name = 'kiwi'
-M.filetypes = { 'markdown', 'python', 'yaml' }
+M.filetypes = { 'markdown', 'python', 'yaml', 'javascript', 'typescript' }
 
 --- The absolute path of a buffer's file, or nil for buffers that are not files.
 function M.buf_path(bufnr)

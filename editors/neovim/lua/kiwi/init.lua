@@ -1,5 +1,6 @@
 -- kiwi for Neovim: `require('kiwi').setup{}` starts `kiwi lsp` for files under a `.ai/` folder
--- (markdown, python, yaml) and defines :KiwiRun, :KiwiCancel, :KiwiEnv and :KiwiValidate.
+-- (markdown, python, yaml, javascript, typescript) and defines :KiwiRun, :KiwiCancel, :KiwiEnv
+-- and :KiwiValidate.
 --
 -- How the client is started depends on the Neovim version:
 --   0.11+     vim.lsp.config('kiwi', ...) + vim.lsp.enable('kiwi')

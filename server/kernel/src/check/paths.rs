@@ -57,7 +57,9 @@ pub(super) fn check_paths(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagno
             whole = crate::yaml::parse(item.text(), 0).value;
             whole.iter().collect()
         }
-        crate::tool::ToolFormat::Python => tool.fields.iter().map(|f| &f.value).collect(),
+        crate::tool::ToolFormat::Python | crate::tool::ToolFormat::Javascript => {
+            tool.fields.iter().map(|f| &f.value).collect()
+        }
     };
     for v in values {
         v.walk(&mut |x| {

@@ -182,6 +182,8 @@ fn tool_completions(
                 detail: None,
                 insert_text: Some(if yaml {
                     format!("{}: ", f.yaml)
+                } else if t.format == ToolFormat::Javascript {
+                    format!("export const {} = ", f.python)
                 } else {
                     format!("{} = ", f.python)
                 }),

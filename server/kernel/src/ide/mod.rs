@@ -678,7 +678,9 @@ pub fn symbols(item: &Item) -> Vec<Symbol> {
                     .iter()
                     .find(|s| s.field == f.field)
                     .map(|s| match t.format {
-                        crate::tool::ToolFormat::Python => s.python,
+                        crate::tool::ToolFormat::Python | crate::tool::ToolFormat::Javascript => {
+                            s.python
+                        }
                         crate::tool::ToolFormat::Yaml => s.yaml,
                     })
                     .unwrap_or("field")

@@ -25,7 +25,7 @@ pub(crate) fn render_path(format: ToolFormat, root: &str, segs: &[Seg]) -> Strin
             Seg::Index(i) => s.push_str(&format!("[{i}]")),
             Seg::Key(k) => match format {
                 ToolFormat::Python => s.push_str(&format!("[{k:?}]")),
-                ToolFormat::Yaml => {
+                ToolFormat::Yaml | ToolFormat::Javascript => {
                     let plain = !k.is_empty()
                         && k.chars()
                             .all(|c| c.is_alphanumeric() || c == '_' || c == '-');
@@ -52,7 +52,7 @@ fn spec(field: Field) -> Option<&'static FieldSpec> {
 
 fn name_of(format: ToolFormat, field: Field) -> &'static str {
     match (spec(field), format) {
-        (Some(s), ToolFormat::Python) => s.python,
+        (Some(s), ToolFormat::Python | ToolFormat::Javascript) => s.python,
         (Some(s), ToolFormat::Yaml) => s.yaml,
         (None, _) => "?",
     }
@@ -79,11 +79,15 @@ fn a_type_in(format: ToolFormat, v: &Value) -> String {
     match (format, &v.kind) {
         (ToolFormat::Yaml, ValueKind::Null) => "null".to_string(),
         (ToolFormat::Yaml, ValueKind::Map(_)) => "a mapping".to_string(),
+        (ToolFormat::Javascript, ValueKind::Null) => "null".to_string(),
+        (ToolFormat::Javascript, ValueKind::Map(_)) => "an object".to_string(),
+        (ToolFormat::Javascript, ValueKind::List(_)) => "an array".to_string(),
         _ => a_type(v),
     }
 }
 
 const LITERALS_PY: &str = "a literal (string, number, boolean, None, list or dict)";
+const LITERALS_JS: &str = "a literal (string, number, boolean, null, array or object)";
 const LITERALS_YAML: &str = "a plain YAML value (string, number, boolean, null, list or mapping)";
 
 /// The range of the first line's content (where a missing field is reported).
@@ -108,7 +112,7 @@ pub(crate) fn check(tool: &mut ToolFile, text: &str, unreadable: &[TextRange]) {
     let may_be_missing = declares && unreadable.is_empty() && runnable;
     for spec in FIELDS {
         let name = match format {
-            ToolFormat::Python => spec.python,
+            ToolFormat::Python | ToolFormat::Javascript => spec.python,
             ToolFormat::Yaml => spec.yaml,
         };
         let Some(entry) = tool.get(spec.field) else {
@@ -160,12 +164,16 @@ pub(crate) fn check(tool: &mut ToolFile, text: &str, unreadable: &[TextRange]) {
                                 ToolFormat::Yaml => {
                                     "the execution preference, e.g. `mode: preferred`"
                                 }
+                                ToolFormat::Javascript => {
+                                    "the execution preference, e.g. { mode: \"preferred\" }"
+                                }
                             },
                             _ => "keys and values",
                         };
                         let dict = match format {
                             ToolFormat::Python => "a dict",
                             ToolFormat::Yaml => "a mapping",
+                            ToolFormat::Javascript => "an object",
                         };
                         out.push(Diagnostic::new(
                             code,
@@ -213,6 +221,7 @@ fn non_literals(
     let literals = match format {
         ToolFormat::Python => LITERALS_PY,
         ToolFormat::Yaml => LITERALS_YAML,
+        ToolFormat::Javascript => LITERALS_JS,
     };
     // Iterative walk with the path to each value.
     let mut stack: Vec<(&Value, Vec<Seg>)> = vec![(&entry.value, Vec::new())];
@@ -260,6 +269,17 @@ fn missing(format: ToolFormat, field: Field, text: &str, out: &mut Vec<Diagnosti
             (Code::T302, "`__version__ = \"1.0.0\"`".to_string())
         }
         (Field::Version, ToolFormat::Yaml) => (Code::T302, "`version: \"1.0.0\"`".to_string()),
+        (Field::Version, ToolFormat::Javascript) => (
+            Code::T302,
+            "`export const __version__ = \"1.0.0\";`".to_string(),
+        ),
+        (Field::ToolType, ToolFormat::Javascript) => (
+            Code::T303,
+            format!(
+                "`export const __tool_type__ = \"javascript\";` (one of {})",
+                TOOL_TYPES.join(", ")
+            ),
+        ),
         (Field::ToolType, ToolFormat::Python) => (
             Code::T303,
             format!(

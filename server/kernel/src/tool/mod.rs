@@ -7,6 +7,9 @@ use crate::text::TextRange;
 use crate::value::{Value, ValueKind};
 
 mod checks;
+mod javascript;
+#[cfg(test)]
+mod javascript_tests;
 mod python;
 mod python_literal;
 mod python_scalar;
@@ -16,6 +19,9 @@ pub(crate) mod testing;
 #[cfg(test)]
 mod tests;
 
+pub use javascript::{
+    is_extension as is_javascript_extension, EXTENSIONS as JAVASCRIPT_EXTENSIONS,
+};
 pub use python::EXTRACT_QUERY;
 
 /// A metadata field of a tool.
@@ -157,6 +163,9 @@ impl ToolKind {
 pub enum ToolFormat {
     Python,
     Yaml,
+    /// JavaScript or TypeScript (`.js`, `.mjs`, `.cjs`, `.ts`): `export const` declarations
+    /// named as the Python variables (`__version__`, `CONFIG_SCHEMA`, ...).
+    Javascript,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -198,7 +207,7 @@ impl ToolFile {
             return ToolKind::Primitive;
         }
         match self.format {
-            ToolFormat::Python => ToolKind::Library,
+            ToolFormat::Python | ToolFormat::Javascript => ToolKind::Library,
             // `executor_id: null` says "no executor"; a file with neither key is data too.
             ToolFormat::Yaml if executor.is_none() && self.get(Field::ToolType).is_some() => {
                 ToolKind::Tool
@@ -319,6 +328,34 @@ pub fn ryeos_tool_header(text: &str) -> Option<String> {
     }
     // Only ASCII bytes were replaced by spaces, and whole lines copied back: still UTF-8.
     String::from_utf8(out).ok()
+}
+
+/// Read a JavaScript or TypeScript tool (rye's `export const __version__ = "1.0.0";`, ...):
+/// the module-level declarations named in [`FIELDS`] (the last one of each wins), then the
+/// checks that need only this file. A file that declares none of them is a module that tools
+/// import: no fields and no diagnostics.
+pub fn parse_javascript(text: &str) -> ToolFile {
+    parse_javascript_with(text, true)
+}
+
+pub(crate) fn parse_javascript_with(text: &str, file_checks: bool) -> ToolFile {
+    let (fields, diagnostics) = javascript::extract(text);
+    let mut tool = ToolFile {
+        format: ToolFormat::Javascript,
+        fields,
+        diagnostics,
+    };
+    if file_checks && tool.declares_anything() {
+        let unreadable: Vec<TextRange> = tool
+            .diagnostics
+            .iter()
+            .filter(|d| d.message.starts_with("JavaScript syntax error"))
+            .map(|d| d.range)
+            .collect();
+        checks::check(&mut tool, text, &unreadable);
+    }
+    normalize(&mut tool.diagnostics);
+    tool
 }
 
 /// Read a YAML tool: the top-level keys named in [`FIELDS`] (the last one of each wins), then

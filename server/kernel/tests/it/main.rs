@@ -16,6 +16,7 @@ mod fuzz_regressions;
 mod grammars;
 mod imports;
 mod init;
+mod javascript_tools;
 mod lookup_errors;
 mod quick_fixes;
 mod rule_codes;
