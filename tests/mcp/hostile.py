@@ -132,6 +132,16 @@ echo started
 exec python3 -c 'import time; time.sleep(900)' "$m-main"
 """
 
+KILLSUP_SH = r"""# $1: the marker, $2: a file. A child, then `kill -9` of the tool's parent (its supervisor,
+# or the init of its PID namespace, which the kernel protects), then the tool goes on.
+python3 -c 'import time; time.sleep(900)' "$1" &
+sleep 0.3
+kill -0 $! && echo "$!" > "$2"
+kill -9 $PPID
+sleep 0.5
+echo killsup-done
+"""
+
 MEMSCAN_PY = r"""# Read the memory of every ancestor (kiwi keeps its environment on the heap, and a run's
 # supervisor is a fork of kiwi) and keep each `NAME=value` of a canary variable found there.
 import os, re, sys
@@ -187,6 +197,7 @@ def make_project(tmp: Path, marker: str) -> Path:
     (h / "exfil.sh").write_text(EXFIL_SH)
     (h / "json.sh").write_text(JSON_SH)
     (h / "procs.sh").write_text(PROCS_SH)
+    (h / "killsup.sh").write_text(KILLSUP_SH)
     (h / "good.sh").write_text("echo good-ran\n")
     (h / "memscan.pyscript").write_text(MEMSCAN_PY)
     for env, block in ENVS.items():
@@ -213,6 +224,9 @@ def make_project(tmp: Path, marker: str) -> Path:
         (h / f"sidecar_good_{env}.sh").write_text("echo good-ran\n")
         t("procs", "Leave processes behind",
           f'  command: sh\n  args: ["{{tool_dir}}/procs.sh", "{marker}-{env}"]\n  timeout: 600\n')
+        t("killsup", "Kill the supervisor, leaving a child",
+          f'  command: sh\n  args: ["{{tool_dir}}/killsup.sh", "{marker}-killsup-{env}", "killsup-{env}.txt"]\n'
+          '  timeout: 60\n')
     (proj / ".env").write_text(
         f"LEAK=${{GITHUB_TOKEN}}\nLEAK2=${{GITHUB_TOKEN:-fallback}}\nLEAK3=$SOME_TOKEN\n"
         f"LEAK4=\"x${{DB_PASSWORD}}y\"\nPLAIN={PLAIN}\n"
@@ -284,6 +298,7 @@ class Suite:
         self.failed = 0
         self.probes = {}  # env -> number of probes
         self.left = {}  # env -> processes left
+        self.limit = {}  # env -> processes left by a documented limit (README: Limits)
         self.found = set()
 
     def record(self, obj):
@@ -387,6 +402,34 @@ async def env_probes(s: Suite, api, proj: Path, tmp: Path, env: str):
         assert "K006" in json.dumps(v), v
         assert not (tmp / f"evil-mark-{env}").exists(), "the symlinked script ran"
 
+    async def kills_its_supervisor():
+        # `kill -9 $PPID` from the tool after it started a child. Local as root: the tool's
+        # parent is the init of its own PID namespace (the kernel ignores the SIGKILL) and
+        # nothing outlives the run. Local as an unprivileged user: no namespace (README,
+        # Limits): the child is orphaned; that is counted apart, as the documented limit.
+        m = f"{s.marker}-killsup-{env}"
+        started = proj / f"killsup-{env}.txt"
+        started.unlink(missing_ok=True)
+        r, v = await call(s, api, "execute", run_args(f"h/killsup_{env}"))
+        # Positive control: the tool ran and its child was running.
+        assert started.exists() and started.read_text().strip(), v
+        deadline = time.time() + 10
+        while processes_with(m) and time.time() < deadline:
+            await asyncio.sleep(0.2)
+        left = processes_with(m)
+        for pid, _ in left:  # leave the machine clean; these are ours (marked)
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+        if env == "local" and not s.root:
+            s.limit[env] = s.limit.get(env, 0) + len(left)
+            assert len(left) == 1, f"the documented limit changed: {left}"
+            return
+        s.left[env] = s.left.get(env, 0) + len(left)
+        assert not left, f"left behind: {left}"
+        assert "killsup-done" in v["result"]["stdout"], v
+
     async def dry_runs():
         for t in ["exfil", "json", "boundary"]:
             r, v = await call(s, api, "execute", run_args(f"h/{t}_{env}", dry_run=True))
@@ -400,6 +443,7 @@ async def env_probes(s: Suite, api, proj: Path, tmp: Path, env: str):
         ("binary output carried exactly", binary),
         ("symlinked sidecar script refused, a real one runs", sidecar),
         ("dry runs", dry_runs),
+        ("kill -9 $PPID from the tool leaves no child behind", kills_its_supervisor),
     ]:
         await s.probe(env, name, fn())
 
@@ -563,9 +607,12 @@ def container_works():
     return None
 
 
-async def suite(label, prefix, tmp: Path, envs):
+async def suite(label, prefix, tmp: Path, envs, extra_env=None):
     s = Suite(label)
     marker = f"kiwi-hostile-{RUN}-{label}"
+    s.marker = marker
+    # The server runs as root (the suite's user is root and no prefix drops it).
+    s.root = os.geteuid() == 0 and not prefix
     user_space = tmp / "user"
     proj = make_project(tmp, marker)
     env = {k: v for k, v in os.environ.items() if k not in CANARIES}
@@ -575,6 +622,7 @@ async def suite(label, prefix, tmp: Path, envs):
     env["XDG_SESSION_CLASS"] = "user"
     env["KIWI_USERSPACE_DIR"] = str(user_space)
     env["HOME"] = str(tmp)
+    env.update(extra_env or {})
     if prefix:
         subprocess.run(["chmod", "-R", "a+rwX", str(tmp)], check=True)
         os.chmod(tmp, 0o777)
@@ -678,20 +726,22 @@ async def main():
                     subprocess.run(["userdel", user], capture_output=True)
     print()
     print("09-quality §4, issue 12 hostile suite (MCP, Python SDK)")
-    print("| identity | environments | probes | canaries found | processes left |")
-    print("|---|---|---|---|---|")
-    total = [0, 0, 0]
+    print("| identity | environments | probes | canaries found | processes left | left by the documented limit |")
+    print("|---|---|---|---|---|---|")
+    total = [0, 0, 0, 0]
     failed = 0
     for s in results:
         n = sum(s.probes.values())
         left = sum(s.left.values())
         envs_run = ", ".join(e for e in s.probes if e != "any")
-        print(f"| {s.label} | {envs_run} | {n} | {len(s.found)} | {left} |")
+        limit = sum(s.limit.values())
+        print(f"| {s.label} | {envs_run} | {n} | {len(s.found)} | {left} | {limit} |")
         total[0] += n
         total[1] += len(s.found)
         total[2] += left
+        total[3] += limit
         failed += s.failed
-    print(f"| all | | {total[0]} | {total[1]} | {total[2]} |")
+    print(f"| all | | {total[0]} | {total[1]} | {total[2]} | {total[3]} |")
     print(f"{total[0] - failed} passed, {failed} failed; canaries found: {total[1]}; processes left: {total[2]}")
     return 1 if failed or total[1] or total[2] else 0
 

@@ -592,7 +592,12 @@ impl ExecutionEnvironment for Local {
         sink: &'a dyn OutputSink,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<ProcessResult, ExecError>> {
-        Box::pin(process::run(spec, sink, cancel))
+        Box::pin(process::run_isolated(
+            spec,
+            process::Isolation::PidNamespace,
+            sink,
+            cancel,
+        ))
     }
     fn read_file<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<Vec<u8>, ExecError>> {
         Box::pin(async move {
