@@ -4,8 +4,9 @@ Every MCP-reachable case of issue 12, tried as an attacker would, each with a po
 (the tool really ran; a variable the chain names explicitly still arrives), in every execution
 environment that works here (local; sandbox = bubblewrap; container = podman with the host
 root as the image, when `podman` runs one), once as the user running the suite and, when that
-is root, once more as an unprivileged user the suite creates (`useradd`, the server started
-through `setpriv`, no intermediary process).
+is root, once more as an unprivileged user the suite creates (`useradd` with a home and
+subordinate uids, the server started through `setpriv`, no intermediary process, with a
+runtime directory of its own for rootless podman).
 
 Canaries are five secret values in the server's environment (`FAKE_API_KEY`, `SOME_TOKEN`,
 `DB_PASSWORD`, `AWS_SECRET_ACCESS_KEY`, `GITHUB_TOKEN`), plus `GITHUB_ACTIONS=true` and
@@ -668,11 +669,36 @@ session_prompts = ["h/loader", "h/typo", "ops/site_health"]
 
 
 def make_user():
+    # A home and subordinate uids/gids (useradd gives them when /etc/login.defs allows):
+    # what rootless podman needs.
     name = f"kiwih{os.getpid()}"
-    r = subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", name], capture_output=True)
+    r = subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", name], capture_output=True)
     if r.returncode != 0:
         return None, f"useradd failed: {r.stderr.decode(errors='replace').strip()}"
     return name, None
+
+
+def rootless_podman(prefix, env):
+    """None when rootless podman answers for the user (`prefix`, `env`), else why not."""
+    try:
+        p = subprocess.run([*prefix, "env", *[f"{k}={v}" for k, v in env.items()],
+                            "podman", "--runtime", "runc", "info", "--format", "{{.Host.Security.Rootless}}"],
+                           capture_output=True, timeout=120)
+    except Exception as e:  # noqa: BLE001
+        return f"podman failed: {e}"
+    if p.returncode != 0 or p.stdout.decode().strip() != "true":
+        return f"rootless podman does not answer: {p.stderr.decode(errors='replace')[-200:]}"
+    return None
+
+
+def end_rootless_podman(xdg: Path):
+    """Stop the pause process rootless podman leaves for the user (its pid file), so that the
+    user can be removed."""
+    try:
+        pid = int((xdg / "libpod" / "tmp" / "pause.pid").read_text().strip())
+        os.kill(pid, 9)
+    except (OSError, ValueError):
+        pass
 
 
 async def main():
@@ -705,25 +731,35 @@ async def main():
             if user is None:
                 print(f"skip the unprivileged run: {why}")
             else:
+                xdg = Path(f"/tmp/xdg-{user}")
                 try:
                     pw = pwd.getpwnam(user)
                     prefix = ["setpriv", f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}", "--init-groups", "--"]
                     (tmp / "b").mkdir()
+                    os.chmod(tmp / "b", 0o777)
                     os.chmod(tmp, 0o755)
-                    # Rootless podman needs subuids and a runtime dir this user lacks: the
-                    # unprivileged run covers local and sandbox.
-                    uenvs = [e for e in envs if e != "container"]
-                    if "container" in envs:
-                        print(f"skip container as {user}: rootless podman is not set up for a throw-away user")
+                    # Rootless podman: the user's subuids (useradd), a runtime directory of its
+                    # own, and the home the server gets (the suite's).
+                    xdg.mkdir(mode=0o700)
+                    os.chown(xdg, pw.pw_uid, pw.pw_gid)
+                    uenv = {"XDG_RUNTIME_DIR": str(xdg)}
+                    uenvs = list(envs)
+                    if "container" in uenvs:
+                        why = rootless_podman(prefix, {**uenv, "HOME": str(tmp / "b")})
+                        if why:
+                            uenvs.remove("container")
+                            print(f"skip container as {user}: {why}")
                     if "sandbox" in uenvs:
                         p = subprocess.run([*prefix, "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
                                             "--unshare-all", "--die-with-parent", "true"], capture_output=True)
                         if p.returncode != 0:
                             uenvs.remove("sandbox")
                             print(f"skip sandbox as {user}: bwrap fails unprivileged: {p.stderr.decode(errors='replace').strip()}")
-                    results.append(await suite(user, prefix, tmp / "b", uenvs))
+                    results.append(await suite(user, prefix, tmp / "b", uenvs, uenv))
                 finally:
-                    subprocess.run(["userdel", user], capture_output=True)
+                    end_rootless_podman(xdg)
+                    shutil.rmtree(xdg, ignore_errors=True)
+                    subprocess.run(["userdel", "--remove", user], capture_output=True)
     print()
     print("09-quality §4, issue 12 hostile suite (MCP, Python SDK)")
     print("| identity | environments | probes | canaries found | processes left | left by the documented limit |")

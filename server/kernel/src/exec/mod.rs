@@ -16,6 +16,8 @@ pub mod http;
 pub mod preference;
 pub mod process;
 pub mod request;
+#[cfg(unix)]
+mod rootless;
 #[cfg(target_os = "linux")]
 pub mod supervisor;
 
