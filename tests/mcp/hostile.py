@@ -4,8 +4,9 @@ Every MCP-reachable case of issue 12, tried as an attacker would, each with a po
 (the tool really ran; a variable the chain names explicitly still arrives), in every execution
 environment that works here (local; sandbox = bubblewrap; container = podman with the host
 root as the image, when `podman` runs one), once as the user running the suite and, when that
-is root, once more as an unprivileged user the suite creates (`useradd`, the server started
-through `setpriv`, no intermediary process).
+is root, once more as an unprivileged user the suite creates (`useradd` with a home and
+subordinate uids, the server started through `setpriv`, no intermediary process, with a
+runtime directory of its own for rootless podman).
 
 Canaries are five secret values in the server's environment (`FAKE_API_KEY`, `SOME_TOKEN`,
 `DB_PASSWORD`, `AWS_SECRET_ACCESS_KEY`, `GITHUB_TOKEN`), plus `GITHUB_ACTIONS=true` and
@@ -132,6 +133,16 @@ echo started
 exec python3 -c 'import time; time.sleep(900)' "$m-main"
 """
 
+KILLSUP_SH = r"""# $1: the marker, $2: a file. A child, then `kill -9` of the tool's parent (its supervisor,
+# or the init of its PID namespace, which the kernel protects), then the tool goes on.
+python3 -c 'import time; time.sleep(900)' "$1" &
+sleep 0.3
+kill -0 $! && echo "$!" > "$2"
+kill -9 $PPID
+sleep 0.5
+echo killsup-done
+"""
+
 MEMSCAN_PY = r"""# Read the memory of every ancestor (kiwi keeps its environment on the heap, and a run's
 # supervisor is a fork of kiwi) and keep each `NAME=value` of a canary variable found there.
 import os, re, sys
@@ -187,6 +198,7 @@ def make_project(tmp: Path, marker: str) -> Path:
     (h / "exfil.sh").write_text(EXFIL_SH)
     (h / "json.sh").write_text(JSON_SH)
     (h / "procs.sh").write_text(PROCS_SH)
+    (h / "killsup.sh").write_text(KILLSUP_SH)
     (h / "good.sh").write_text("echo good-ran\n")
     (h / "memscan.pyscript").write_text(MEMSCAN_PY)
     for env, block in ENVS.items():
@@ -213,6 +225,9 @@ def make_project(tmp: Path, marker: str) -> Path:
         (h / f"sidecar_good_{env}.sh").write_text("echo good-ran\n")
         t("procs", "Leave processes behind",
           f'  command: sh\n  args: ["{{tool_dir}}/procs.sh", "{marker}-{env}"]\n  timeout: 600\n')
+        t("killsup", "Kill the supervisor, leaving a child",
+          f'  command: sh\n  args: ["{{tool_dir}}/killsup.sh", "{marker}-killsup-{env}", "killsup-{env}.txt"]\n'
+          '  timeout: 60\n')
     (proj / ".env").write_text(
         f"LEAK=${{GITHUB_TOKEN}}\nLEAK2=${{GITHUB_TOKEN:-fallback}}\nLEAK3=$SOME_TOKEN\n"
         f"LEAK4=\"x${{DB_PASSWORD}}y\"\nPLAIN={PLAIN}\n"
@@ -284,6 +299,7 @@ class Suite:
         self.failed = 0
         self.probes = {}  # env -> number of probes
         self.left = {}  # env -> processes left
+        self.limit = {}  # env -> processes left by a documented limit (README: Limits)
         self.found = set()
 
     def record(self, obj):
@@ -387,6 +403,34 @@ async def env_probes(s: Suite, api, proj: Path, tmp: Path, env: str):
         assert "K006" in json.dumps(v), v
         assert not (tmp / f"evil-mark-{env}").exists(), "the symlinked script ran"
 
+    async def kills_its_supervisor():
+        # `kill -9 $PPID` from the tool after it started a child. Local as root: the tool's
+        # parent is the init of its own PID namespace (the kernel ignores the SIGKILL) and
+        # nothing outlives the run. Local as an unprivileged user: no namespace (README,
+        # Limits): the child is orphaned; that is counted apart, as the documented limit.
+        m = f"{s.marker}-killsup-{env}"
+        started = proj / f"killsup-{env}.txt"
+        started.unlink(missing_ok=True)
+        r, v = await call(s, api, "execute", run_args(f"h/killsup_{env}"))
+        # Positive control: the tool ran and its child was running.
+        assert started.exists() and started.read_text().strip(), v
+        deadline = time.time() + 10
+        while processes_with(m) and time.time() < deadline:
+            await asyncio.sleep(0.2)
+        left = processes_with(m)
+        for pid, _ in left:  # leave the machine clean; these are ours (marked)
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+        if env == "local" and not s.root:
+            s.limit[env] = s.limit.get(env, 0) + len(left)
+            assert len(left) == 1, f"the documented limit changed: {left}"
+            return
+        s.left[env] = s.left.get(env, 0) + len(left)
+        assert not left, f"left behind: {left}"
+        assert "killsup-done" in v["result"]["stdout"], v
+
     async def dry_runs():
         for t in ["exfil", "json", "boundary"]:
             r, v = await call(s, api, "execute", run_args(f"h/{t}_{env}", dry_run=True))
@@ -400,6 +444,7 @@ async def env_probes(s: Suite, api, proj: Path, tmp: Path, env: str):
         ("binary output carried exactly", binary),
         ("symlinked sidecar script refused, a real one runs", sidecar),
         ("dry runs", dry_runs),
+        ("kill -9 $PPID from the tool leaves no child behind", kills_its_supervisor),
     ]:
         await s.probe(env, name, fn())
 
@@ -563,9 +608,12 @@ def container_works():
     return None
 
 
-async def suite(label, prefix, tmp: Path, envs):
+async def suite(label, prefix, tmp: Path, envs, extra_env=None):
     s = Suite(label)
     marker = f"kiwi-hostile-{RUN}-{label}"
+    s.marker = marker
+    # The server runs as root (the suite's user is root and no prefix drops it).
+    s.root = os.geteuid() == 0 and not prefix
     user_space = tmp / "user"
     proj = make_project(tmp, marker)
     env = {k: v for k, v in os.environ.items() if k not in CANARIES}
@@ -575,6 +623,7 @@ async def suite(label, prefix, tmp: Path, envs):
     env["XDG_SESSION_CLASS"] = "user"
     env["KIWI_USERSPACE_DIR"] = str(user_space)
     env["HOME"] = str(tmp)
+    env.update(extra_env or {})
     if prefix:
         subprocess.run(["chmod", "-R", "a+rwX", str(tmp)], check=True)
         os.chmod(tmp, 0o777)
@@ -620,11 +669,36 @@ session_prompts = ["h/loader", "h/typo", "ops/site_health"]
 
 
 def make_user():
+    # A home and subordinate uids/gids (useradd gives them when /etc/login.defs allows):
+    # what rootless podman needs.
     name = f"kiwih{os.getpid()}"
-    r = subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", name], capture_output=True)
+    r = subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", name], capture_output=True)
     if r.returncode != 0:
         return None, f"useradd failed: {r.stderr.decode(errors='replace').strip()}"
     return name, None
+
+
+def rootless_podman(prefix, env):
+    """None when rootless podman answers for the user (`prefix`, `env`), else why not."""
+    try:
+        p = subprocess.run([*prefix, "env", *[f"{k}={v}" for k, v in env.items()],
+                            "podman", "--runtime", "runc", "info", "--format", "{{.Host.Security.Rootless}}"],
+                           capture_output=True, timeout=120)
+    except Exception as e:  # noqa: BLE001
+        return f"podman failed: {e}"
+    if p.returncode != 0 or p.stdout.decode().strip() != "true":
+        return f"rootless podman does not answer: {p.stderr.decode(errors='replace')[-200:]}"
+    return None
+
+
+def end_rootless_podman(xdg: Path):
+    """Stop the pause process rootless podman leaves for the user (its pid file), so that the
+    user can be removed."""
+    try:
+        pid = int((xdg / "libpod" / "tmp" / "pause.pid").read_text().strip())
+        os.kill(pid, 9)
+    except (OSError, ValueError):
+        pass
 
 
 async def main():
@@ -657,41 +731,53 @@ async def main():
             if user is None:
                 print(f"skip the unprivileged run: {why}")
             else:
+                xdg = Path(f"/tmp/xdg-{user}")
                 try:
                     pw = pwd.getpwnam(user)
                     prefix = ["setpriv", f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}", "--init-groups", "--"]
                     (tmp / "b").mkdir()
+                    os.chmod(tmp / "b", 0o777)
                     os.chmod(tmp, 0o755)
-                    # Rootless podman needs subuids and a runtime dir this user lacks: the
-                    # unprivileged run covers local and sandbox.
-                    uenvs = [e for e in envs if e != "container"]
-                    if "container" in envs:
-                        print(f"skip container as {user}: rootless podman is not set up for a throw-away user")
+                    # Rootless podman: the user's subuids (useradd), a runtime directory of its
+                    # own, and the home the server gets (the suite's).
+                    xdg.mkdir(mode=0o700)
+                    os.chown(xdg, pw.pw_uid, pw.pw_gid)
+                    uenv = {"XDG_RUNTIME_DIR": str(xdg)}
+                    uenvs = list(envs)
+                    if "container" in uenvs:
+                        why = rootless_podman(prefix, {**uenv, "HOME": str(tmp / "b")})
+                        if why:
+                            uenvs.remove("container")
+                            print(f"skip container as {user}: {why}")
                     if "sandbox" in uenvs:
                         p = subprocess.run([*prefix, "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
                                             "--unshare-all", "--die-with-parent", "true"], capture_output=True)
                         if p.returncode != 0:
                             uenvs.remove("sandbox")
                             print(f"skip sandbox as {user}: bwrap fails unprivileged: {p.stderr.decode(errors='replace').strip()}")
-                    results.append(await suite(user, prefix, tmp / "b", uenvs))
+                    results.append(await suite(user, prefix, tmp / "b", uenvs, uenv))
                 finally:
-                    subprocess.run(["userdel", user], capture_output=True)
+                    end_rootless_podman(xdg)
+                    shutil.rmtree(xdg, ignore_errors=True)
+                    subprocess.run(["userdel", "--remove", user], capture_output=True)
     print()
     print("09-quality §4, issue 12 hostile suite (MCP, Python SDK)")
-    print("| identity | environments | probes | canaries found | processes left |")
-    print("|---|---|---|---|---|")
-    total = [0, 0, 0]
+    print("| identity | environments | probes | canaries found | processes left | left by the documented limit |")
+    print("|---|---|---|---|---|---|")
+    total = [0, 0, 0, 0]
     failed = 0
     for s in results:
         n = sum(s.probes.values())
         left = sum(s.left.values())
         envs_run = ", ".join(e for e in s.probes if e != "any")
-        print(f"| {s.label} | {envs_run} | {n} | {len(s.found)} | {left} |")
+        limit = sum(s.limit.values())
+        print(f"| {s.label} | {envs_run} | {n} | {len(s.found)} | {left} | {limit} |")
         total[0] += n
         total[1] += len(s.found)
         total[2] += left
+        total[3] += limit
         failed += s.failed
-    print(f"| all | | {total[0]} | {total[1]} | {total[2]} |")
+    print(f"| all | | {total[0]} | {total[1]} | {total[2]} | {total[3]} |")
     print(f"{total[0] - failed} passed, {failed} failed; canaries found: {total[1]}; processes left: {total[2]}")
     return 1 if failed or total[1] or total[2] else 0
 

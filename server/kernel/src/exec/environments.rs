@@ -592,7 +592,12 @@ impl ExecutionEnvironment for Local {
         sink: &'a dyn OutputSink,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<ProcessResult, ExecError>> {
-        Box::pin(process::run(spec, sink, cancel))
+        Box::pin(process::run_isolated(
+            spec,
+            process::Isolation::PidNamespace,
+            sink,
+            cancel,
+        ))
     }
     fn read_file<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<Vec<u8>, ExecError>> {
         Box::pin(async move {
@@ -718,6 +723,8 @@ impl ExecutionEnvironment for Sandbox {
 pub struct Container {
     runtime: ContainerRuntime,
     setup: Setup,
+    /// The podman arguments of the image `/` (`--rootfs /:O`, or rootless: `rootless.rs`).
+    host_root: Vec<String>,
 }
 
 static RUN_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -762,9 +769,16 @@ impl Container {
                 _ => {}
             }
         }
+        let host_root = match (&setup.target, setup.image.as_deref()) {
+            #[cfg(unix)]
+            (None, Some(HOST_ROOT_IMAGE)) => super::rootless::host_root_args(&setup.host)
+                .map_err(|e| ExecError::new(ErrorKind::Unavailable, e))?,
+            _ => vec!["--rootfs".into(), "/:O".into()],
+        };
         Ok(Container {
             runtime,
             setup: setup.clone(),
+            host_root,
         })
     }
 
@@ -820,9 +834,7 @@ impl Container {
                 args.extend(["--workdir".into(), path_str(&spec.cwd)]);
                 self.env_args(spec, &mut args);
                 match self.setup.image.as_deref() {
-                    Some(HOST_ROOT_IMAGE) => {
-                        args.extend(["--rootfs".into(), "/:O".into()]);
-                    }
+                    Some(HOST_ROOT_IMAGE) => args.extend(self.host_root.iter().cloned()),
                     Some(image) => args.push(image.to_string()),
                     None => {}
                 }
@@ -911,8 +923,13 @@ impl ExecutionEnvironment for Container {
         match (&self.setup.target, self.setup.image.as_deref()) {
             (Some(t), _) => format!("{} container `{t}` (running)", self.runtime.name()),
             (None, Some(HOST_ROOT_IMAGE)) => format!(
-                "new {} container over the host root (--rootfs /:O)",
-                self.runtime.name()
+                "new {} container over the host root ({})",
+                self.runtime.name(),
+                if self.host_root.first().is_some_and(|a| a == "--read-only") {
+                    "rootless: the host's directories read-only"
+                } else {
+                    "--rootfs /:O"
+                }
             ),
             (None, image) => format!(
                 "new {} container from image {}",

@@ -16,6 +16,8 @@ pub mod http;
 pub mod preference;
 pub mod process;
 pub mod request;
+#[cfg(unix)]
+mod rootless;
 #[cfg(target_os = "linux")]
 pub mod supervisor;
 
@@ -106,6 +108,23 @@ pub enum ErrorKind {
     Timeout,
     Cancelled,
     Io,
+}
+
+/// How the run's supervisor holds the tool (Linux; elsewhere a run is its process group). Here, not in
+/// `process.rs`: the supervisor reads it, and `process.rs` starts the supervisor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Isolation {
+    /// The supervisor is a child subreaper above the tool (see `supervisor.rs`).
+    #[default]
+    Subreaper,
+    /// Besides, the tool runs in a PID namespace of its own, under a tiny init: a tool that
+    /// kills its supervisor cannot orphan its children (the `local` environment). When the
+    /// kernel refuses the namespace (not root, seccomp), [`Isolation::Subreaper`], silently.
+    PidNamespace,
+    /// [`Isolation::PidNamespace`] with the namespace refused by the kernel on purpose (an
+    /// invalid `unshare` flag, EINVAL): the fallback path, for its tests.
+    #[doc(hidden)]
+    PidNamespaceRefused,
 }
 
 /// A command run when a run was stopped (timeout, cancellation, the run dropped, kiwi's

@@ -20,6 +20,7 @@
 //! a double fork, `env -i`): a per-run supervisor process, a child subreaper, holds the tree
 //! (see [`super::supervisor`]). Elsewhere it is the process group.
 
+pub use super::Isolation;
 use super::{ErrorKind, ExecError, OutputSink, Stream};
 use crate::redact::Secrets;
 use serde::Serialize;
@@ -384,11 +385,31 @@ pub async fn run(
     run_with_cleanup(spec, None, sink, cancel).await
 }
 
+/// [`run`], with the tool held as `isolation` says.
+pub async fn run_isolated(
+    spec: &ProcessSpec,
+    isolation: Isolation,
+    sink: &dyn OutputSink,
+    cancel: &CancellationToken,
+) -> Result<ProcessResult, ExecError> {
+    run_supervised(spec, None, isolation, sink, cancel).await
+}
+
 /// [`run`], and when the run is stopped (timeout, cancellation, the future dropped, kiwi's
 /// death) `cleanup` runs once the process tree is gone (Linux; e.g. a container's removal).
 pub async fn run_with_cleanup(
     spec: &ProcessSpec,
     cleanup: Option<&super::Cleanup>,
+    sink: &dyn OutputSink,
+    cancel: &CancellationToken,
+) -> Result<ProcessResult, ExecError> {
+    run_supervised(spec, cleanup, Isolation::Subreaper, sink, cancel).await
+}
+
+async fn run_supervised(
+    spec: &ProcessSpec,
+    cleanup: Option<&super::Cleanup>,
+    isolation: Isolation,
     sink: &dyn OutputSink,
     cancel: &CancellationToken,
 ) -> Result<ProcessResult, ExecError> {
@@ -419,14 +440,14 @@ pub async fn run_with_cleanup(
     #[cfg(not(unix))]
     cmd.kill_on_drop(true);
     #[cfg(target_os = "linux")]
-    let pending = super::supervisor::install(&mut cmd, cleanup).map_err(|e| {
+    let pending = super::supervisor::install(&mut cmd, cleanup, isolation).map_err(|e| {
         ExecError::new(
             ErrorKind::Spawn,
             format!("cannot prepare the run's supervisor: {e}"),
         )
     })?;
     #[cfg(not(target_os = "linux"))]
-    let _ = cleanup;
+    let _ = (cleanup, isolation);
     if SHUTDOWN.is_cancelled() {
         return Err(ExecError::new(
             ErrorKind::Cancelled,

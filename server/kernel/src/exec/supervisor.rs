@@ -21,11 +21,25 @@
 //!    inside a running container), kills what that left, and exits with the tool's status
 //!    (re-raising the tool's signal when a signal ended it).
 //!
-//! What it does not cover: a process that kills the supervisor itself (`kill -9 $PPID` from
-//! the tool: the tool dies with it, but an orphan of the tool is re-parented to init), and
-//! processes inside a container's PID namespace (the container environment handles those).
+//! With [`Isolation::PidNamespace`] (the `local` environment) the supervisor also puts the
+//! tool in a PID namespace of its own: it `unshare`s `CLONE_NEWPID` and forks a tiny init
+//! (pid 1 of the namespace, [`become_init`]) which takes a mount namespace of its own (made
+//! private first: nothing propagates to the host), mounts a fresh `/proc` there (so that `$$`
+//! and `/proc/$$` agree), and forks the tool (pid 2). The init reaps every orphan of the
+//! namespace, passes a SIGTERM from the supervisor on to every process in it, and exits
+//! with the tool's status (sent to the supervisor on a pipe: an init cannot die of its own
+//! signal). The kernel ignores a SIGKILL sent to an init from inside its namespace (`kill
+//! -9 $PPID` from the tool), and when the init dies — the supervisor kills it, or the
+//! supervisor dies and `PR_SET_PDEATHSIG` kills it — the kernel SIGKILLs every process of
+//! the namespace. When the kernel refuses the namespace (no `CAP_SYS_ADMIN`: an
+//! unprivileged kiwi; seccomp) the run goes on as above, without it.
+//!
+//! What it does not cover: without the namespace, a process that kills the supervisor
+//! itself (`kill -9 $PPID` from the tool: the tool dies with it, but an orphan of the tool
+//! is re-parented to init), and processes inside a container's PID namespace (the
+//! container environment handles those).
 
-use super::Cleanup;
+use super::{Cleanup, Isolation};
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -114,6 +128,7 @@ impl Control {
 pub fn install(
     cmd: &mut tokio::process::Command,
     cleanup: Option<&Cleanup>,
+    isolation: Isolation,
 ) -> io::Result<Pending> {
     let mut fds = [0 as RawFd; 2];
     // SAFETY: pipe2 fills two descriptors, owned below.
@@ -131,7 +146,7 @@ pub fn install(
     // calls) uses only async-signal-safe system calls on stack memory and memory allocated
     // before the fork; it never returns in the supervisor.
     unsafe {
-        cmd.pre_exec(move || become_supervisor(ctl, cleanup.as_deref()));
+        cmd.pre_exec(move || become_supervisor(ctl, cleanup.as_deref(), isolation));
     }
     Ok(Pending {
         read: Some(read),
@@ -168,35 +183,186 @@ fn errno_error() -> io::Error {
 
 /// Runs in the child after `fork`: returns `Ok` in the tool's process (which then `exec`s);
 /// the supervisor never returns.
-fn become_supervisor(ctl: RawFd, cleanup: Option<&CCommand>) -> io::Result<()> {
+fn become_supervisor(
+    ctl: RawFd,
+    cleanup: Option<&CCommand>,
+    isolation: Isolation,
+) -> io::Result<()> {
     // SAFETY: plain system calls.
     unsafe {
         if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 {
             return Err(errno_error());
         }
         let me = libc::getpid();
+        // The PID namespace, when asked for and the kernel allows it: the init's status pipe.
+        let mut status = [-1 as RawFd; 2];
+        if isolation != Isolation::Subreaper
+            && libc::pipe2(status.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) == 0
+        {
+            // An exit-signal byte is not a valid `unshare` flag: the kernel says EINVAL.
+            let refuse = if isolation == Isolation::PidNamespaceRefused {
+                libc::SIGCHLD
+            } else {
+                0
+            };
+            if libc::unshare(libc::CLONE_NEWPID | refuse) != 0 {
+                libc::close(status[0]);
+                libc::close(status[1]);
+                status = [-1, -1];
+            }
+        }
+        let ns = status[0] >= 0;
+        if ns {
+            // The init starts with every signal blocked: a SIGTERM the supervisor sends it
+            // before its signalfd exists is kept, not dropped (an init ignores what it has
+            // no handler for).
+            let mut all: libc::sigset_t = std::mem::zeroed();
+            libc::sigfillset(&mut all);
+            libc::sigprocmask(libc::SIG_SETMASK, &all, std::ptr::null_mut());
+        }
         let tool = libc::fork();
         if tool < 0 {
             return Err(errno_error());
         }
         if tool == 0 {
-            // The tool: it dies with its supervisor.
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-            // Without CAP_SYS_PTRACE, a tool run as root cannot read the memory of kiwi or
-            // of this supervisor (neither is dumpable, `context::hide_initial_environment`),
-            // where kiwi's environment lives. It fails harmlessly without CAP_SETPCAP (not
-            // root): such a tool never had the capability.
-            libc::prctl(libc::PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0);
-            if libc::getppid() != me {
-                libc::_exit(137);
+            if ns {
+                libc::close(status[0]);
+                return become_init(status[1]);
             }
-            return Ok(());
+            return become_tool(me);
         }
-        supervise(me, tool, ctl, cleanup)
+        if ns {
+            libc::close(status[1]);
+        }
+        supervise(me, tool, ctl, status[0], cleanup)
     }
 }
 
-unsafe fn supervise(me: i32, tool: i32, ctl: RawFd, cleanup: Option<&CCommand>) -> ! {
+/// The tool's process, just before `exec`: it dies with its parent (`parent`: the pid its
+/// parent has in the tool's namespace).
+unsafe fn become_tool(parent: i32) -> io::Result<()> {
+    let mut none: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&mut none);
+    libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+    // Without CAP_SYS_PTRACE, a tool run as root cannot read the memory of kiwi or of this
+    // supervisor (neither is dumpable, `context::hide_initial_environment`), where kiwi's
+    // environment lives. It fails harmlessly without CAP_SETPCAP (not root): such a tool
+    // never had the capability.
+    libc::prctl(libc::PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0);
+    if libc::getppid() != parent {
+        libc::_exit(137);
+    }
+    Ok(())
+}
+
+/// pid 1 of the run's PID namespace (every signal blocked, inherited from the supervisor):
+/// a private mount namespace with the namespace's own `/proc`, then the tool (pid 2);
+/// returns `Ok` in the tool. `status`: the pipe on which the tool's wait status goes to
+/// the supervisor.
+unsafe fn become_init(status: RawFd) -> io::Result<()> {
+    // Dies with the supervisor: the kernel then kills the whole namespace. If the
+    // supervisor is already gone, its end of the status pipe is closed.
+    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+    let mut p = libc::pollfd {
+        fd: status,
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    if libc::poll(&mut p, 1, 0) > 0 && p.revents & libc::POLLERR != 0 {
+        libc::_exit(137);
+    }
+    // `$$` and `/proc/$$` agree: a `/proc` of this namespace, in a mount namespace whose
+    // mounts are private first (a mount over `/proc` must not reach the host). Without
+    // them the tool still runs in the namespace, with the host's `/proc`.
+    if libc::unshare(libc::CLONE_NEWNS) == 0
+        && libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ) == 0
+    {
+        libc::mount(
+            c"proc".as_ptr(),
+            c"/proc".as_ptr(),
+            c"proc".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            std::ptr::null(),
+        );
+    }
+    let tool = libc::fork();
+    if tool < 0 {
+        return Err(errno_error());
+    }
+    if tool == 0 {
+        return become_tool(1);
+    }
+    let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+    if null >= 0 {
+        for fd in 0..3 {
+            libc::dup2(null, fd);
+        }
+        if null > 2 {
+            libc::close(null);
+        }
+    }
+    close_fds_except(&[status]);
+    let mut set: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&mut set);
+    libc::sigaddset(&mut set, libc::SIGCHLD);
+    libc::sigaddset(&mut set, libc::SIGTERM);
+    let sfd = libc::signalfd(-1, &set, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
+    let mut st: Option<i32> = None;
+    loop {
+        // Every orphan of the namespace comes here: reap them all.
+        reap(tool, &mut st);
+        if st.is_some() {
+            break;
+        }
+        let mut fds = libc::pollfd {
+            fd: sfd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        if sfd < 0 {
+            sleep_ms(50);
+            continue;
+        }
+        if libc::poll(&mut fds, 1, -1) <= 0 {
+            continue;
+        }
+        let mut info: libc::signalfd_siginfo = std::mem::zeroed();
+        let size = std::mem::size_of::<libc::signalfd_siginfo>();
+        while libc::read(sfd, (&mut info as *mut libc::signalfd_siginfo).cast(), size)
+            == size as isize
+        {
+            // A SIGTERM from outside the namespace (the supervisor: its pid here is 0) goes
+            // to every process of the namespace; one from inside (the tool's `kill $PPID`)
+            // is ignored, as the supervisor ignores it without the namespace.
+            if info.ssi_signo == libc::SIGTERM as u32 && info.ssi_pid == 0 {
+                libc::kill(-1, libc::SIGTERM);
+            }
+        }
+    }
+    let st = st.unwrap_or(0);
+    let bytes = st.to_ne_bytes();
+    libc::write(status, bytes.as_ptr().cast(), bytes.len());
+    if libc::WIFEXITED(st) {
+        libc::_exit(libc::WEXITSTATUS(st));
+    }
+    libc::_exit(128 + libc::WTERMSIG(st))
+}
+
+unsafe fn supervise(
+    me: i32,
+    tool: i32,
+    ctl: RawFd,
+    ns_status: RawFd,
+    cleanup: Option<&CCommand>,
+) -> ! {
+    let ns = ns_status >= 0;
     // The tool's pipes are the tool's: the supervisor keeps none of them open.
     let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
     if null >= 0 {
@@ -207,7 +373,7 @@ unsafe fn supervise(me: i32, tool: i32, ctl: RawFd, cleanup: Option<&CCommand>) 
             libc::close(null);
         }
     }
-    close_other_fds(ctl);
+    close_fds_except(&[ctl, ns_status]);
     let mut all: libc::sigset_t = std::mem::zeroed();
     libc::sigfillset(&mut all);
     libc::sigprocmask(libc::SIG_SETMASK, &all, std::ptr::null_mut());
@@ -260,6 +426,10 @@ unsafe fn supervise(me: i32, tool: i32, ctl: RawFd, cleanup: Option<&CCommand>) 
             for &c in &b[..r as usize] {
                 stopped = true;
                 match c {
+                    // With the namespace, its init passes SIGTERM on to every process in it.
+                    b'T' if ns => {
+                        libc::kill(tool, libc::SIGTERM);
+                    }
                     b'T' => {
                         signal_tree(me, libc::SIGTERM);
                     }
@@ -271,7 +441,18 @@ unsafe fn supervise(me: i32, tool: i32, ctl: RawFd, cleanup: Option<&CCommand>) 
             }
         }
     }
+    if ns && status.is_none() {
+        // The namespace's init: its death kills every process in the namespace.
+        libc::kill(tool, libc::SIGKILL);
+    }
     kill_tree(me, tool, &mut status);
+    if ns && status.is_some_and(|st| libc::WIFEXITED(st)) {
+        // The init ended by itself: the tool's own status is on the pipe.
+        let mut b = [0u8; 4];
+        if libc::read(ns_status, b.as_mut_ptr().cast(), 4) == 4 {
+            status = Some(i32::from_ne_bytes(b));
+        }
+    }
     if stopped {
         if let Some(c) = cleanup {
             run_cleanup(c, tool, &mut status);
@@ -281,29 +462,44 @@ unsafe fn supervise(me: i32, tool: i32, ctl: RawFd, cleanup: Option<&CCommand>) 
     exit_like(status)
 }
 
-/// Close every descriptor except 0-2 and `keep`.
-unsafe fn close_other_fds(keep: RawFd) {
-    let ranges = [
-        (3u32, (keep as u32).saturating_sub(1)),
-        (keep as u32 + 1, u32::MAX),
-    ];
-    for (lo, hi) in ranges {
-        if lo > hi {
-            continue;
+/// Close every descriptor except 0-2 and those of `keep` (negative ones: none).
+unsafe fn close_fds_except(keep: &[RawFd]) {
+    let mut lo: u32 = 3;
+    loop {
+        // The lowest kept descriptor at or above `lo`: close up to it.
+        let next = keep
+            .iter()
+            .filter(|&&k| k >= 0 && k as u32 >= lo)
+            .map(|&k| k as u32)
+            .min();
+        let hi = match next {
+            Some(k) => k.saturating_sub(1),
+            None => u32::MAX,
+        };
+        if lo <= hi && (next.is_none() || next != Some(lo)) {
+            close_range(lo, hi);
         }
-        if libc::syscall(libc::SYS_close_range, lo, hi, 0) != 0 {
-            // Before Linux 5.9: one by one, up to the limit.
-            let mut lim: libc::rlimit = std::mem::zeroed();
-            let max = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
-                lim.rlim_cur.min(1 << 20) as u32
-            } else {
-                1024
-            };
-            let mut fd = lo;
-            while fd <= hi && fd < max {
-                libc::close(fd as i32);
-                fd += 1;
-            }
+        match next {
+            Some(k) if k < u32::MAX => lo = k + 1,
+            _ => return,
+        }
+    }
+}
+
+/// Close `lo..=hi`.
+unsafe fn close_range(lo: u32, hi: u32) {
+    if libc::syscall(libc::SYS_close_range, lo, hi, 0) != 0 {
+        // Before Linux 5.9: one by one, up to the limit.
+        let mut lim: libc::rlimit = std::mem::zeroed();
+        let max = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
+            lim.rlim_cur.min(1 << 20) as u32
+        } else {
+            1024
+        };
+        let mut fd = lo;
+        while fd <= hi && fd < max {
+            libc::close(fd as i32);
+            fd += 1;
         }
     }
 }

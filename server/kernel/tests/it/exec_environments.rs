@@ -186,6 +186,55 @@ fn local_file_operations() {
     });
 }
 
+/// A unique `sleep` argument (GNU sleep takes fractions): `1000.<pid><counter><nanos>`.
+fn sleep_marker() -> String {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!(
+        "1000.{}{:03}{nanos:09}",
+        std::process::id(),
+        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    )
+}
+
+/// Kills every process running `words` when dropped (a failed test leaves nothing behind).
+struct KillRunning(String);
+
+impl Drop for KillRunning {
+    fn drop(&mut self) {
+        for p in processes_running(&self.0) {
+            // SAFETY: signals a process this test started (its argv is the unique marker).
+            unsafe {
+                libc::kill(p, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+/// A local tool that kills its supervisor (`kill -9 $PPID`) after starting a child: the
+/// child does not outlive the run (issue 12).
+#[test]
+fn local_tool_that_kills_its_supervisor_leaves_nothing() {
+    let p = Project::new();
+    let env = Local::new(&p.setup());
+    let words = format!("sleep {}", sleep_marker());
+    let _guard = KillRunning(words.clone());
+    let s = p.spec(
+        "bash",
+        &[
+            "-c",
+            &format!("{words} & sleep 0.3; kill -9 $PPID; sleep 0.5; echo after-the-kill"),
+        ],
+    );
+    let r = rt().block_on(async { env.run(&s, &NullSink, &CancellationToken::new()).await });
+    // Whatever the run reports, nothing of it is left.
+    let _ = r;
+    wait_no_process(&words);
+}
+
 // ---------------------------------------------------------------------------------------
 // sandbox
 

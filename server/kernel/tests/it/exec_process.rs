@@ -327,14 +327,15 @@ fn a_long_line_comes_in_bounded_pieces() {
     assert!(got[..got.len() - 1].iter().all(|(_, _, nl, _)| !nl));
 }
 
-/// What the supervisor costs: `process::run` of `/bin/true` against spawning it directly
-/// in its own process group (what `run` did before), interleaved. Prints the medians.
+/// What the supervisor costs: `process::run` of `/bin/true` (the supervisor), the same in
+/// a PID namespace of its own (`local`, as root), against spawning it directly in its own
+/// process group (what `run` did before), interleaved. Prints the medians.
 #[test]
 #[ignore = "a measurement: cargo test -p kiwi-kernel --release --test it supervisor_overhead -- --ignored --nocapture"]
 fn supervisor_overhead() {
     let rt = rt();
     let spec = spec("/bin/true", &[]);
-    let (mut sup, mut plain) = (Vec::new(), Vec::new());
+    let (mut sup, mut ns, mut plain) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..300 {
         let t = Instant::now();
         let r = rt
@@ -342,6 +343,17 @@ fn supervisor_overhead() {
             .unwrap();
         assert_eq!(r.exit_code, Some(0));
         sup.push(t.elapsed());
+        let t = Instant::now();
+        let r = rt
+            .block_on(process::run_isolated(
+                &spec,
+                process::Isolation::PidNamespace,
+                &NullSink,
+                &CancellationToken::new(),
+            ))
+            .unwrap();
+        assert_eq!(r.exit_code, Some(0));
+        ns.push(t.elapsed());
         let t = Instant::now();
         let st = rt.block_on(async {
             tokio::process::Command::new("/bin/true")
@@ -355,10 +367,11 @@ fn supervisor_overhead() {
         plain.push(t.elapsed());
     }
     sup.sort();
+    ns.sort();
     plain.sort();
     println!(
-        "process::run(/bin/true): median {:?}, p90 {:?}; direct spawn: median {:?}, p90 {:?}",
-        sup[150], sup[270], plain[150], plain[270]
+        "process::run(/bin/true): median {:?}, p90 {:?}; in a PID namespace: median {:?}, p90 {:?}; direct spawn: median {:?}, p90 {:?}",
+        sup[150], sup[270], ns[150], ns[270], plain[150], plain[270]
     );
 }
 
@@ -426,4 +439,91 @@ fn processes_that_left_the_group_end_with_the_run() {
             );
         }
     }
+}
+
+/// What the tool sees of its parents: `$$ $PPID <the name /proc/$$ gives>`.
+const WHO: &str = "echo $$ $PPID $(cut -d' ' -f2 /proc/$$/stat)";
+
+#[test]
+fn a_tool_in_its_own_pid_namespace() {
+    // As root the kernel gives the namespace: the tool is pid 2 under an init (pid 1), and
+    // `/proc` is the namespace's own (`$$` is this bash there). Not root: the fallback.
+    let root = unsafe { libc::geteuid() } == 0;
+    let s = spec("bash", &["-c", WHO]);
+    let r = rt()
+        .block_on(process::run_isolated(
+            &s,
+            process::Isolation::PidNamespace,
+            &NullSink,
+            &CancellationToken::new(),
+        ))
+        .unwrap();
+    assert_eq!(r.exit_code, Some(0), "{r:?}");
+    let who: Vec<&str> = r.stdout.split_whitespace().collect();
+    if root {
+        assert_eq!(who, ["2", "1", "(bash)"], "{}", r.stdout);
+    } else {
+        assert_ne!(who[1], "1", "{}", r.stdout);
+    }
+    // The tool's status comes through the init: an exit code, a signal.
+    for (script, code, signal) in [("exit 7", Some(7), None), ("kill -TERM $$", None, Some(15))] {
+        let s = spec("bash", &["-c", script]);
+        let r = rt()
+            .block_on(process::run_isolated(
+                &s,
+                process::Isolation::PidNamespace,
+                &NullSink,
+                &CancellationToken::new(),
+            ))
+            .unwrap();
+        assert_eq!((r.exit_code, r.signal), (code, signal), "{script}: {r:?}");
+    }
+    // Timeout: SIGTERM reaches the tool and its child through the init, nothing is left.
+    let mut s = spec(
+        "bash",
+        &["-c", "trap 'echo got-term; exit 3' TERM; sleep 300 & wait"],
+    );
+    s.timeout = Duration::from_millis(500);
+    let r = rt()
+        .block_on(process::run_isolated(
+            &s,
+            process::Isolation::PidNamespace,
+            &NullSink,
+            &CancellationToken::new(),
+        ))
+        .unwrap();
+    assert!(r.timed_out, "{r:?}");
+    assert!(r.stdout.contains("got-term"), "{r:?}");
+    assert!(wait_gone(r.pid as i32));
+}
+
+#[test]
+fn when_the_namespace_is_refused_the_supervisor_runs_as_before() {
+    // The kernel refuses the namespace (EINVAL): the tool runs under the plain supervisor,
+    // its parent, silently; the run is what it was.
+    let s = spec("bash", &["-c", &format!("{WHO}; exit 5")]);
+    let r = rt()
+        .block_on(process::run_isolated(
+            &s,
+            process::Isolation::PidNamespaceRefused,
+            &NullSink,
+            &CancellationToken::new(),
+        ))
+        .unwrap();
+    assert_eq!(r.exit_code, Some(5), "{r:?}");
+    assert_eq!(r.stderr, "");
+    let who: Vec<&str> = r.stdout.split_whitespace().collect();
+    assert_eq!(who[1], r.pid.to_string(), "{}", r.stdout);
+    assert_ne!(who[0], "2");
+    // Leftovers are still killed.
+    let s = spec("bash", &["-c", "sleep 300 & echo $!"]);
+    let r = rt()
+        .block_on(process::run_isolated(
+            &s,
+            process::Isolation::PidNamespaceRefused,
+            &NullSink,
+            &CancellationToken::new(),
+        ))
+        .unwrap();
+    assert!(wait_gone(child_pid(&r.stdout)));
 }

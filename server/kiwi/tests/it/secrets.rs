@@ -276,10 +276,12 @@ fn t12_project() -> (tempfile::TempDir, PathBuf) {
     );
     // Point 1, through memory: reads the memory of its parent (the run's supervisor, a fork
     // of kiwi) and grandparent (kiwi) through /proc/PID/mem, keeping every `NAME=value` of a
-    // canary variable it finds (kiwi keeps its environment on the heap).
+    // canary variable it finds (kiwi keeps its environment on the heap). Local as root, the
+    // parent is the init of the tool's PID namespace (a fork of kiwi too), and it is the
+    // only ancestor the tool sees.
     script(
         "memscan.pyscript",
-        "import os, re\npat = re.compile(rb'(?:FAKE_API_KEY|SOME_TOKEN|DB_PASSWORD|GITHUB_TOKEN)=[^\\x00]{1,80}')\nout = open('memscan.txt', 'wb')\npid = os.getppid()\nfor _ in range(2):\n    try:\n        maps = open(f'/proc/{pid}/maps').read().splitlines()\n        mem = open(f'/proc/{pid}/mem', 'rb', 0)\n        out.write(f'{pid}: opened\\n'.encode())\n        for line in maps:\n            addr, perms = line.split()[:2]\n            a, b = (int(x, 16) for x in addr.split('-'))\n            if not perms.startswith('r') or b - a > (256 << 20):\n                continue\n            try:\n                mem.seek(a)\n                data = mem.read(b - a)\n            except (OSError, ValueError, OverflowError):\n                continue\n            for m in pat.findall(data):\n                out.write(m + b'\\n')\n    except OSError as e:\n        out.write(f'{pid}: {e}\\n'.encode())\n    pid = int(open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[1])\nprint('memscan-done')\n",
+        "import os, re\npat = re.compile(rb'(?:FAKE_API_KEY|SOME_TOKEN|DB_PASSWORD|GITHUB_TOKEN)=[^\\x00]{1,80}')\nout = open('memscan.txt', 'wb')\npid = os.getppid()\nfor _ in range(2):\n    if pid < 1:\n        break\n    try:\n        maps = open(f'/proc/{pid}/maps').read().splitlines()\n        mem = open(f'/proc/{pid}/mem', 'rb', 0)\n        out.write(f'{pid}: opened\\n'.encode())\n        for line in maps:\n            addr, perms = line.split()[:2]\n            a, b = (int(x, 16) for x in addr.split('-'))\n            if not perms.startswith('r') or b - a > (256 << 20):\n                continue\n            try:\n                mem.seek(a)\n                data = mem.read(b - a)\n            except (OSError, ValueError, OverflowError):\n                continue\n            for m in pat.findall(data):\n                out.write(m + b'\\n')\n    except OSError as e:\n        out.write(f'{pid}: {e}\\n'.encode())\n    pid = int(open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[1])\nprint('memscan-done')\n",
     );
     tool(
         "memscan",
