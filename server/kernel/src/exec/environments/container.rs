@@ -26,7 +26,7 @@ fn run_id() -> String {
     format!("kiwi-run-{}-{n}-{nanos:08x}", std::process::id())
 }
 
-pub(super) fn valid_env_name(name: &str) -> bool {
+fn valid_env_name(name: &str) -> bool {
     let mut b = name.bytes();
     b.next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
