@@ -1,0 +1,344 @@
+//! Whether an environment can run here: the probes of bubblewrap and the container CLIs
+//! (cached per process for `PROBE_TTL`, keyed by the PATH they searched), and the short
+//! synchronous commands they run.
+
+use super::{kind, names, Setup, PROBE_TIMEOUT, PROBE_TTL};
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// When an answer was asked for, and the answer (computed once).
+type Slot<T> = (Instant, Arc<OnceLock<T>>);
+
+struct Cache<T> {
+    map: Mutex<HashMap<String, Slot<T>>>,
+}
+
+impl<T: Clone> Cache<T> {
+    fn new() -> Self {
+        Cache {
+            map: Mutex::new(HashMap::new()),
+        }
+    }
+    /// The cached value, or `f()` computed once even when many threads ask at once.
+    fn get(&self, key: String, f: impl FnOnce() -> T) -> T {
+        let cell = {
+            let mut map = match self.map.lock() {
+                Ok(m) => m,
+                Err(p) => p.into_inner(),
+            };
+            let fresh = map.get(&key).is_some_and(|(t, _)| t.elapsed() < PROBE_TTL);
+            if !fresh {
+                map.insert(key.clone(), (Instant::now(), Arc::new(OnceLock::new())));
+            }
+            map.get(&key).map(|(_, c)| c.clone())
+        };
+        match cell {
+            Some(c) => c.get_or_init(f).clone(),
+            None => f(),
+        }
+    }
+    /// Compute afresh and keep the new answer.
+    fn refresh(&self, key: String, f: impl FnOnce() -> T) -> T {
+        let v = f();
+        let cell = Arc::new(OnceLock::new());
+        let _ = cell.set(v.clone());
+        if let Ok(mut m) = self.map.lock() {
+            m.insert(key, (Instant::now(), cell));
+        }
+        v
+    }
+    fn clear(&self) {
+        if let Ok(mut m) = self.map.lock() {
+            m.clear();
+        }
+    }
+}
+
+static BWRAP: LazyLock<Cache<Result<PathBuf, String>>> = LazyLock::new(Cache::new);
+static RUNTIME: LazyLock<Cache<Result<ContainerRuntime, String>>> = LazyLock::new(Cache::new);
+static RUNNING: LazyLock<Cache<Result<(), String>>> = LazyLock::new(Cache::new);
+
+/// Forget every probe's answer (the language server calls this when asked to re-check).
+pub fn reset_probes() {
+    BWRAP.clear();
+    RUNTIME.clear();
+    RUNNING.clear();
+}
+
+/// Whether a kind can run here (cached).
+pub fn probe(kind_name: &str, setup: &Setup) -> Result<String, String> {
+    match kind(kind_name) {
+        Some(k) => (k.probe)(setup),
+        None => Err(format!(
+            "`{kind_name}` is not an execution environment (known: {})",
+            names().join(", ")
+        )),
+    }
+}
+
+/// Variables the container CLI may need for itself (never given to a tool).
+const CLI_VARS: &[&str] = &[
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "TMPDIR",
+    "XDG_RUNTIME_DIR",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "CONTAINERS_CONF",
+    "CONTAINERS_REGISTRIES_CONF",
+    "CONTAINERS_STORAGE_CONF",
+    "CONTAINER_HOST",
+    "CONTAINER_CONNECTION",
+    "DOCKER_HOST",
+    "DOCKER_CONTEXT",
+    "DOCKER_CONFIG",
+];
+
+pub(super) fn cli_env(setup: &Setup) -> BTreeMap<String, String> {
+    let mut env: BTreeMap<String, String> = CLI_VARS
+        .iter()
+        .filter_map(|k| setup.host.get(*k).map(|v| (k.to_string(), v.clone())))
+        .collect();
+    env.insert("PATH".into(), setup.host_path().to_string());
+    env
+}
+
+fn which_host(name: &str, setup: &Setup) -> Option<PathBuf> {
+    which::which_in(name, Some(setup.host_path()), "/").ok()
+}
+
+/// Run a short command synchronously with a time limit: `Ok(stdout)` when it exits 0,
+/// else `Err(first line of stderr, or why)`.
+pub fn run_short(
+    program: &Path,
+    args: &[&str],
+    env: &BTreeMap<String, String>,
+    timeout: Duration,
+) -> Result<String, String> {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .env_clear()
+        .envs(env)
+        .current_dir("/")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let mut child = cmd.spawn().map_err(|e| format!("cannot start it: {e}"))?;
+    let mut out = child.stdout.take();
+    let mut err = child.stderr.take();
+    let reader = std::thread::spawn(move || {
+        let mut o = String::new();
+        let mut e = String::new();
+        if let Some(s) = out.as_mut() {
+            let _ = s.take(1 << 20).read_to_string(&mut o);
+        }
+        if let Some(s) = err.as_mut() {
+            let _ = s.take(1 << 20).read_to_string(&mut e);
+        }
+        (o, e)
+    });
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Some(s),
+            Ok(None) if started.elapsed() >= timeout => break None,
+            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Err(_) => break None,
+        }
+    };
+    let Some(status) = status else {
+        #[cfg(unix)]
+        // SAFETY: signals the probe's own process group.
+        unsafe {
+            libc::kill(-(child.id() as i32), libc::SIGKILL);
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(format!(
+            "it did not answer within {} s",
+            timeout.as_secs_f64()
+        ));
+    };
+    let (o, e) = reader.join().unwrap_or_default();
+    if status.success() {
+        Ok(o)
+    } else {
+        let line = e
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .trim()
+            .to_string();
+        Err(if line.is_empty() {
+            format!("it exited with {status}")
+        } else {
+            line
+        })
+    }
+}
+
+/// bubblewrap: on PATH and a trivial sandbox works.
+pub fn probe_bwrap(setup: &Setup) -> Result<PathBuf, String> {
+    BWRAP.get(format!("bwrap\0{}", setup.host_path()), || {
+        let Some(bwrap) = which_host("bwrap", setup) else {
+            return Err("bubblewrap (`bwrap`) is not on PATH; install it (Debian: apt-get install bubblewrap)".to_string());
+        };
+        let t = which_host("true", setup).unwrap_or_else(|| PathBuf::from("/bin/true"));
+        let t = t.to_string_lossy().into_owned();
+        let mut args = base_bwrap_args(false);
+        args.push("--".into());
+        args.push(t);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        run_short(&bwrap, &args, &cli_env(setup), PROBE_TIMEOUT)
+            .map(|_| bwrap.clone())
+            .map_err(|e| format!("bubblewrap at {} does not work here: {e}", bwrap.display()))
+    })
+}
+
+pub(super) fn base_bwrap_args(network: bool) -> Vec<String> {
+    let mut v: Vec<String> = [
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--tmpfs",
+        "/tmp",
+        "--unshare-all",
+        "--die-with-parent",
+        "--new-session",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    if network {
+        v.push("--share-net".into());
+    }
+    v
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    Podman,
+    Docker,
+}
+
+/// A container CLI that answered.
+#[derive(Debug, Clone)]
+pub struct ContainerRuntime {
+    pub flavor: Flavor,
+    pub cli: PathBuf,
+    /// podman: run with `--runtime runc` (crun fails on hosts with mixed cgroups).
+    pub runc: bool,
+}
+
+impl ContainerRuntime {
+    pub fn name(&self) -> &'static str {
+        match self.flavor {
+            Flavor::Podman => "podman",
+            Flavor::Docker => "docker",
+        }
+    }
+    pub(super) fn describe(&self) -> String {
+        format!("{} at {}", self.name(), self.cli.display())
+    }
+    /// The global flags that come before the subcommand.
+    pub(super) fn global_args(&self) -> Vec<String> {
+        if self.flavor == Flavor::Podman && self.runc {
+            vec!["--runtime".into(), "runc".into()]
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+/// The first container CLI on PATH that answers (`podman info`, `docker version`).
+pub fn probe_container(setup: &Setup) -> Result<ContainerRuntime, String> {
+    RUNTIME.get(format!("container\0{}", setup.host_path()), || {
+        let env = cli_env(setup);
+        let mut why = Vec::new();
+        for (flavor, name, args) in [
+            (
+                Flavor::Podman,
+                "podman",
+                &["info", "--format", "{{.Host.Arch}}"][..],
+            ),
+            (
+                Flavor::Docker,
+                "docker",
+                &["version", "--format", "{{.Server.Version}}"][..],
+            ),
+        ] {
+            let Some(cli) = which_host(name, setup) else {
+                why.push(format!("{name} is not on PATH"));
+                continue;
+            };
+            match run_short(&cli, args, &env, PROBE_TIMEOUT) {
+                Ok(_) => {
+                    return Ok(ContainerRuntime {
+                        flavor,
+                        runc: flavor == Flavor::Podman && which_host("runc", setup).is_some(),
+                        cli,
+                    })
+                }
+                Err(e) => why.push(format!("{name} does not answer ({e})")),
+            }
+        }
+        Err(format!(
+            "no container runtime answers: {}; install one (Debian: apt-get install podman runc)",
+            why.join("; ")
+        ))
+    })
+}
+
+/// Whether the named container is running (cached).
+pub fn probe_running(setup: &Setup, target: &str) -> Result<ContainerRuntime, String> {
+    let rt = probe_container(setup)?;
+    let key = format!("{}\0{}\0{target}", rt.cli.display(), setup.host_path());
+    RUNNING.get(key, || check_running(&rt, setup, target))?;
+    Ok(rt)
+}
+
+/// Whether the named container is running, asked afresh (at run time).
+pub fn probe_running_fresh(setup: &Setup, target: &str) -> Result<ContainerRuntime, String> {
+    let rt = probe_container(setup)?;
+    let key = format!("{}\0{}\0{target}", rt.cli.display(), setup.host_path());
+    RUNNING.refresh(key, || check_running(&rt, setup, target))?;
+    Ok(rt)
+}
+
+fn check_running(rt: &ContainerRuntime, setup: &Setup, target: &str) -> Result<(), String> {
+    let mut args = rt.global_args();
+    args.extend(
+        [
+            "container",
+            "inspect",
+            "--format",
+            "{{.State.Running}}",
+            target,
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    match run_short(&rt.cli, &args, &cli_env(setup), PROBE_TIMEOUT) {
+        Ok(out) if out.trim() == "true" => Ok(()),
+        Ok(_) => Err(format!(
+            "the container `{target}` exists but is not running; start it ({} start {target})",
+            rt.name()
+        )),
+        Err(e) => Err(format!(
+            "there is no container `{target}` ({}: {e}); start it, or change the tool's target",
+            rt.name()
+        )),
+    }
+}

@@ -1,0 +1,342 @@
+//! The tokenizer of the quick recognizer: indentation, brackets, strings and f-strings,
+//! numbers, operators (and an f-string's expressions, recognized on their own).
+
+use super::{Parser, Tok, MAX_INDENT, MAX_NESTING};
+
+const OPS3: [&str; 5] = ["**=", "//=", ">>=", "<<=", "..."];
+const OPS2: [&str; 18] = [
+    "->", "**", "//", ">>", "<<", "<=", ">=", "==", "!=", "+=", "-=", "*=", "/=", "%=", "&=", "|=",
+    "^=", "@=",
+];
+const OPS1: &[u8] = b"+-*/%@&|^~<>()[]{},:.;=";
+
+/// The tokens of `text` (`expr`: an f-string's expression, a single logical line), or `None`
+/// when unsure.
+pub(super) fn tokenize(text: &str, expr: bool) -> Option<Vec<Tok<'_>>> {
+    let b = text.as_bytes();
+    if b.iter().any(|c| matches!(c, b'\r' | 0 | 0x0c)) || text.starts_with('\u{feff}') {
+        return None;
+    }
+    let mut out = Vec::with_capacity(b.len() / 3);
+    let mut indents: Vec<usize> = vec![0];
+    let mut brackets: Vec<u8> = Vec::new();
+    let mut i = 0;
+    let mut line_start = !expr;
+    while i < b.len() {
+        if line_start {
+            // Measure the indentation; skip blank and comment-only lines.
+            let mut w = 0;
+            while i < b.len() && b[i] == b' ' {
+                w += 1;
+                i += 1;
+            }
+            match b.get(i) {
+                None => break,
+                Some(b'\n') => {
+                    i += 1;
+                    continue;
+                }
+                Some(b'#') => {
+                    while i < b.len() && b[i] != b'\n' {
+                        i += 1;
+                    }
+                    continue;
+                }
+                Some(b'\t') | Some(b'\\') => return None,
+                _ => {}
+            }
+            let top = *indents.last()?;
+            if w > top {
+                if indents.len() > MAX_INDENT {
+                    return None;
+                }
+                indents.push(w);
+                out.push(Tok::Indent);
+            } else {
+                while w < *indents.last()? {
+                    indents.pop();
+                    out.push(Tok::Dedent);
+                }
+                if w != *indents.last()? {
+                    return None;
+                }
+            }
+            line_start = false;
+        }
+        let c = b[i];
+        match c {
+            b' ' | b'\t' => i += 1,
+            b'#' => {
+                if expr {
+                    return None;
+                }
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'\\' => {
+                // A continuation: a backslash right before the line break.
+                if expr || b.get(i + 1) != Some(&b'\n') {
+                    return None;
+                }
+                i += 2;
+                if i >= b.len() {
+                    return None;
+                }
+            }
+            b'\n' => {
+                if expr {
+                    return None;
+                }
+                i += 1;
+                if brackets.is_empty() {
+                    out.push(Tok::Newline);
+                    line_start = true;
+                }
+            }
+            b'0'..=b'9' => {
+                i = number(b, i)?;
+                out.push(Tok::Number);
+            }
+            b'.' if b.get(i + 1).is_some_and(u8::is_ascii_digit) => {
+                i = number(b, i)?;
+                out.push(Tok::Number);
+            }
+            b'\'' | b'"' => {
+                i = string(text, i, i, expr)?;
+                out.push(Tok::Str);
+            }
+            c if c.is_ascii_alphabetic() || c == b'_' => {
+                let start = i;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+                if matches!(b.get(i), Some(b'\'' | b'"')) {
+                    let prefix = text[start..i].to_ascii_lowercase();
+                    if !matches!(
+                        prefix.as_str(),
+                        "r" | "u" | "b" | "f" | "br" | "rb" | "fr" | "rf"
+                    ) {
+                        return None;
+                    }
+                    i = string(text, start, i, expr)?;
+                    out.push(Tok::Str);
+                } else {
+                    out.push(Tok::Name(&text[start..i]));
+                }
+                continue;
+            }
+            c if c >= 0x80 => return None,
+            _ => {
+                let op = OPS3
+                    .iter()
+                    .chain(OPS2.iter())
+                    .find(|o| b[i..].starts_with(o.as_bytes()))
+                    .copied();
+                let op = match op {
+                    Some(o) => o,
+                    None if OPS1.contains(&c) => &text[i..i + 1],
+                    None => return None,
+                };
+                match c {
+                    b'(' | b'[' | b'{' => {
+                        if brackets.len() >= MAX_NESTING {
+                            return None;
+                        }
+                        brackets.push(c);
+                    }
+                    b')' | b']' | b'}' => {
+                        let open = brackets.pop()?;
+                        if !matches!((open, c), (b'(', b')') | (b'[', b']') | (b'{', b'}')) {
+                            return None;
+                        }
+                    }
+                    _ => {}
+                }
+                out.push(Tok::Op(op));
+                i += op.len();
+            }
+        }
+    }
+    if !brackets.is_empty() {
+        return None;
+    }
+    if !expr {
+        if !matches!(out.last(), None | Some(Tok::Newline) | Some(Tok::Dedent)) {
+            out.push(Tok::Newline);
+        }
+        for _ in 1..indents.len() {
+            out.push(Tok::Dedent);
+        }
+    }
+    out.push(Tok::End);
+    Some(out)
+}
+
+/// Past the number starting at `i`, or `None` when it is not one of the plain forms
+/// (decimal, hex, octal, binary integers; floats with an exponent; imaginary): underscores
+/// and anything unusual are left to tree-sitter.
+fn number(b: &[u8], mut i: usize) -> Option<usize> {
+    let start = i;
+    while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'.' || b[i] == b'_') {
+        // An exponent's sign belongs to the number.
+        if matches!(b[i], b'e' | b'E')
+            && matches!(b.get(i + 1), Some(b'+' | b'-'))
+            && !b[start..i].iter().any(|c| matches!(c, b'x' | b'X'))
+        {
+            i += 1;
+        }
+        i += 1;
+    }
+    let s = std::str::from_utf8(&b[start..i]).ok()?;
+    let digits = |d: &str, radix: u32| !d.is_empty() && d.chars().all(|c| c.is_digit(radix));
+    let lower = s.to_ascii_lowercase();
+    let ok = if let Some(d) = lower.strip_prefix("0x") {
+        digits(d, 16)
+    } else if let Some(d) = lower.strip_prefix("0o") {
+        digits(d, 8)
+    } else if let Some(d) = lower.strip_prefix("0b") {
+        digits(d, 2)
+    } else {
+        let body = lower.strip_suffix('j').unwrap_or(&lower);
+        let (mantissa, exponent) = match body.split_once('e') {
+            Some((m, e)) => (m, Some(e)),
+            None => (body, None),
+        };
+        let exp_ok = exponent.is_none_or(|e| digits(e.strip_prefix(['+', '-']).unwrap_or(e), 10));
+        let man_ok = match mantissa.split_once('.') {
+            Some((a, f)) => {
+                (a.is_empty() || digits(a, 10))
+                    && (f.is_empty() || digits(f, 10))
+                    && !(a.is_empty() && f.is_empty())
+            }
+            // An integer: no leading zero unless it is all zeros (`007` is an error).
+            None => {
+                digits(mantissa, 10)
+                    && (exponent.is_some()
+                        || body != lower
+                        || !mantissa.starts_with('0')
+                        || mantissa.bytes().all(|c| c == b'0'))
+            }
+        };
+        exp_ok && man_ok
+    };
+    ok.then_some(i)
+}
+
+/// Past the string literal whose prefix starts at `start` and whose opening quote is at `q`;
+/// an f-string's replacement fields are checked as expressions. `None` when unsure
+/// (unterminated, or an f-string this recognizer does not follow).
+fn string(text: &str, start: usize, q: usize, in_expr: bool) -> Option<usize> {
+    let b = text.as_bytes();
+    let quote = b[q];
+    let triple = b.get(q + 1) == Some(&quote) && b.get(q + 2) == Some(&quote);
+    let open = if triple { 3 } else { 1 };
+    let prefix = text[start..q].to_ascii_lowercase();
+    let mut i = q + open;
+    let body_start = i;
+    let body_end;
+    loop {
+        let c = *b.get(i)?;
+        match c {
+            b'\\' => {
+                if in_expr {
+                    return None;
+                }
+                i += 2;
+            }
+            b'\n' if !triple => return None,
+            c if c == quote => {
+                if !triple {
+                    body_end = i;
+                    i += 1;
+                    break;
+                }
+                if b.get(i + 1) == Some(&quote) && b.get(i + 2) == Some(&quote) {
+                    body_end = i;
+                    i += 3;
+                    break;
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    if prefix.contains('f') {
+        fstring_body(text.get(body_start..body_end)?)?;
+    }
+    Some(i)
+}
+
+/// The literal parts and replacement fields of an f-string's body: `{expression[=][!c][:spec]}`
+/// with a quote-free, backslash-free, one-line expression and a spec without nested fields.
+fn fstring_body(body: &str) -> Option<()> {
+    let b = body.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'{' if b.get(i + 1) == Some(&b'{') => i += 2,
+            b'}' if b.get(i + 1) == Some(&b'}') => i += 2,
+            b'}' => return None,
+            b'{' => {
+                let start = i + 1;
+                let mut j = start;
+                let mut depth = 0usize;
+                loop {
+                    let c = *b.get(j)?;
+                    match c {
+                        b'(' | b'[' | b'{' => depth += 1,
+                        b')' | b']' | b'}' if depth > 0 => depth -= 1,
+                        b'}' => break,
+                        b'!' if depth == 0 && b.get(j + 1) != Some(&b'=') => break,
+                        b':' if depth == 0 => break,
+                        b'=' if depth == 0
+                            && b.get(j + 1) != Some(&b'=')
+                            && !matches!(
+                                b.get(j.wrapping_sub(1)),
+                                Some(b'=' | b'!' | b'<' | b'>')
+                            ) =>
+                        {
+                            break
+                        }
+                        b'\'' | b'"' | b'\\' | b'#' | b'\n' => return None,
+                        _ => {}
+                    }
+                    j += 1;
+                }
+                expression(&body[start..j])?;
+                if b[j] == b'=' {
+                    j += 1;
+                }
+                if b.get(j) == Some(&b'!') {
+                    if !matches!(b.get(j + 1), Some(b'r' | b's' | b'a')) {
+                        return None;
+                    }
+                    j += 2;
+                }
+                if b.get(j) == Some(&b':') {
+                    while *b.get(j)? != b'}' {
+                        if matches!(b[j], b'{' | b'\\' | b'\n' | b'\'' | b'"') {
+                            return None;
+                        }
+                        j += 1;
+                    }
+                }
+                if b.get(j) != Some(&b'}') {
+                    return None;
+                }
+                i = j + 1;
+            }
+            _ => i += 1,
+        }
+    }
+    Some(())
+}
+
+/// An f-string's replacement field expression (a star-expression list).
+fn expression(text: &str) -> Option<()> {
+    let tokens = tokenize(text, true)?;
+    let mut p = Parser { t: &tokens, i: 0 };
+    p.star_exprs()?;
+    (p.peek() == Tok::End).then_some(())
+}

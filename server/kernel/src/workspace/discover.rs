@@ -1,0 +1,177 @@
+//! Finding the item files of a space on disk (which files and folders count, sidecar
+//! scripts) and reading one, refused when it resolves outside its space.
+
+use super::item::{parse_item, Item, Parsed};
+use crate::diag::{Code, Diagnostic};
+use crate::ids::{self, ItemType, Space};
+use crate::text::{SourceText, TextRange};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// The file extensions that can hold items of a type.
+pub(super) fn is_item_file(item_type: ItemType, path: &Path) -> bool {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    match item_type {
+        ItemType::Directive | ItemType::Knowledge => ext.eq_ignore_ascii_case("md"),
+        ItemType::Tool => {
+            matches!(ext, "py" | "yaml" | "yml") || crate::tool::is_javascript_extension(ext)
+        }
+        ItemType::System => false,
+    }
+}
+
+/// Folders never searched for items.
+pub(super) fn skip_dir(name: &str) -> bool {
+    name.starts_with('.') || matches!(name, "__pycache__" | "node_modules" | "venv" | "target")
+}
+
+/// A file found in a space: its type, id, path, and for a sidecar YAML its script.
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub item_type: ItemType,
+    pub id: String,
+    pub path: PathBuf,
+    pub script: Option<PathBuf>,
+}
+
+/// Every item file of a space root (`.../.ai` or the user space).
+pub fn discover(root: &Path) -> Vec<Found> {
+    let mut out = Vec::new();
+    for item_type in ItemType::FILE_TYPES {
+        let Some(folder) = item_type.folder() else {
+            continue;
+        };
+        let dir = root.join(folder);
+        if !dir.is_dir() {
+            continue;
+        }
+        let walker = ignore::WalkBuilder::new(&dir)
+            .standard_filters(false)
+            .follow_links(false)
+            .sort_by_file_name(|a, b| a.cmp(b))
+            .filter_entry(|e| {
+                e.depth() == 0
+                    || !e.file_type().is_some_and(|t| t.is_dir())
+                    || !e.file_name().to_str().is_some_and(skip_dir)
+            })
+            .build();
+        let mut files: Vec<PathBuf> = Vec::new();
+        for entry in walker.flatten() {
+            if entry
+                .file_type()
+                .is_some_and(|t| t.is_file() || t.is_symlink())
+            {
+                files.push(entry.into_path());
+            }
+        }
+        let set: BTreeSet<&PathBuf> = files.iter().collect();
+        for path in &files {
+            if !is_item_file(item_type, path) {
+                continue;
+            }
+            let Ok(rel) = path.strip_prefix(&dir) else {
+                continue;
+            };
+            let Some(id) = ids::id_from_relative(rel) else {
+                continue;
+            };
+            let mut script = None;
+            if item_type == ItemType::Tool {
+                let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+                if ext == "py" || crate::tool::is_javascript_extension(ext) {
+                    // A .py (.js, .ts) beside a same-stem YAML is that YAML's script, not an
+                    // item of its own.
+                    if set.contains(&path.with_extension("yaml"))
+                        || set.contains(&path.with_extension("yml"))
+                    {
+                        continue;
+                    }
+                } else {
+                    // A YAML tool's script: a same-stem file with another extension.
+                    let stem = path.file_stem().unwrap_or_default();
+                    script = files
+                        .iter()
+                        .find(|p| {
+                            p.parent() == path.parent()
+                                && p.file_stem() == Some(stem)
+                                && !matches!(
+                                    p.extension().and_then(|e| e.to_str()),
+                                    Some("yaml" | "yml")
+                                )
+                        })
+                        .cloned();
+                }
+            }
+            out.push(Found {
+                item_type,
+                id,
+                path: path.clone(),
+                script,
+            });
+        }
+    }
+    out
+}
+
+/// Read and parse one file of a space, refusing a file that resolves outside the space.
+pub fn load_file(found: &Found, space: Space, space_root: &Path) -> Option<Item> {
+    // A file reached through no symlink is inside its space: no need to resolve both paths
+    // (two `realpath`s per file, a component each).
+    let real = if ids::inside_without_links(space_root, &found.path) {
+        Ok(found.path.clone())
+    } else {
+        ids::confine(space_root, &found.path)
+    };
+    let mut item = match real {
+        Ok(real) => match ids::read_regular(&real) {
+            Ok(bytes) => parse_item(
+                found.item_type,
+                found.id.clone(),
+                space,
+                found.path.clone(),
+                &bytes,
+            )?,
+            Err(e) => unreadable(found, space, format!("cannot read this file: {e}")),
+        },
+        Err(e) => unreadable(
+            found,
+            space,
+            format!("refused: {e}; an item file must lie inside its space"),
+        ),
+    };
+    item.script = found.script.clone();
+    Some(item)
+}
+
+fn unreadable(found: &Found, space: Space, msg: String) -> Item {
+    Item {
+        item_type: found.item_type,
+        id: found.id.clone(),
+        space,
+        path: found.path.clone(),
+        script: None,
+        source: SourceText::new(""),
+        parsed: Parsed::Unreadable(Diagnostic::new(Code::K006, TextRange::empty(0), msg)),
+    }
+}
+
+/// The script of a sidecar YAML tool: a same-stem file with another extension.
+pub(super) fn discover_script(yaml: &Path) -> Option<PathBuf> {
+    let ext = yaml.extension()?.to_str()?;
+    if !matches!(ext, "yaml" | "yml") {
+        return None;
+    }
+    let stem = yaml.file_stem()?;
+    let dir = yaml.parent()?;
+    let mut candidates: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_stem() == Some(stem)
+                && !matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"))
+        })
+        .collect();
+    candidates.sort();
+    candidates.into_iter().next()
+}

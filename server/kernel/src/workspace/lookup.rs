@@ -1,0 +1,190 @@
+//! Looking a reference up in a workspace: ids, precedence, bare names, ambiguity and
+//! suggestions (with their cache).
+
+use super::item::Item;
+use super::Workspace;
+use crate::ids::{self, IdError, ItemType, Space};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// The result of looking a reference up ([`Workspace::lookup`]); its error for every face
+/// is [`crate::lookup::LookupError`].
+#[derive(Debug, Clone)]
+pub enum Lookup {
+    Found(Arc<Item>),
+    /// No item has this id; the closest ids, best first.
+    Missing {
+        suggestions: Vec<String>,
+    },
+    /// A bare name that several items end with.
+    Ambiguous {
+        candidates: Vec<String>,
+    },
+    /// The reference is not a valid id.
+    Refused(IdError),
+}
+
+pub(super) type SuggestIds = Arc<std::sync::Mutex<SuggestCache>>;
+
+/// What `suggest` computed, until the next change of the workspace: the candidate ids per
+/// type and space, and the suggestions per reference (a workspace often names the same
+/// missing id many times, and each scan covers every id).
+#[derive(Debug, Default)]
+pub(super) struct SuggestCache {
+    ids: HashMap<(ItemType, Option<Space>), Arc<[String]>>,
+    suggestions: HashMap<(ItemType, Option<Space>, String), Vec<String>>,
+}
+
+/// At most this many references' suggestions are kept between changes.
+pub(super) const SUGGESTIONS_KEPT: usize = 4096;
+
+impl Workspace {
+    /// Every item with this exact id, highest precedence first.
+    pub fn all_with_id(&self, item_type: ItemType, id: &str) -> Vec<&Arc<Item>> {
+        self.by_id
+            .get(&(item_type, id.to_string()))
+            .map(|paths| paths.iter().filter_map(|p| self.item(p)).collect())
+            .unwrap_or_default()
+    }
+
+    /// The item with this exact id that wins by precedence.
+    pub fn get(&self, item_type: ItemType, id: &str) -> Option<&Arc<Item>> {
+        self.all_with_id(item_type, id).into_iter().next()
+    }
+
+    /// Every id of a type (for suggestions and completion), sorted.
+    pub fn ids(&self, item_type: ItemType) -> Vec<&str> {
+        let mut v: Vec<&str> = self
+            .by_id
+            .iter()
+            .filter(|((t, _), paths)| *t == item_type && paths.iter().any(|p| self.exists(p)))
+            .map(|((_, id), _)| id.as_str())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Look a reference up: an exact id first, then a bare last segment when exactly one
+    /// item has it. `only` restricts the search to one space (a builtin chain). When nothing
+    /// matches, the closest ids are suggested.
+    pub fn lookup(&self, item_type: ItemType, reference: &str, only: Option<Space>) -> Lookup {
+        match self.find(item_type, reference, only) {
+            Lookup::Missing { .. } => Lookup::Missing {
+                suggestions: self.suggest(item_type, reference, only),
+            },
+            other => other,
+        }
+    }
+
+    /// Like [`Workspace::lookup`], without computing suggestions (cheap: no scan of all ids).
+    pub fn find(&self, item_type: ItemType, reference: &str, only: Option<Space>) -> Lookup {
+        if let Err(e) = ids::validate_id(reference) {
+            return Lookup::Refused(e);
+        }
+        let allowed = |i: &&Arc<Item>| only.is_none_or(|s| i.space == s);
+        if let Some(item) = self
+            .all_with_id(item_type, reference)
+            .into_iter()
+            .find(allowed)
+        {
+            return Lookup::Found(item.clone());
+        }
+        if !reference.contains('/') {
+            let ids: Vec<&String> = self
+                .by_bare
+                .get(&(item_type, reference.to_string()))
+                .map(|s| {
+                    s.iter()
+                        .filter(|id| self.all_with_id(item_type, id).iter().any(allowed))
+                        .collect()
+                })
+                .unwrap_or_default();
+            match ids.as_slice() {
+                [one] => {
+                    if let Some(item) = self.all_with_id(item_type, one).into_iter().find(allowed) {
+                        return Lookup::Found(item.clone());
+                    }
+                }
+                [] => {}
+                many => {
+                    return Lookup::Ambiguous {
+                        candidates: many.iter().map(|s| s.to_string()).collect(),
+                    }
+                }
+            }
+        }
+        Lookup::Missing {
+            suggestions: Vec::new(),
+        }
+    }
+
+    /// The ids closest to a reference that names nothing, best first.
+    pub fn suggest(
+        &self,
+        item_type: ItemType,
+        reference: &str,
+        only: Option<Space>,
+    ) -> Vec<String> {
+        let key = (item_type, only, reference.to_string());
+        if let Some(hit) = self
+            .suggest_ids
+            .lock()
+            .ok()
+            .and_then(|c| c.suggestions.get(&key).cloned())
+        {
+            return hit;
+        }
+        let ids = self.suggestable_ids(item_type, only);
+        let mut suggestions: Vec<String> =
+            crate::diag::closest_n(reference, ids.iter().map(String::as_str), 3)
+                .into_iter()
+                .map(str::to_string)
+                .collect();
+        // A reference whose last segment matches an id's last segment is a likely suggestion too.
+        if suggestions.is_empty() {
+            let bare = ids::bare_name(reference);
+            let bares = ids.iter().map(|id| ids::bare_name(id));
+            for b in crate::diag::closest_n(bare, bares, 3) {
+                if let Some(id) = ids.iter().find(|id| ids::bare_name(id) == b) {
+                    suggestions.push(id.to_string());
+                }
+            }
+        }
+        if let Ok(mut cache) = self.suggest_ids.lock() {
+            if cache.suggestions.len() < SUGGESTIONS_KEPT {
+                cache.suggestions.insert(key, suggestions.clone());
+            }
+        }
+        suggestions
+    }
+
+    /// The ids of a type that some (allowed) item has, sorted; cached until the next change.
+    fn suggestable_ids(&self, item_type: ItemType, only: Option<Space>) -> Arc<[String]> {
+        let key = (item_type, only);
+        if let Some(ids) = self.cached_ids(&key) {
+            return ids;
+        }
+        let allowed = |p: &PathBuf| {
+            self.items
+                .get(p)
+                .is_some_and(|e| only.is_none_or(|s| e.space == s) && e.exists())
+        };
+        let mut ids: Vec<String> = self
+            .by_id
+            .iter()
+            .filter(|((t, _), paths)| *t == item_type && paths.iter().any(allowed))
+            .map(|((_, id), _)| id.clone())
+            .collect();
+        ids.sort();
+        let ids: Arc<[String]> = ids.into();
+        if let Ok(mut cache) = self.suggest_ids.lock() {
+            cache.ids.insert(key, ids.clone());
+        }
+        ids
+    }
+
+    fn cached_ids(&self, key: &(ItemType, Option<Space>)) -> Option<Arc<[String]>> {
+        self.suggest_ids.lock().ok()?.ids.get(key).cloned()
+    }
+}

@@ -1,0 +1,24 @@
+//! Giving the memory a big parse freed back to the system.
+
+static RELEASE_FREE_MEMORY: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+/// For a program whose global allocator is not the C library's: how to give freed memory
+/// back to the system after a big parse (the `kiwi` binary sets mimalloc's collection).
+pub fn set_release_free_memory(release: fn()) {
+    let _ = RELEASE_FREE_MEMORY.set(release);
+}
+
+/// Give the heap pages freed by a parse of many files (syntax trees, items not kept) back to
+/// the system: glibc keeps them in its per-thread arenas otherwise, and a long-running server
+/// would hold them for good.
+pub fn release_free_memory() {
+    if let Some(release) = RELEASE_FREE_MEMORY.get() {
+        release();
+        return;
+    }
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free memory of the allocator to the system.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}

@@ -1,0 +1,464 @@
+//! The workspace: the items of the three spaces, indexed by id, with precedence,
+//! shadowing and reference lookup. Items can be added, replaced and removed one at a
+//! time (the language server keeps a workspace up to date as files change).
+
+use crate::config::Config;
+use crate::context::Host;
+use crate::ids::{self, ItemType, Space};
+use builtin::builtin_entries;
+use discover::{discover_script, is_item_file, skip_dir};
+use entry::{Entry, Origin};
+use lookup::SuggestIds;
+use rayon::prelude::*;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+mod builtin;
+mod discover;
+mod entry;
+mod item;
+mod lookup;
+mod memory;
+mod order;
+mod spaces;
+
+pub use builtin::{builtin_file, builtin_items};
+pub use discover::{discover, load_file, Found};
+pub use item::{parse_item, parse_item_incremental, Item, Parsed};
+pub use lookup::Lookup;
+pub use memory::{release_free_memory, set_release_free_memory};
+pub use order::path_order;
+pub use spaces::{extra_spaces, ExtraRoot};
+
+/// The prefix of the virtual paths of builtin items.
+pub const BUILTIN_ROOT: &str = "<builtin>";
+
+/// What a watched-file event changes (see [`Workspace::watched_change`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchedChange {
+    /// An item file: re-read it (or remove it when it is gone).
+    Item,
+    /// Something resolutions read: every item's environment may change.
+    Environment,
+}
+
+/// All items of the spaces (project, user, extra, builtin), indexed.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    pub project: Option<PathBuf>,
+    pub user: PathBuf,
+    pub host: Host,
+    pub config: Config,
+    /// The extra spaces, in precedence order.
+    pub extra: Vec<ExtraRoot>,
+    /// Warnings about the configured spaces (a directory that is missing, ...) and the
+    /// config files (never an error: a check goes on without them).
+    pub space_problems: Vec<String>,
+    // Persistent maps: cloning a workspace (the language server does it whenever a request
+    // still holds the previous snapshot while a document changes) shares all but the
+    // changed paths, instead of copying 10,000 entries.
+    items: imbl::HashMap<PathBuf, Arc<Entry>>,
+    /// (type, id) -> paths, highest precedence first.
+    by_id: imbl::HashMap<(ItemType, String), Vec<PathBuf>>,
+    /// (type, bare name) -> ids that end with it.
+    by_bare: imbl::HashMap<(ItemType, String), BTreeSet<String>>,
+    /// The ids [`Workspace::suggest`] scans, per type and space restriction, made on first
+    /// use and dropped on any change.
+    suggest_ids: SuggestIds,
+}
+
+impl Workspace {
+    /// An empty workspace holding only the builtin space.
+    pub fn new(project: Option<PathBuf>, host: Host) -> Self {
+        let user = host.user_space();
+        let config = Config::load(&user, project.as_deref());
+        let (extra, mut space_problems) = extra_spaces(&host, project.as_deref(), &user, &config);
+        for (file, msg) in &config.problems {
+            space_problems.insert(0, format!("{}: {msg}", file.display()));
+        }
+        let mut ws = Workspace {
+            project,
+            user,
+            host,
+            config,
+            extra,
+            space_problems,
+            items: imbl::HashMap::new(),
+            by_id: imbl::HashMap::new(),
+            by_bare: imbl::HashMap::new(),
+            suggest_ids: SuggestIds::default(),
+        };
+        for entry in builtin_entries() {
+            ws.add(entry.clone());
+        }
+        ws
+    }
+
+    /// Load the project (if any), the user space and the builtin space.
+    pub fn load(project: Option<PathBuf>, host: Host) -> Self {
+        let mut ws = Workspace::new(project, host);
+        let mut roots = vec![(Space::User, ws.user.clone())];
+        if let Some(p) = &ws.project {
+            roots.push((Space::Project, p.join(".ai")));
+        }
+        roots.extend(ws.extra.iter().map(|x| (x.space, x.root.clone())));
+        for (space, root) in roots {
+            for found in discover(&root) {
+                ws.add(Arc::new(Entry {
+                    found,
+                    space,
+                    origin: Origin::Disk { root: root.clone() },
+                    item: std::sync::OnceLock::new(),
+                    exists: std::sync::OnceLock::new(),
+                }));
+            }
+        }
+        ws
+    }
+
+    /// Parse every item not parsed yet, in parallel.
+    /// A server keeps the workspace: the memory the parse used and freed is given back.
+    pub fn load_all(&self) {
+        testing::wait_while_held(self.project.as_deref());
+        let before = self
+            .items
+            .values()
+            .filter(|e| e.item.get().is_none())
+            .count();
+        self.preload(|_| true);
+        if before >= 256 {
+            release_free_memory();
+        }
+    }
+
+    fn preload(&self, keep: impl Fn(&Entry) -> bool + Sync) {
+        let pending: Vec<&Arc<Entry>> = self
+            .items
+            .values()
+            .filter(|e| e.item.get().is_none() && keep(e))
+            .collect();
+        pending.par_iter().for_each(|e| {
+            e.get();
+        });
+    }
+
+    /// The root of a space on disk (`None` for builtin, or no project).
+    pub fn space_root(&self, space: Space) -> Option<PathBuf> {
+        match space {
+            Space::Project => self.project.as_ref().map(|p| p.join(".ai")),
+            Space::User => Some(self.user.clone()),
+            Space::Extra(_) => self
+                .extra
+                .iter()
+                .find(|x| x.space == space)
+                .map(|x| x.root.clone()),
+            Space::Builtin => None,
+        }
+    }
+
+    /// The spaces of this workspace, in precedence order.
+    pub fn spaces(&self) -> Vec<Space> {
+        let mut v = Vec::new();
+        if self.project.is_some() {
+            v.push(Space::Project);
+        }
+        v.push(Space::User);
+        v.extend(self.extra.iter().map(|x| x.space));
+        v.push(Space::Builtin);
+        v
+    }
+
+    /// The spaces' names in precedence order, for messages: `project, user, rye, builtin`.
+    pub fn space_names(&self) -> String {
+        self.spaces()
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// A space of this workspace by name (`project`, `user`, `builtin` or an extra space's).
+    pub fn parse_space(&self, name: &str) -> Option<Space> {
+        Space::parse(name).or_else(|| {
+            self.extra
+                .iter()
+                .map(|x| x.space)
+                .find(|s| s.as_str() == name)
+        })
+    }
+
+    /// What a watched-file event for `path` changes: an item file (as discovery finds them:
+    /// in a type folder, not inside a skipped folder such as `.venv` and not through a
+    /// symlinked folder), or else what resolutions read (a virtual environment, a version
+    /// file, a dotenv file, the config), under `.ai/` or not.
+    pub fn watched_change(&self, path: &Path) -> WatchedChange {
+        if self.item_path(path).is_some() {
+            WatchedChange::Item
+        } else {
+            WatchedChange::Environment
+        }
+    }
+
+    /// [`Workspace::classify`] of a path discovery would find as an item file.
+    fn item_path(&self, path: &Path) -> Option<(Space, ItemType, String)> {
+        let found = self.classify(path)?;
+        let root = self.space_root(found.0)?;
+        let dir = root.join(found.1.folder()?);
+        let rel = path.strip_prefix(&dir).ok()?;
+        let mut at = dir.clone();
+        let folders: Vec<_> = rel.components().collect();
+        for c in &folders[..folders.len().saturating_sub(1)] {
+            let name = c.as_os_str().to_str()?;
+            if skip_dir(name) {
+                return None;
+            }
+            at.push(name);
+            // Discovery does not follow a symlinked folder; its files are not items.
+            if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+                return None;
+            }
+        }
+        Some(found)
+    }
+
+    /// Which space, type and id a path would have, if it lies in a type folder of a space.
+    pub fn classify(&self, path: &Path) -> Option<(Space, ItemType, String)> {
+        let mut spaces = vec![Space::Project, Space::User];
+        spaces.extend(self.extra.iter().map(|x| x.space));
+        for space in spaces {
+            let Some(root) = self.space_root(space) else {
+                continue;
+            };
+            for item_type in ItemType::FILE_TYPES {
+                let dir = root.join(item_type.folder()?);
+                if let Ok(rel) = path.strip_prefix(&dir) {
+                    if !is_item_file(item_type, path) {
+                        return None;
+                    }
+                    return Some((space, item_type, ids::id_from_relative(rel)?));
+                }
+            }
+        }
+        None
+    }
+
+    /// Add or replace an item (keyed by its path).
+    pub fn insert(&mut self, item: Arc<Item>) {
+        self.add(Arc::new(Entry::given(item)));
+    }
+
+    fn add(&mut self, entry: Arc<Entry>) {
+        let path = entry.found.path.clone();
+        if let Some(old) = self.items.get(&path) {
+            if old.found.item_type == entry.found.item_type
+                && old.found.id == entry.found.id
+                && old.space == entry.space
+                && old.exists()
+                && entry.exists()
+            {
+                // The same item read again (an edit in the editor): the indexes and the
+                // cached suggestion ids stay as they are.
+                self.items.insert(path, entry);
+                return;
+            }
+        }
+        self.suggest_ids = SuggestIds::default();
+        self.remove_entry(&path);
+        let key = (entry.found.item_type, entry.found.id.clone());
+        let paths = self.by_id.entry(key).or_default();
+        paths.push(path.clone());
+        let items = &self.items;
+        let rank = |p: &PathBuf| items.get(p).map(|e| e.space).unwrap_or(entry.space);
+        paths.sort_by(|a, b| rank(a).cmp(&rank(b)).then(a.cmp(b)));
+        self.by_bare
+            .entry((
+                entry.found.item_type,
+                ids::bare_name(&entry.found.id).to_string(),
+            ))
+            .or_default()
+            .insert(entry.found.id.clone());
+        self.items.insert(path, entry);
+    }
+
+    /// Remove the item of a path; returns it.
+    pub fn remove(&mut self, path: &Path) -> Option<Arc<Item>> {
+        self.remove_entry(path).and_then(|e| e.get().cloned())
+    }
+
+    fn remove_entry(&mut self, path: &Path) -> Option<Arc<Entry>> {
+        let old = self.items.remove(path)?;
+        self.suggest_ids = SuggestIds::default();
+        let key = (old.found.item_type, old.found.id.clone());
+        if let Some(paths) = self.by_id.get_mut(&key) {
+            paths.retain(|p| p != path);
+            if paths.is_empty() {
+                self.by_id.remove(&key);
+                let bare = (
+                    old.found.item_type,
+                    ids::bare_name(&old.found.id).to_string(),
+                );
+                if let Some(set) = self.by_bare.get_mut(&bare) {
+                    set.remove(&old.found.id);
+                    if set.is_empty() {
+                        self.by_bare.remove(&bare);
+                    }
+                }
+            }
+        }
+        Some(old)
+    }
+
+    /// Read a file from disk and insert it (or remove it when it is gone or not an item).
+    pub fn refresh_path(&mut self, path: &Path) {
+        let Some((space, item_type, id)) = self.item_path(path) else {
+            return;
+        };
+        // A classified path lies in a space that has a root.
+        let Some(root) = self.space_root(space) else {
+            return;
+        };
+        if !path.exists() {
+            self.remove(path);
+            return;
+        }
+        let mut found = Found {
+            item_type,
+            id,
+            path: path.to_path_buf(),
+            script: None,
+        };
+        if item_type == ItemType::Tool {
+            found.script = discover_script(path);
+        }
+        match load_file(&found, space, &root) {
+            Some(item) => self.insert(Arc::new(item)),
+            None => {
+                self.remove(path);
+            }
+        }
+    }
+
+    pub fn item(&self, path: &Path) -> Option<&Arc<Item>> {
+        self.items.get(path).and_then(|e| e.get())
+    }
+
+    /// Whether the file of this path is an item, without keeping it parsed.
+    pub fn exists(&self, path: &Path) -> bool {
+        self.items.get(path).is_some_and(|e| e.exists())
+    }
+
+    /// The item of a path if it is loaded, else parsed for the caller alone (not kept).
+    pub fn peek(&self, path: &Path) -> Option<Arc<Item>> {
+        self.items.get(path).and_then(|e| e.peek())
+    }
+
+    /// The item with this exact id that wins by precedence, parsed for the caller alone
+    /// when it is not loaded (like [`Workspace::get`], keeping nothing).
+    pub fn peek_id(&self, item_type: ItemType, id: &str) -> Option<Arc<Item>> {
+        let paths = self.by_id.get(&(item_type, id.to_string()))?;
+        paths.iter().find_map(|p| self.peek(p))
+    }
+
+    /// The space of the item with this id that wins by precedence.
+    pub fn winner_space(&self, item_type: ItemType, id: &str) -> Option<Space> {
+        let paths = self.by_id.get(&(item_type, id.to_string()))?;
+        paths
+            .iter()
+            .filter_map(|p| self.items.get(p))
+            .find(|e| e.exists())
+            .map(|e| e.space)
+    }
+
+    /// Every item, in (type, id, space, path) order, each mapped by `map` (in parallel, a
+    /// chunk at a time) and then given to `visit` (in order). Items not loaded are parsed for
+    /// the visit alone and dropped after it: memory stays at one chunk of items.
+    pub fn visit_items<T: Send>(&self, map: impl Fn(&Item) -> T + Sync, mut visit: impl FnMut(T)) {
+        let mut entries: Vec<&Arc<Entry>> = self.items.values().collect();
+        entries.sort_by(|a, b| {
+            (a.found.item_type, &a.found.id, a.space, &a.found.path).cmp(&(
+                b.found.item_type,
+                &b.found.id,
+                b.space,
+                &b.found.path,
+            ))
+        });
+        for chunk in entries.chunks(256) {
+            let mapped: Vec<Option<T>> = chunk
+                .par_iter()
+                .map(|e| e.peek().map(|item| map(&item)))
+                .collect();
+            for t in mapped.into_iter().flatten() {
+                visit(t);
+            }
+        }
+        if entries.len() >= 256 {
+            release_free_memory();
+        }
+    }
+
+    /// Items of the workspace whose diagnostics may depend on the item at `path`: those that
+    /// reference it (a call, a relationship, an executor; knowledge by mention) and those with
+    /// the same id (shadowing).
+    pub fn dependents(&self, path: &Path) -> Vec<PathBuf> {
+        let Some(item) = self.item(path) else {
+            return Vec::new();
+        };
+        let id = item.id.as_str();
+        let bare = ids::bare_name(id);
+        let names = |r: &str| r == id || r == bare;
+        // The cheap tests first: paths compare component by component.
+        let mut v: Vec<PathBuf> = self
+            .items()
+            .filter(|i| {
+                !i.is_builtin()
+                    && (i.id == item.id
+                        || match &i.parsed {
+                            Parsed::Directive(d) => d.references.iter().any(|r| names(&r.id)),
+                            Parsed::Tool(t) => {
+                                t.str(crate::tool::Field::ExecutorId).is_some_and(names)
+                            }
+                            Parsed::Knowledge(_) => i.text().contains(bare),
+                            Parsed::Unreadable(_) => false,
+                        })
+                    && i.path.as_os_str() != path.as_os_str()
+            })
+            .map(|i| i.path.clone())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Every item (all parsed first, in parallel).
+    pub fn items(&self) -> impl Iterator<Item = &Arc<Item>> {
+        self.load_all();
+        self.items.values().filter_map(|e| e.get())
+    }
+
+    /// Items of a space, sorted by path (parsed first, in parallel).
+    pub fn items_in(&self, space: Space) -> Vec<&Arc<Item>> {
+        self.preload(|e| e.space == space);
+        let mut v: Vec<_> = self
+            .items
+            .values()
+            .filter(|e| e.space == space)
+            .filter_map(|e| e.get())
+            .collect();
+        v.sort_by(|a, b| path_order(&a.path, &b.path));
+        v
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+}
+
+/// A hook for tests of what a server answers while a workspace loads: while a
+/// [`testing::LoadHold`] of a project is alive, [`Workspace::load_all`] of that project waits
+/// (at most a minute). Nothing holds a load unless a test asks.
+#[doc(hidden)]
+pub mod testing;
