@@ -1,13 +1,16 @@
 //! The workspaces a long-running face keeps: one shared [`Workspace`] per project (and one
 //! for the user space), which of them are loading and loaded, the project a path belongs
-//! to, and their refresh from disk by a watcher of their own (for a client that cannot
-//! watch files, as Neovim on Linux).
+//! to, the overlays of open documents (an editor's unsaved text, the truth for its item
+//! until it is closed: applied on load, kept over a refresh from disk) and their refresh
+//! from disk by a watcher of their own (for a client that cannot watch files, as Neovim on
+//! Linux).
 //!
 //! A set is plain data behind the caller's lock; loading (slow) is the caller's, on a
 //! thread of its choosing: [`WorkspaceSet::claim`] marks a workspace as loading (an empty
 //! one stands in until then), [`WorkspaceSet::set_loaded`] puts the loaded one in place.
 
 use crate::context::{find_project_root, Host};
+use crate::document::Document;
 use crate::ids::Space;
 use crate::watch::{Change, Running, Watcher};
 use crate::workspace::{WatchedChange, Workspace};
@@ -27,6 +30,15 @@ pub struct WorkspaceSet {
     loaded: HashSet<Key>,
     /// The running watchers, per workspace ([`WorkspaceSet::watch`]).
     watching: HashMap<Key, Running>,
+    /// The open documents, by path ([`WorkspaceSet::open`]).
+    overlays: HashMap<PathBuf, Overlay>,
+}
+
+/// An open document: its text (with the syntax tree of its last parse, re-parsed
+/// incrementally) and the workspace it belongs to.
+struct Overlay {
+    doc: Document,
+    key: Key,
 }
 
 impl WorkspaceSet {
@@ -37,6 +49,7 @@ impl WorkspaceSet {
             loading: HashSet::new(),
             loaded: HashSet::new(),
             watching: HashMap::new(),
+            overlays: HashMap::new(),
         }
     }
 
@@ -84,14 +97,16 @@ impl WorkspaceSet {
         self.spaces.iter()
     }
 
-    /// Make sure a workspace exists for `key` (an empty one until it is loaded) and claim
-    /// its load: `true` when the caller must load it now (nobody else started to).
+    /// Make sure a workspace exists for `key` (an empty one holding the open documents until
+    /// it is loaded) and claim its load: `true` when the caller must load it now (nobody
+    /// else started to).
     pub fn claim(&mut self, key: &Key) -> bool {
         if !self.spaces.contains_key(key) {
             self.spaces.insert(
                 key.clone(),
                 Arc::new(Workspace::new(key.clone(), self.host.clone())),
             );
+            self.apply_overlays(key);
         }
         self.loading.insert(key.clone())
     }
@@ -103,11 +118,121 @@ impl WorkspaceSet {
         ws
     }
 
-    /// Put a loaded workspace in place.
+    /// Put a loaded workspace in place, the open documents of it applied over what was read
+    /// from disk.
     pub fn set_loaded(&mut self, key: &Key, ws: Workspace) {
         self.spaces.insert(key.clone(), Arc::new(ws));
         self.loading.insert(key.clone());
         self.loaded.insert(key.clone());
+        self.apply_overlays(key);
+    }
+
+    /// Parse the open documents of workspace `key` into it.
+    fn apply_overlays(&mut self, key: &Key) {
+        let open: Vec<PathBuf> = self
+            .overlays
+            .iter()
+            .filter(|(_, o)| o.key == *key)
+            .map(|(p, _)| p.clone())
+            .collect();
+        for p in open {
+            self.apply_overlay(&p);
+        }
+    }
+
+    /// Open a document: from now on `text` (and its edits, [`WorkspaceSet::edit`]) is the
+    /// truth for the item at `path`, whatever the disk holds, until
+    /// [`WorkspaceSet::close`]. The workspace it belongs to (`None`: outside every `.ai/`,
+    /// nothing is kept); it may still have to be claimed and loaded.
+    pub fn open(&mut self, path: &Path, text: String) -> Option<Key> {
+        let key = self.project_of(path)?;
+        self.overlays.insert(
+            path.to_path_buf(),
+            Overlay {
+                doc: Document::new(text),
+                key: key.clone(),
+            },
+        );
+        self.apply_overlay(path);
+        Some(key)
+    }
+
+    /// Change an open document's text with `f` (edits keep its syntax tree in step), then
+    /// put the item it parses to in its workspace. `None` when the document is not open.
+    pub fn edit<R>(&mut self, path: &Path, f: impl FnOnce(&mut Document) -> R) -> Option<R> {
+        let r = f(&mut self.overlays.get_mut(path)?.doc);
+        self.apply_overlay(path);
+        Some(r)
+    }
+
+    /// Close a document: the disk is the truth again (its item is read again). The
+    /// workspace it belonged to, `None` when it was not open.
+    pub fn close(&mut self, path: &Path) -> Option<Key> {
+        let o = self.overlays.remove(path)?;
+        if let Some(ws) = self.spaces.get_mut(&o.key) {
+            Arc::make_mut(ws).refresh_path(path);
+        }
+        Some(o.key)
+    }
+
+    /// An open document (its text and syntax tree).
+    pub fn overlay(&self, path: &Path) -> Option<&Document> {
+        self.overlays.get(path).map(|o| &o.doc)
+    }
+
+    pub fn is_open(&self, path: &Path) -> bool {
+        self.overlays.contains_key(path)
+    }
+
+    /// Read `path` again from disk into workspace `key` (a change seen on disk), unless it
+    /// is an open document: the editor's unsaved text stays the truth. Whether it was read.
+    pub fn refresh_path(&mut self, key: &Key, path: &Path) -> bool {
+        if self.overlays.contains_key(path) {
+            return false;
+        }
+        match self.spaces.get_mut(key) {
+            Some(ws) => {
+                Arc::make_mut(ws).refresh_path(path);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Parse an open document into its workspace (when the workspace exists and the path is
+    /// one of its items; a text that declares no item removes it).
+    fn apply_overlay(&mut self, path: &Path) {
+        let Some(o) = self.overlays.get_mut(path) else {
+            return;
+        };
+        let Some(ws) = self.spaces.get_mut(&o.key) else {
+            return;
+        };
+        let Some((space, item_type, id)) = ws.classify(path) else {
+            return;
+        };
+        // The kernel's parsers never panic; should one, the workspace keeps the last good
+        // item (and the next parse starts afresh) instead of the caller going down.
+        let doc = &mut o.doc;
+        let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            doc.parse(item_type, id, space, path.to_path_buf())
+        }));
+        let Ok(parsed) = parsed else {
+            o.doc.set_text(o.doc.text().to_string());
+            return;
+        };
+        let ws = Arc::make_mut(ws);
+        match parsed {
+            Some(mut item) => {
+                if let Some(old) = ws.item(path) {
+                    item.script = old.script.clone();
+                }
+                ws.insert(Arc::new(item));
+            }
+            None => {
+                ws.remove(path);
+            }
+        }
     }
 
     pub fn is_loaded(&self, key: &Key) -> bool {

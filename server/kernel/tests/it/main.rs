@@ -17,6 +17,7 @@ mod grammars;
 mod imports;
 mod init;
 mod lookup_errors;
+mod overlays;
 mod quick_fixes;
 mod rule_codes;
 mod ryeread;
