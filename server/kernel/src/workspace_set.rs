@@ -32,6 +32,8 @@ pub struct WorkspaceSet {
     watching: HashMap<Key, Running>,
     /// The open documents, by path ([`WorkspaceSet::open`]).
     overlays: HashMap<PathBuf, Overlay>,
+    /// Bumped whenever a workspace may have changed ([`WorkspaceSet::changes`]).
+    changes: u64,
 }
 
 /// An open document: its text (with the syntax tree of its last parse, re-parsed
@@ -50,7 +52,15 @@ impl WorkspaceSet {
             loaded: HashSet::new(),
             watching: HashMap::new(),
             overlays: HashMap::new(),
+            changes: 0,
         }
+    }
+
+    /// A number that changes whenever any workspace of the set may have changed (a load, an
+    /// open document's edit, a refresh from disk, any mutable access): what a caller keeps
+    /// something computed from the workspaces by (the workspace symbols' index).
+    pub fn changes(&self) -> u64 {
+        self.changes
     }
 
     pub fn host(&self) -> &Host {
@@ -89,6 +99,7 @@ impl WorkspaceSet {
     }
 
     pub fn get_mut(&mut self, key: &Key) -> Option<&mut Arc<Workspace>> {
+        self.changes += 1;
         self.spaces.get_mut(key)
     }
 
@@ -106,6 +117,7 @@ impl WorkspaceSet {
                 key.clone(),
                 Arc::new(Workspace::new(key.clone(), self.host.clone())),
             );
+            self.changes += 1;
             self.apply_overlays(key);
         }
         self.loading.insert(key.clone())
@@ -122,6 +134,7 @@ impl WorkspaceSet {
     /// from disk.
     pub fn set_loaded(&mut self, key: &Key, ws: Workspace) {
         self.spaces.insert(key.clone(), Arc::new(ws));
+        self.changes += 1;
         self.loading.insert(key.clone());
         self.loaded.insert(key.clone());
         self.apply_overlays(key);
@@ -169,6 +182,7 @@ impl WorkspaceSet {
     /// workspace it belonged to, `None` when it was not open.
     pub fn close(&mut self, path: &Path) -> Option<Key> {
         let o = self.overlays.remove(path)?;
+        self.changes += 1;
         if let Some(ws) = self.spaces.get_mut(&o.key) {
             Arc::make_mut(ws).refresh_path(path);
         }
@@ -190,6 +204,7 @@ impl WorkspaceSet {
         if self.overlays.contains_key(path) {
             return false;
         }
+        self.changes += 1;
         match self.spaces.get_mut(key) {
             Some(ws) => {
                 Arc::make_mut(ws).refresh_path(path);
@@ -211,6 +226,7 @@ impl WorkspaceSet {
         let Some((space, item_type, id)) = ws.classify(path) else {
             return;
         };
+        self.changes += 1;
         // The kernel's parsers never panic; should one, the workspace keeps the last good
         // item (and the next parse starts afresh) instead of the caller going down.
         let doc = &mut o.doc;

@@ -81,6 +81,8 @@ pub(crate) struct State {
     /// Bumped on every change of a document: a diagnostics job publishes only if the
     /// generation it computed for is still current.
     pub generation: HashMap<PathBuf, u64>,
+    /// The workspace symbols' index, with the set's `changes` it was built at.
+    pub symbols: Option<(u64, Arc<kiwi_kernel::ide::SymbolIndex>)>,
 }
 
 pub(crate) struct Shared {
@@ -102,6 +104,7 @@ impl Shared {
                 docs: HashMap::new(),
                 set: WorkspaceSet::new(kiwi_kernel::context::Host::from_process()),
                 generation: HashMap::new(),
+                symbols: None,
             }),
             cancels: Mutex::new(HashMap::new()),
             counter: AtomicU64::new(0),
