@@ -211,9 +211,9 @@ pub fn run(kiwi: &Path, items: usize, runs: usize) -> Result<Vec<Figure>> {
     }
     hover.sort();
 
-    // Workspace symbols of an exact id (it must come first): the first request builds the
-    // index, the next ones use it.
-    let want = format!("cat{}/tool_{}", 7 % 50, 7);
+    // Workspace symbols of an exact id, tool 7's (`cat{t % 50}/tool_{t}`; it must come
+    // first): the first request builds the index, the next ones use it.
+    let want = "cat7/tool_7".to_string();
     let mut symbols = Vec::with_capacity(runs + 1);
     for _ in 0..=runs {
         let t = Instant::now();
