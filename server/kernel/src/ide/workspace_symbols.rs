@@ -11,7 +11,7 @@ use crate::ids::ItemType;
 use crate::search::{self, ExternalDoc, Index, Meta};
 use crate::text::TextRange;
 use crate::workspace::{Item, Workspace};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -24,14 +24,14 @@ pub struct WorkspaceSymbol {
     pub container: String,
 }
 
-/// The items of some workspaces (each file once, builtin items left out) and a search index
-/// over their ids, names, types and descriptions (not their bodies: a symbol is found by
-/// what it is called and says it does, not by every text that mentions it).
+/// A search index over the ids, names, types and descriptions of the items of some
+/// workspaces (each file once, builtin items left out; not their bodies: a symbol is found
+/// by what it is called and says it does, not by every text that mentions it), and their
+/// paths in id order. It keeps no item: asked with the workspaces it was built from, it
+/// holds no memory of an older state.
 pub struct SymbolIndex {
     index: Index,
-    /// By path, in id order.
-    items: Vec<Arc<Item>>,
-    by_path: HashMap<PathBuf, usize>,
+    paths: Vec<PathBuf>,
 }
 
 impl SymbolIndex {
@@ -65,34 +65,39 @@ impl SymbolIndex {
                 }
             })
             .collect();
-        let by_path = items
-            .iter()
-            .enumerate()
-            .map(|(i, item)| (item.path.clone(), i))
-            .collect();
         SymbolIndex {
             index: Index::from_external(docs),
-            items,
-            by_path,
+            paths: items.iter().map(|i| i.path.clone()).collect(),
         }
-    }
-
-    fn item(&self, path: &Path) -> Option<&Arc<Item>> {
-        self.by_path.get(path).map(|&i| &self.items[i])
     }
 }
 
-/// The items of `idx` for a query: the index's hits, best first; then the items whose id,
-/// type or description holds the query, by id. Every item once.
-pub fn workspace_symbols(idx: &SymbolIndex, query: &str) -> Vec<WorkspaceSymbol> {
+/// The item at `path` in the first workspace that has it.
+fn item_at<'a>(spaces: &'a [Arc<Workspace>], path: &Path) -> Option<&'a Arc<Item>> {
+    spaces.iter().find_map(|ws| ws.item(path))
+}
+
+/// The items for a query, of `spaces` as `idx` was built from them: the index's hits, best
+/// first; then the items whose id, type or description holds the query, by id. Every item
+/// once.
+pub fn workspace_symbols(
+    spaces: &[Arc<Workspace>],
+    idx: &SymbolIndex,
+    query: &str,
+) -> Vec<WorkspaceSymbol> {
+    let items = || idx.paths.iter().filter_map(|p| item_at(spaces, p));
     let query = query.trim();
     if query.is_empty() {
-        return idx.items.iter().map(symbol).collect();
+        return items().map(symbol).collect();
     }
     let mut hits: Vec<(f64, &Arc<Item>)> = Vec::new();
     for t in ItemType::FILE_TYPES {
-        for h in idx.index.search(t, query, None, idx.items.len()) {
-            if let Some(item) = h.path.as_deref().and_then(|p| idx.item(Path::new(p))) {
+        for h in idx.index.search(t, query, None, idx.paths.len()) {
+            if let Some(item) = h
+                .path
+                .as_deref()
+                .and_then(|p| item_at(spaces, Path::new(p)))
+            {
                 hits.push((h.score, item));
             }
         }
@@ -107,7 +112,7 @@ pub fn workspace_symbols(idx: &SymbolIndex, query: &str) -> Vec<WorkspaceSymbol>
         }
     }
     let q = query.to_lowercase();
-    for item in &idx.items {
+    for item in items() {
         if listed.contains(item.path.as_path()) {
             continue;
         }
@@ -175,9 +180,10 @@ mod tests {
             ws.insert(Arc::new(item));
         }
         let ws = Arc::new(ws);
-        let idx = SymbolIndex::build(&[ws.clone(), ws.clone()]);
+        let both = [ws.clone(), ws.clone()];
+        let idx = SymbolIndex::build(&both);
         let ids = |q: &str| -> Vec<String> {
-            workspace_symbols(&idx, q)
+            workspace_symbols(&both, &idx, q)
                 .into_iter()
                 .map(|s| s.item.id.clone())
                 .collect()
@@ -187,7 +193,7 @@ mod tests {
         assert_eq!(ids("words"), ["text/count"]);
         assert_eq!(ids("tool"), ["text/count", "text/echo"]);
         assert!(ids("nothing like it").is_empty());
-        let s = &workspace_symbols(&idx, "echo")[0];
+        let s = &workspace_symbols(&both, &idx, "echo")[0];
         assert_eq!(s.container, "tool (project): Echo a message");
     }
 
@@ -227,7 +233,7 @@ mod tests {
         }
         let spaces = [Arc::new(ws)];
         let ids = |q: &str| -> Vec<String> {
-            workspace_symbols(&SymbolIndex::build(&spaces), q)
+            workspace_symbols(&spaces, &SymbolIndex::build(&spaces), q)
                 .into_iter()
                 .map(|s| s.item.id.clone())
                 .collect()

@@ -28,7 +28,8 @@ pub(crate) async fn symbol(
     let index = match cached {
         Some((at, idx)) if at == changes => idx,
         _ => {
-            let idx = Arc::new(blocking(move || ide::SymbolIndex::build(&spaces)).await?);
+            let all = spaces.clone();
+            let idx = Arc::new(blocking(move || ide::SymbolIndex::build(&all)).await?);
             let mut st = b.lock();
             if st.set.changes() == changes {
                 st.symbols = Some((changes, idx.clone()));
@@ -37,7 +38,7 @@ pub(crate) async fn symbol(
         }
     };
     let out = blocking(move || {
-        ide::workspace_symbols(&index, &p.query)
+        ide::workspace_symbols(&spaces, &index, &p.query)
             .into_iter()
             .filter_map(|s| {
                 let item = &s.item;
