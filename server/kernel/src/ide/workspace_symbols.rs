@@ -156,44 +156,51 @@ mod tests {
     use crate::workspace::parse_item;
     use std::path::PathBuf;
 
-    #[test]
-    fn matches_id_type_and_description_each_file_once() {
+    /// A project workspace of tools: (id, description) each, under `tools/{id}.py`.
+    fn tools(list: &[(&str, &str)]) -> Arc<Workspace> {
         let mut ws = Workspace::new(
             Some(PathBuf::from("/nonexistent/proj")),
             Host::for_tests(&[("HOME", "/nonexistent/home")]),
         );
-        for (rel, id, desc) in [
-            ("tools/text/echo.py", "text/echo", "Echo a message"),
-            ("tools/text/count.py", "text/count", "Count words"),
-        ] {
+        for (id, desc) in list {
             let text = format!(
                 "__version__ = \"1.0.0\"\n__executor_id__ = \"subprocess\"\n__tool_description__ = \"{desc}\"\n"
             );
             let item = parse_item(
                 ItemType::Tool,
-                id.into(),
+                id.to_string(),
                 Space::Project,
-                PathBuf::from("/nonexistent/proj/.ai").join(rel),
+                PathBuf::from(format!("/nonexistent/proj/.ai/tools/{id}.py")),
                 text.as_bytes(),
             )
             .expect("an item");
             ws.insert(Arc::new(item));
         }
-        let ws = Arc::new(ws);
+        Arc::new(ws)
+    }
+
+    /// The ids found for `q` in `spaces`.
+    fn ids(spaces: &[Arc<Workspace>], q: &str) -> Vec<String> {
+        workspace_symbols(spaces, &SymbolIndex::build(spaces), q)
+            .into_iter()
+            .map(|s| s.item.id.clone())
+            .collect()
+    }
+
+    #[test]
+    fn matches_id_type_and_description_each_file_once() {
+        let ws = tools(&[
+            ("text/echo", "Echo a message"),
+            ("text/count", "Count words"),
+        ]);
         let both = [ws.clone(), ws.clone()];
-        let idx = SymbolIndex::build(&both);
-        let ids = |q: &str| -> Vec<String> {
-            workspace_symbols(&both, &idx, q)
-                .into_iter()
-                .map(|s| s.item.id.clone())
-                .collect()
-        };
+        let ids = |q: &str| ids(&both, q);
         assert_eq!(ids(""), ["text/count", "text/echo"]);
         assert_eq!(ids("ECHO"), ["text/echo"]);
         assert_eq!(ids("words"), ["text/count"]);
         assert_eq!(ids("tool"), ["text/count", "text/echo"]);
         assert!(ids("nothing like it").is_empty());
-        let s = &workspace_symbols(&both, &idx, "echo")[0];
+        let s = &workspace_symbols(&both, &SymbolIndex::build(&both), "echo")[0];
         assert_eq!(s.container, "tool (project): Echo a message");
     }
 
@@ -201,43 +208,12 @@ mod tests {
     /// other word forms found, the description's words in any order.
     #[test]
     fn ranked_by_the_search_index() {
-        let mut ws = Workspace::new(
-            Some(PathBuf::from("/nonexistent/proj")),
-            Host::for_tests(&[("HOME", "/nonexistent/home")]),
-        );
-        for (rel, id, desc) in [
-            ("tools/text/echo.py", "text/echo", "Echo a message"),
-            (
-                "tools/text/count.py",
-                "text/count",
-                "Count words and echo the total",
-            ),
-            (
-                "tools/web/fetch_page.py",
-                "web/fetch_page",
-                "Download a page",
-            ),
-        ] {
-            let text = format!(
-                "__version__ = \"1.0.0\"\n__executor_id__ = \"subprocess\"\n__tool_description__ = \"{desc}\"\n"
-            );
-            let item = parse_item(
-                ItemType::Tool,
-                id.into(),
-                Space::Project,
-                PathBuf::from("/nonexistent/proj/.ai").join(rel),
-                text.as_bytes(),
-            )
-            .expect("an item");
-            ws.insert(Arc::new(item));
-        }
-        let spaces = [Arc::new(ws)];
-        let ids = |q: &str| -> Vec<String> {
-            workspace_symbols(&spaces, &SymbolIndex::build(&spaces), q)
-                .into_iter()
-                .map(|s| s.item.id.clone())
-                .collect()
-        };
+        let spaces = [tools(&[
+            ("text/echo", "Echo a message"),
+            ("text/count", "Count words and echo the total"),
+            ("web/fetch_page", "Download a page"),
+        ])];
+        let ids = |q: &str| ids(&spaces, q);
         assert_eq!(ids("text/echo")[0], "text/echo");
         assert_eq!(ids("echo")[0], "text/echo");
         assert!(ids("echo").contains(&"text/count".to_string()));
