@@ -77,9 +77,13 @@ fn item_at<'a>(spaces: &'a [Arc<Workspace>], path: &Path) -> Option<&'a Arc<Item
     spaces.iter().find_map(|ws| ws.item(path))
 }
 
+/// The most items a query answers (an empty query lists them all): a short word matches
+/// thousands of items, and an editor shows the best few (rust-analyzer stops at 128).
+pub const MAX_SYMBOLS: usize = 256;
+
 /// The items for a query, of `spaces` as `idx` was built from them: the index's hits, best
 /// first; then the items whose id, type or description holds the query, by id. Every item
-/// once.
+/// once, at most [`MAX_SYMBOLS`].
 pub fn workspace_symbols(
     spaces: &[Arc<Workspace>],
     idx: &SymbolIndex,
@@ -92,7 +96,7 @@ pub fn workspace_symbols(
     }
     let mut hits: Vec<(f64, &Arc<Item>)> = Vec::new();
     for t in ItemType::FILE_TYPES {
-        for h in idx.index.search(t, query, None, idx.paths.len()) {
+        for h in idx.index.search(t, query, None, MAX_SYMBOLS) {
             if let Some(item) = h
                 .path
                 .as_deref()
@@ -112,7 +116,11 @@ pub fn workspace_symbols(
         }
     }
     let q = query.to_lowercase();
+    out.truncate(MAX_SYMBOLS);
     for item in items() {
+        if out.len() >= MAX_SYMBOLS {
+            break;
+        }
         if listed.contains(item.path.as_path()) {
             continue;
         }
@@ -220,5 +228,20 @@ mod tests {
         assert_eq!(ids("ecko"), ["text/echo", "text/count"]);
         assert_eq!(ids("fetch pages"), ["web/fetch_page"]);
         assert_eq!(ids("page downlod"), ["web/fetch_page"]);
+    }
+
+    /// A word every item has answers the best [`MAX_SYMBOLS`], the exact id first; an empty
+    /// query lists them all.
+    #[test]
+    fn a_common_word_answers_a_bounded_list() {
+        let list: Vec<(String, String)> = (0..MAX_SYMBOLS + 50)
+            .map(|i| (format!("cat/tool_{i}"), format!("Tool {i} processes files")))
+            .collect();
+        let refs: Vec<(&str, &str)> = list.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        let spaces = [tools(&refs)];
+        let found = ids(&spaces, "cat/tool_7");
+        assert_eq!(found[0], "cat/tool_7");
+        assert_eq!(found.len(), MAX_SYMBOLS);
+        assert_eq!(ids(&spaces, "").len(), MAX_SYMBOLS + 50);
     }
 }
