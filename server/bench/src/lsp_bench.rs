@@ -1,6 +1,7 @@
 //! `kiwi-bench lsp`: the language server under load. A generated project of N items is
 //! indexed; then a 2,000-line directive is edited (didChange -> its publishDiagnostics) and
-//! hovered, and the server's RSS is read after indexing.
+//! hovered, an exact id is asked of `workspace/symbol` (first, building its index, and warm),
+//! and the server's RSS is read after indexing.
 
 use crate::{generate, ms, percentile, write, Figure, Value as Fig};
 use anyhow::{bail, Context, Result};
@@ -210,6 +211,22 @@ pub fn run(kiwi: &Path, items: usize, runs: usize) -> Result<Vec<Figure>> {
     }
     hover.sort();
 
+    // Workspace symbols of an exact id, tool 7's (`cat{t % 50}/tool_{t}`; it must come
+    // first): the first request builds the index, the next ones use it.
+    let want = "cat7/tool_7".to_string();
+    let mut symbols = Vec::with_capacity(runs + 1);
+    for _ in 0..=runs {
+        let t = Instant::now();
+        let id = lsp.request("workspace/symbol", json!({"query": want}))?;
+        let r = lsp.wait(|m| m["id"] == json!(id) && m.get("method").is_none())?;
+        symbols.push(t.elapsed());
+        if r["result"][0]["name"] != json!(want) {
+            bail!("workspace/symbol {want}: not first in {}", r["result"]);
+        }
+    }
+    let symbols_first = symbols.remove(0);
+    symbols.sort();
+
     let id = lsp.request("shutdown", Value::Null)?;
     lsp.wait(|m| m["id"] == json!(id) && m.get("method").is_none())?;
     lsp.notify("exit", Value::Null)?;
@@ -235,6 +252,22 @@ pub fn run(kiwi: &Path, items: usize, runs: usize) -> Result<Vec<Figure>> {
             p99: Some(Fig::Ms(ms(percentile(&hover, 0.99)))),
             target: "median 1 ms".into(),
             met: Some(h50 < 1.0),
+        },
+        Figure {
+            name: "LSP workspace symbol, first (index built)".into(),
+            workload: format!("{} items", items + 1),
+            median: Fig::Ms(ms(symbols_first)),
+            p99: None,
+            target: "-".into(),
+            met: None,
+        },
+        Figure {
+            name: "LSP workspace symbol, warm".into(),
+            workload: format!("{} items", items + 1),
+            median: Fig::Ms(ms(percentile(&symbols, 0.5))),
+            p99: Some(Fig::Ms(ms(percentile(&symbols, 0.99)))),
+            target: "-".into(),
+            met: None,
         },
         Figure {
             name: "LSP indexing (initialize -> done)".into(),

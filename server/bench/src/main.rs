@@ -312,6 +312,7 @@ fn check_cold(kiwi: &Path, n: usize, runs: usize) -> Result<Figure> {
 
 mod lsp_bench;
 mod mcp_bench;
+mod mcp_client;
 mod registry_bench;
 mod run_bench;
 

@@ -2,81 +2,23 @@
 //! `search` answer (with and without the index kept on disk), and warm `search` latency over a
 //! generated workspace (medians of repeated runs).
 
+use crate::mcp_client::McpClient;
 use crate::{measure, ms, percentile, workload, Figure, Value as Fig};
-use anyhow::{bail, Context, Result};
-use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
+use anyhow::{bail, Result};
+use serde_json::json;
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::Command;
 
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next: u64,
-}
-
-impl Server {
-    fn spawn(kiwi: &Path, project: &Path) -> Result<Server> {
-        let mut child = Command::new(kiwi)
-            .args(["mcp", "--project"])
-            .arg(project)
-            // A user space of the bench's own: the same items (none) and the same index cache
-            // in every run, whatever the machine's `~/.ai` holds.
-            .env("KIWI_USERSPACE_DIR", userspace(project))
-            .env_remove("AI_USER_SPACE")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .context("cannot start kiwi mcp")?;
-        let stdin = child.stdin.take().context("stdin")?;
-        let stdout = BufReader::new(child.stdout.take().context("stdout")?);
-        let mut s = Server {
-            child,
-            stdin,
-            stdout,
-            next: 0,
-        };
-        s.request(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "bench", "version": "1"}}),
-        )?;
-        writeln!(
-            s.stdin,
-            r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
-        )?;
-        Ok(s)
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Result<Value> {
-        self.next += 1;
-        let id = self.next;
-        writeln!(
-            self.stdin,
-            "{}",
-            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-        )?;
-        self.stdin.flush()?;
-        loop {
-            let mut line = String::new();
-            if self.stdout.read_line(&mut line)? == 0 {
-                bail!("kiwi mcp closed its output");
-            }
-            let v: Value = serde_json::from_str(&line)?;
-            if v["id"] == json!(id) {
-                return Ok(v);
-            }
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// A `kiwi mcp` of a generated project, with the bench's own user space.
+fn spawn(kiwi: &Path, project: &Path) -> Result<McpClient> {
+    let mut cmd = Command::new(kiwi);
+    cmd.args(["mcp", "--project"])
+        .arg(project)
+        // A user space of the bench's own: the same items (none) and the same index cache
+        // in every run, whatever the machine's `~/.ai` holds.
+        .env("KIWI_USERSPACE_DIR", userspace(project))
+        .env_remove("AI_USER_SPACE");
+    McpClient::spawn(cmd)
 }
 
 /// The bench's user space for a generated workspace (next to it).
@@ -99,7 +41,7 @@ fn first_search_then(
     linger: std::time::Duration,
 ) -> Result<(std::time::Duration, f64)> {
     let t0 = std::time::Instant::now();
-    let mut s = Server::spawn(kiwi, dir)?;
+    let mut s = spawn(kiwi, dir)?;
     let r = s.request(
         "tools/call",
         json!({"name": "search", "arguments": {"item_type": "tool", "query": "process files"}}),
@@ -114,7 +56,7 @@ fn first_search_then(
     {
         bail!("the first search found nothing: {r}");
     }
-    let rss = rss_mb(s.child.id());
+    let rss = rss_mb(s.pid());
     std::thread::sleep(linger);
     Ok((took, rss))
 }
@@ -140,7 +82,7 @@ pub fn run(kiwi: &Path, sizes: &[usize], runs: usize) -> Result<Vec<Figure>> {
     for &n in sizes {
         let dir = workload(n)?;
         let times = measure(runs.min(20), || {
-            let mut s = Server::spawn(kiwi, &dir)?;
+            let mut s = spawn(kiwi, &dir)?;
             let r = s.request("tools/list", json!({}))?;
             if r["result"]["tools"].as_array().map(Vec::len) != Some(4) {
                 bail!("unexpected tools/list answer: {r}");
@@ -212,7 +154,7 @@ pub fn run(kiwi: &Path, sizes: &[usize], runs: usize) -> Result<Vec<Figure>> {
             target: "- (10,000: 60 MB)".into(),
             met: None,
         });
-        let mut s = Server::spawn(kiwi, &dir)?;
+        let mut s = spawn(kiwi, &dir)?;
         let queries = [
             "summarize csv",
             "deploy",
@@ -252,7 +194,7 @@ pub fn run(kiwi: &Path, sizes: &[usize], runs: usize) -> Result<Vec<Figure>> {
             },
             met: (n == 10_000).then_some(median < 5.0),
         });
-        let rss = rss_mb(s.child.id());
+        let rss = rss_mb(s.pid());
         rows.push(Figure {
             name: "MCP RSS (index built)".into(),
             workload: format!("{n} items"),

@@ -3,12 +3,13 @@
 //! version), warm MCP `search source: registry`, `registry update` bringing one new version,
 //! and `pull` of one item.
 
+use crate::mcp_client::McpClient;
 use crate::{measure, ms, percentile, Figure, Value as Fig};
 use anyhow::{bail, Context, Result};
 use kiwi_kernel::ids::ItemType;
 use kiwi_kernel::registry::format::{self, FileEntry, IndexLine, RegistryToml};
-use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
+use serde_json::json;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -130,43 +131,6 @@ fn registry(n: usize) -> Result<PathBuf> {
     Ok(dir)
 }
 
-struct Mcp {
-    child: std::process::Child,
-    stdin: std::process::ChildStdin,
-    stdout: BufReader<std::process::ChildStdout>,
-    next: u64,
-}
-
-impl Mcp {
-    fn request(&mut self, method: &str, params: Value) -> Result<Value> {
-        self.next += 1;
-        let id = self.next;
-        writeln!(
-            self.stdin,
-            "{}",
-            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-        )?;
-        self.stdin.flush()?;
-        loop {
-            let mut l = String::new();
-            if self.stdout.read_line(&mut l)? == 0 {
-                bail!("kiwi mcp closed its output");
-            }
-            let v: Value = serde_json::from_str(&l)?;
-            if v["id"] == json!(id) {
-                return Ok(v);
-            }
-        }
-    }
-}
-
-impl Drop for Mcp {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 pub fn run(kiwi: &Path, n: usize, runs: usize) -> Result<Vec<Figure>> {
     // Absolute: the commands below run in the generated project.
     let kiwi = &kiwi
@@ -208,31 +172,13 @@ pub fn run(kiwi: &Path, n: usize, runs: usize) -> Result<Vec<Figure>> {
     });
 
     // Warm MCP search over the registry.
-    let mut child = Command::new(kiwi)
-        .args(["mcp", "--project"])
+    let mut cmd = Command::new(kiwi);
+    cmd.args(["mcp", "--project"])
         .arg(&project)
         .env("KIWI_USERSPACE_DIR", &us)
-        .env_remove("AI_USER_SPACE")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .context("cannot start kiwi mcp")?;
-    let mut m = Mcp {
-        stdin: child.stdin.take().context("stdin")?,
-        stdout: BufReader::new(child.stdout.take().context("stdout")?),
-        child,
-        next: 0,
-    };
-    m.request(
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}),
-    )?;
-    writeln!(
-        m.stdin,
-        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
-    )?;
-    let search = |m: &mut Mcp, q: &str| -> Result<()> {
+        .env_remove("AI_USER_SPACE");
+    let mut m = McpClient::spawn(cmd)?;
+    let search = |m: &mut McpClient, q: &str| -> Result<()> {
         let r = m.request(
             "tools/call",
             json!({"name": "search", "arguments": {"item_type": "tool", "query": q, "source": "registry"}}),

@@ -1,14 +1,17 @@
 //! The workspaces a long-running face keeps: one shared [`Workspace`] per project (and one
 //! for the user space), which of them are loading and loaded, the project a path belongs
-//! to, and their refresh from disk by a watcher of their own (for a client that cannot
-//! watch files, as Neovim on Linux).
+//! to, the overlays of open documents (an editor's unsaved text, the truth for its item
+//! until it is closed: applied on load, kept over a refresh from disk) and their refresh
+//! from disk by a watcher of their own (for a client that cannot watch files, as Neovim on
+//! Linux).
 //!
 //! A set is plain data behind the caller's lock; loading (slow) is the caller's, on a
 //! thread of its choosing: [`WorkspaceSet::claim`] marks a workspace as loading (an empty
 //! one stands in until then), [`WorkspaceSet::set_loaded`] puts the loaded one in place.
 
 use crate::context::{find_project_root, Host};
-use crate::ids::Space;
+use crate::document::Document;
+use crate::ids::{ItemType, Space};
 use crate::watch::{Change, Running, Watcher};
 use crate::workspace::{WatchedChange, Workspace};
 use std::collections::{HashMap, HashSet};
@@ -25,8 +28,25 @@ pub struct WorkspaceSet {
     loading: HashSet<Key>,
     /// Workspaces fully loaded.
     loaded: HashSet<Key>,
-    /// The running watchers, per workspace ([`WorkspaceSet::watch`]).
-    watching: HashMap<Key, Running>,
+    /// The watchers, per workspace ([`WorkspaceSet::watch`], [`WorkspaceSet::watch_queued`]).
+    watching: HashMap<Key, Watching>,
+    /// The open documents, by path ([`WorkspaceSet::open`]).
+    overlays: HashMap<PathBuf, Overlay>,
+    /// Bumped whenever a workspace may have changed ([`WorkspaceSet::changes`]).
+    changes: u64,
+}
+
+/// A workspace's watcher: running on its own thread, or queueing until drained.
+enum Watching {
+    Running(#[allow(dead_code)] Running),
+    Queued(Watcher),
+}
+
+/// An open document: its text (with the syntax tree of its last parse, re-parsed
+/// incrementally) and the workspace it belongs to.
+struct Overlay {
+    doc: Document,
+    key: Key,
 }
 
 impl WorkspaceSet {
@@ -37,7 +57,16 @@ impl WorkspaceSet {
             loading: HashSet::new(),
             loaded: HashSet::new(),
             watching: HashMap::new(),
+            overlays: HashMap::new(),
+            changes: 0,
         }
+    }
+
+    /// A number that changes whenever any workspace of the set may have changed (a load, an
+    /// open document's edit, a refresh from disk, any mutable access): what a caller keeps
+    /// something computed from the workspaces by (the workspace symbols' index).
+    pub fn changes(&self) -> u64 {
+        self.changes
     }
 
     pub fn host(&self) -> &Host {
@@ -76,6 +105,7 @@ impl WorkspaceSet {
     }
 
     pub fn get_mut(&mut self, key: &Key) -> Option<&mut Arc<Workspace>> {
+        self.changes += 1;
         self.spaces.get_mut(key)
     }
 
@@ -84,14 +114,17 @@ impl WorkspaceSet {
         self.spaces.iter()
     }
 
-    /// Make sure a workspace exists for `key` (an empty one until it is loaded) and claim
-    /// its load: `true` when the caller must load it now (nobody else started to).
+    /// Make sure a workspace exists for `key` (an empty one holding the open documents until
+    /// it is loaded) and claim its load: `true` when the caller must load it now (nobody
+    /// else started to).
     pub fn claim(&mut self, key: &Key) -> bool {
         if !self.spaces.contains_key(key) {
             self.spaces.insert(
                 key.clone(),
                 Arc::new(Workspace::new(key.clone(), self.host.clone())),
             );
+            self.changes += 1;
+            self.apply_overlays(key);
         }
         self.loading.insert(key.clone())
     }
@@ -103,11 +136,125 @@ impl WorkspaceSet {
         ws
     }
 
-    /// Put a loaded workspace in place.
+    /// Put a loaded workspace in place, the open documents of it applied over what was read
+    /// from disk.
     pub fn set_loaded(&mut self, key: &Key, ws: Workspace) {
         self.spaces.insert(key.clone(), Arc::new(ws));
+        self.changes += 1;
         self.loading.insert(key.clone());
         self.loaded.insert(key.clone());
+        self.apply_overlays(key);
+    }
+
+    /// Parse the open documents of workspace `key` into it.
+    fn apply_overlays(&mut self, key: &Key) {
+        let open: Vec<PathBuf> = self
+            .overlays
+            .iter()
+            .filter(|(_, o)| o.key == *key)
+            .map(|(p, _)| p.clone())
+            .collect();
+        for p in open {
+            self.apply_overlay(&p);
+        }
+    }
+
+    /// Open a document: from now on `text` (and its edits, [`WorkspaceSet::edit`]) is the
+    /// truth for the item at `path`, whatever the disk holds, until
+    /// [`WorkspaceSet::close`]. The workspace it belongs to (`None`: outside every `.ai/`,
+    /// nothing is kept); it may still have to be claimed and loaded.
+    pub fn open(&mut self, path: &Path, text: String) -> Option<Key> {
+        let key = self.project_of(path)?;
+        self.overlays.insert(
+            path.to_path_buf(),
+            Overlay {
+                doc: Document::new(text),
+                key: key.clone(),
+            },
+        );
+        self.apply_overlay(path);
+        Some(key)
+    }
+
+    /// Change an open document's text with `f` (edits keep its syntax tree in step), then
+    /// put the item it parses to in its workspace. `None` when the document is not open.
+    pub fn edit<R>(&mut self, path: &Path, f: impl FnOnce(&mut Document) -> R) -> Option<R> {
+        let r = f(&mut self.overlays.get_mut(path)?.doc);
+        self.apply_overlay(path);
+        Some(r)
+    }
+
+    /// Close a document: the disk is the truth again (its item is read again). The
+    /// workspace it belonged to, `None` when it was not open.
+    pub fn close(&mut self, path: &Path) -> Option<Key> {
+        let o = self.overlays.remove(path)?;
+        self.changes += 1;
+        if let Some(ws) = self.spaces.get_mut(&o.key) {
+            Arc::make_mut(ws).refresh_path(path);
+        }
+        Some(o.key)
+    }
+
+    /// An open document (its text and syntax tree).
+    pub fn overlay(&self, path: &Path) -> Option<&Document> {
+        self.overlays.get(path).map(|o| &o.doc)
+    }
+
+    pub fn is_open(&self, path: &Path) -> bool {
+        self.overlays.contains_key(path)
+    }
+
+    /// Read `path` again from disk into workspace `key` (a change seen on disk), unless it
+    /// is an open document: the editor's unsaved text stays the truth. Whether it was read.
+    pub fn refresh_path(&mut self, key: &Key, path: &Path) -> bool {
+        if self.overlays.contains_key(path) {
+            return false;
+        }
+        self.changes += 1;
+        match self.spaces.get_mut(key) {
+            Some(ws) => {
+                Arc::make_mut(ws).refresh_path(path);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Parse an open document into its workspace (when the workspace exists and the path is
+    /// one of its items; a text that declares no item removes it).
+    fn apply_overlay(&mut self, path: &Path) {
+        let Some(o) = self.overlays.get_mut(path) else {
+            return;
+        };
+        let Some(ws) = self.spaces.get_mut(&o.key) else {
+            return;
+        };
+        let Some((space, item_type, id)) = ws.classify(path) else {
+            return;
+        };
+        self.changes += 1;
+        // The kernel's parsers never panic; should one, the workspace keeps the last good
+        // item (and the next parse starts afresh) instead of the caller going down.
+        let doc = &mut o.doc;
+        let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            doc.parse(item_type, id, space, path.to_path_buf())
+        }));
+        let Ok(parsed) = parsed else {
+            o.doc.set_text(o.doc.text().to_string());
+            return;
+        };
+        let ws = Arc::make_mut(ws);
+        match parsed {
+            Some(mut item) => {
+                if let Some(old) = ws.item(path) {
+                    item.script = old.script.clone();
+                }
+                ws.insert(Arc::new(item));
+            }
+            None => {
+                ws.remove(path);
+            }
+        }
     }
 
     pub fn is_loaded(&self, key: &Key) -> bool {
@@ -169,12 +316,17 @@ impl WorkspaceSet {
         )
     }
 
-    /// The folders a watcher of workspace `key` looks at: (folder, its whole tree?).
-    fn watch_roots(&self, key: &Key) -> Vec<PathBuf> {
+    /// The folders a watcher of workspace `key` looks at: its own space's (a project's root,
+    /// or the user space), with `user` the user space too (for a project workspace nobody
+    /// else watches the user space of), and each extra space's.
+    fn watch_roots(&self, key: &Key, user: bool) -> Vec<PathBuf> {
         let mut roots = vec![match key {
             Some(root) => root.clone(),
             None => self.host.user_space(),
         }];
+        if user && key.is_some() {
+            roots.push(self.host.user_space());
+        }
         if let Some(ws) = self.spaces.get(key) {
             for x in &ws.extra {
                 roots.push(x.root.clone());
@@ -183,9 +335,30 @@ impl WorkspaceSet {
         roots
     }
 
+    /// A watcher of workspace `key`'s folders ([`WorkspaceSet::watch`]). Fails where
+    /// watching is not possible, or when a folder that exists cannot be watched (the watch
+    /// limit reached): a watcher that misses changes is worse than none. A space that does
+    /// not exist (yet) is left out.
+    fn watcher(&self, key: &Key, user: bool) -> std::io::Result<Watcher> {
+        let mut w = Watcher::new()?;
+        let roots = self.watch_roots(key, user);
+        for root in &roots {
+            let project = key.as_ref().is_some_and(|p| p == root);
+            let top = root.clone();
+            let keep = move |dir: &Path| keep_dir(&top, project, dir);
+            if let Err(e) = w.watch_tree(root, keep) {
+                // A missing extra space was reported when it was loaded.
+                if *root == roots[0] || root.exists() {
+                    return Err(e);
+                }
+            }
+        }
+        Ok(w)
+    }
+
     /// Watch workspace `key` on disk with a watcher of its own, once: a project's `.ai/`
     /// tree (new folders followed), its root's entries (version and dotenv files), `.venv`,
-    /// `.venv/bin`, `node_modules/.bin`; the user space's tree; each extra space's tree.
+    /// `.venv/bin`, `node_modules/.bin`; the user space's item folders; each extra space's.
     /// `on_change` gets each batch of changes on the watcher's thread (it returns `false`
     /// to stop). Fails where watching is not possible; `Ok(false)` when already watching.
     pub fn watch(
@@ -196,48 +369,79 @@ impl WorkspaceSet {
         if self.watching.contains_key(key) {
             return Ok(false);
         }
-        let mut w = Watcher::new()?;
-        for root in self.watch_roots(key) {
-            let project = key.clone().filter(|p| *p == root);
-            let top = root.clone();
-            let keep = move |dir: &Path| keep_dir(&top, project.is_some(), dir);
-            if let Err(e) = w.watch_tree(&root, keep) {
-                // An extra space that is missing was reported when it was loaded.
-                if root == self.watch_roots(key)[0] {
-                    return Err(e);
-                }
-            }
-        }
-        let running = w.spawn(on_change)?;
-        self.watching.insert(key.clone(), running);
+        let running = self.watcher(key, false)?.spawn(on_change)?;
+        self.watching
+            .insert(key.clone(), Watching::Running(running));
         Ok(true)
+    }
+
+    /// Watch workspace `key` as [`WorkspaceSet::watch`] does (and, for a project, the user
+    /// space's item folders too), its changes queued until [`WorkspaceSet::drain`]: a caller
+    /// that drains before it answers sees every change made before it was asked (no thread,
+    /// no race). Started again when `again` (a space appeared that could not be watched).
+    /// Fails where watching is not possible (then look at the disk).
+    pub fn watch_queued(&mut self, key: &Key, again: bool) -> std::io::Result<()> {
+        if !again && self.watching.contains_key(key) {
+            return Ok(());
+        }
+        self.watching.remove(key);
+        let w = self.watcher(key, true)?;
+        self.watching.insert(key.clone(), Watching::Queued(w));
+        Ok(())
+    }
+
+    /// The changes queued for workspace `key` since the last drain. `None` when it has no
+    /// queued watch (never started, or it failed: look at the disk); an error means the
+    /// watch can no longer be trusted (it is dropped).
+    pub fn drain(&mut self, key: &Key) -> Option<std::io::Result<Vec<Change>>> {
+        let Some(Watching::Queued(w)) = self.watching.get_mut(key) else {
+            return None;
+        };
+        let r = w.drain();
+        if r.is_err() {
+            self.watching.remove(key);
+        }
+        Some(r)
     }
 }
 
-/// Which folders below a watched root are watched: below a project's root only `.ai/`
-/// (not its `__pycache__`), `.venv` and `.venv/bin`, `node_modules` and `node_modules/.bin`;
-/// below a space's root everything but `__pycache__` and `.git`.
+/// Which folders below a watched root are watched: below a project's root only `.ai/`,
+/// `.venv` and `.venv/bin`, `node_modules` and `node_modules/.bin`; below a space's root (a
+/// project's `.ai/`, the user space, an extra space) its entries and its item type folders;
+/// below those, every folder but what discovery skips (`__pycache__`, `node_modules`,
+/// `venv`, `target`, hidden ones: a tool's own dependencies are no items).
 fn keep_dir(root: &Path, project: bool, dir: &Path) -> bool {
     let Ok(rel) = dir.strip_prefix(root) else {
         return false;
     };
-    if rel
+    let parts: Vec<&str> = rel
         .components()
-        .any(|c| c.as_os_str() == "__pycache__" || c.as_os_str() == ".git")
-    {
-        return false;
-    }
-    if !project {
-        return true;
-    }
-    let parts: Vec<&std::ffi::OsStr> = rel.components().map(|c| c.as_os_str()).collect();
-    match parts.as_slice() {
+        .map(|c| c.as_os_str().to_str().unwrap_or("."))
+        .collect();
+    let space = match parts.as_slice() {
+        [] => return true,
+        [first, rest @ ..] if project && *first == ".ai" => rest,
+        [v] | [v, _] if project && *v == ".venv" => return parts.len() == 1 || parts[1] == "bin",
+        [n] | [n, _] if project && *n == "node_modules" => {
+            return parts.len() == 1 || parts[1] == ".bin"
+        }
+        _ if project => return false,
+        all => all,
+    };
+    match space {
         [] => true,
-        [first, ..] if *first == ".ai" => true,
-        [v] | [v, _] if *v == ".venv" => parts.len() == 1 || parts[1] == "bin",
-        [n] | [n, _] if *n == "node_modules" => parts.len() == 1 || parts[1] == ".bin",
-        _ => false,
+        [folder, below @ ..] => {
+            ItemType::FILE_TYPES
+                .iter()
+                .any(|t| t.folder() == Some(*folder))
+                && !below.iter().any(|d| skipped_dir(d))
+        }
     }
+}
+
+/// A folder below a type folder that holds no items (as discovery skips it).
+fn skipped_dir(name: &str) -> bool {
+    name.starts_with('.') || matches!(name, "__pycache__" | "node_modules" | "venv" | "target")
 }
 
 /// What a change on disk concerns ([`WorkspaceSet::concerned_by`]).
@@ -261,6 +465,10 @@ mod tests {
         assert!(keep("/p/.ai"));
         assert!(keep("/p/.ai/tools/x"));
         assert!(!keep("/p/.ai/tools/__pycache__"));
+        assert!(!keep("/p/.ai/tools/x/node_modules"));
+        assert!(!keep("/p/.ai/tools/x/.venv/lib"));
+        assert!(keep("/p/.ai/knowledge"));
+        assert!(!keep("/p/.ai/cache"));
         assert!(keep("/p/.venv"));
         assert!(keep("/p/.venv/bin"));
         assert!(!keep("/p/.venv/lib"));
@@ -270,6 +478,8 @@ mod tests {
         assert!(!keep("/q/.ai"));
         assert!(keep_dir(Path::new("/u"), false, Path::new("/u/tools/a")));
         assert!(!keep_dir(Path::new("/u"), false, Path::new("/u/.git")));
+        // The user space's index cache is no item folder.
+        assert!(!keep_dir(Path::new("/u"), false, Path::new("/u/cache")));
     }
 
     #[test]
@@ -303,6 +513,61 @@ mod tests {
         assert_eq!(
             WorkspaceSet::project_of_folder(&p.join("src")),
             Some(p.clone())
+        );
+    }
+
+    /// The MCP service's watch is the set's (issue 14: one watcher per workspace), queued
+    /// until drained: a change made before the drain is in it, in the project's `.ai/` and in
+    /// the user space; a new folder's files are reported; the user space's index cache is
+    /// not watched (writing it must not make the next call walk the spaces again).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_queued_watch_sees_what_changed_before_the_drain() {
+        let d = tempfile::tempdir().unwrap();
+        let (p, u) = (d.path().join("proj"), d.path().join("user"));
+        std::fs::create_dir_all(p.join(".ai/knowledge/k")).unwrap();
+        std::fs::create_dir_all(u.join("tools")).unwrap();
+        std::fs::create_dir_all(u.join("cache")).unwrap();
+        std::fs::write(p.join(".ai/knowledge/k/a.md"), "a").unwrap();
+        let host = Host::for_tests(&[("KIWI_USERSPACE_DIR", u.to_str().unwrap())]);
+        let mut set = WorkspaceSet::new(host.clone());
+        let key = Some(p.clone());
+        assert!(set.drain(&key).is_none(), "not watched yet");
+        set.set_loaded(&key, Workspace::load(key.clone(), host));
+        set.watch_queued(&key, false).unwrap();
+        assert_eq!(set.drain(&key).unwrap().unwrap(), Vec::<Change>::new());
+
+        std::fs::write(p.join(".ai/knowledge/k/a.md"), "changed").unwrap();
+        std::fs::write(u.join("tools/t.yaml"), "x").unwrap();
+        std::fs::write(u.join("cache/index.bin"), "cache").unwrap();
+        let seen = set.drain(&key).unwrap().unwrap();
+        let paths: Vec<&Path> = seen.iter().filter_map(Change::path).collect();
+        assert!(
+            paths.contains(&p.join(".ai/knowledge/k/a.md").as_path()),
+            "{seen:?}"
+        );
+        assert!(
+            paths.contains(&u.join("tools/t.yaml").as_path()),
+            "{seen:?}"
+        );
+        assert!(
+            !paths.iter().any(|x| x.starts_with(u.join("cache"))),
+            "{seen:?}"
+        );
+
+        // A folder made with its file at once: both reported, the folder followed.
+        std::fs::create_dir_all(p.join(".ai/knowledge/new")).unwrap();
+        std::fs::write(p.join(".ai/knowledge/new/b.md"), "b").unwrap();
+        let seen = set.drain(&key).unwrap().unwrap();
+        assert!(
+            seen.contains(&Change::Created(p.join(".ai/knowledge/new/b.md"))),
+            "{seen:?}"
+        );
+        std::fs::write(p.join(".ai/knowledge/new/b.md"), "b2").unwrap();
+        let seen = set.drain(&key).unwrap().unwrap();
+        assert!(
+            seen.contains(&Change::Modified(p.join(".ai/knowledge/new/b.md"))),
+            "{seen:?}"
         );
     }
 }

@@ -6,7 +6,6 @@ use crate::session::Backend;
 use crate::session::{Caps, Key};
 use crate::task::blocking;
 use kiwi_kernel::workspace_set::WorkspaceSet;
-use std::path::PathBuf;
 use std::time::Duration;
 use tower_lsp_server::ls_types::*;
 
@@ -37,16 +36,8 @@ impl Backend {
         let problems = ws.space_problems.clone();
         let paths = {
             let mut st = self.lock();
+            // The open documents are applied over what was read (the set's overlays).
             st.set.set_loaded(&key, ws);
-            let open: Vec<PathBuf> = st
-                .docs
-                .iter()
-                .filter(|(_, d)| d.key == key)
-                .map(|(p, _)| p.clone())
-                .collect();
-            for p in &open {
-                Self::apply_doc(&mut st, p);
-            }
             st.set.own_item_paths(&key)
         };
         self.shared.loaded_notify.notify_waiters();

@@ -8,7 +8,6 @@
 
 use crate::convert::{self, to_path, to_uri};
 use crate::task::blocking;
-use kiwi_kernel::document::Document;
 use kiwi_kernel::exec::CancellationToken;
 use kiwi_kernel::text::{Encoding, SourceText, TextRange};
 use kiwi_kernel::workspace::{Item, Workspace};
@@ -41,10 +40,10 @@ impl Backend {
 
 pub(crate) use kiwi_kernel::workspace_set::Key;
 
-/// An open document: the editor's text (its own line index and, for tools, its syntax tree,
-/// re-parsed incrementally on each change), its version, and the workspace it belongs to.
+/// An open document as the session sees it: its version and the workspace it belongs to.
+/// Its text (and, for tools, its syntax tree, re-parsed incrementally on each change) is an
+/// overlay of the kernel's set (`WorkspaceSet::open`), the truth for its item until closed.
 pub(crate) struct Doc {
-    pub doc: Document,
     pub version: i32,
     pub key: Key,
     /// What its code lenses showed when last looked at (see `Backend::refresh_lenses`).
@@ -85,6 +84,8 @@ pub(crate) struct State {
     /// Bumped on every change of a document: a diagnostics job publishes only if the
     /// generation it computed for is still current.
     pub generation: HashMap<PathBuf, u64>,
+    /// The workspace symbols' index, with the set's `changes` it was built at.
+    pub symbols: Option<(u64, Arc<kiwi_kernel::ide::SymbolIndex>)>,
 }
 
 pub(crate) struct Shared {
@@ -106,6 +107,7 @@ impl Shared {
                 docs: HashMap::new(),
                 set: WorkspaceSet::new(kiwi_kernel::context::Host::from_process()),
                 generation: HashMap::new(),
+                symbols: None,
             }),
             cancels: Mutex::new(HashMap::new()),
             counter: AtomicU64::new(0),
@@ -172,42 +174,6 @@ impl Backend {
     /// folder it is in. `None` for files outside any `.ai/` (ignored quietly).
     pub(crate) fn key_for(&self, path: &Path) -> Option<Key> {
         self.lock().set.project_of(path)
-    }
-
-    /// Re-parse an open document into its workspace (synchronous, under the lock).
-    pub(crate) fn apply_doc(st: &mut State, path: &Path) {
-        let State { docs, set, .. } = st;
-        let Some(doc) = docs.get_mut(path) else {
-            return;
-        };
-        let Some(ws) = set.get_mut(&doc.key) else {
-            return;
-        };
-        let Some((space, item_type, id)) = ws.classify(path) else {
-            return;
-        };
-        // The kernel's parsers never panic; should one, the document keeps its last good item
-        // (and parses afresh next time) instead of the notification taking the server down.
-        let document = &mut doc.doc;
-        let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            document.parse(item_type, id, space, path.to_path_buf())
-        }));
-        let Ok(parsed) = parsed else {
-            doc.doc.set_text(doc.doc.text().to_string());
-            return;
-        };
-        let ws = Arc::make_mut(ws);
-        match parsed {
-            Some(mut item) => {
-                if let Some(old) = ws.item(path) {
-                    item.script = old.script.clone();
-                }
-                ws.insert(Arc::new(item));
-            }
-            None => {
-                ws.remove(path);
-            }
-        }
     }
 
     /// A snapshot of the document's item and its workspace, once the workspace is loaded:

@@ -32,12 +32,13 @@ impl Backend {
             for path in paths {
                 match st.set.concerned_by(&path) {
                     Concerned::Items(keys) => {
-                        if st.docs.contains_key(&path) || path.is_dir() {
-                            continue; // the editor owns an open document; a folder is no item
+                        if path.is_dir() {
+                            continue; // a folder is no item
                         }
                         for key in keys {
-                            if let Some(ws) = st.set.get_mut(&key) {
-                                Arc::make_mut(ws).refresh_path(&path);
+                            // Not read when open: the editor's text is the truth (the set's
+                            // overlay).
+                            if st.set.refresh_path(&key, &path) {
                                 changed.entry(key.clone()).or_default().push(path.clone());
                                 affected.insert(key);
                             }

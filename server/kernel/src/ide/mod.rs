@@ -37,7 +37,7 @@ pub use syntax::{
     document_links, folding_ranges, semantic_tokens, DocLink, Fold, FoldKind, SemanticToken,
     TokenKind,
 };
-pub use workspace_symbols::{workspace_symbols, WorkspaceSymbol};
+pub use workspace_symbols::{workspace_symbols, SymbolIndex, WorkspaceSymbol};
 
 use crate::chain;
 use crate::check::build_env;

@@ -1,14 +1,14 @@
 //! The workspaces a [`Service`] keeps true to the disk, one per project in a kernel
-//! [`WorkspaceSet`]: loaded on first use, refreshed on every call (a watch of the folders
-//! drained, else the files stated; nothing unchanged is re-parsed), their search index built
-//! once per change (or read from the user space's cache).
+//! [`WorkspaceSet`]: loaded on first use, refreshed on every call (the set's queued watch of
+//! the workspace drained, else the files stated; nothing unchanged is re-parsed), their
+//! search index built once per change (or read from the user space's cache).
 
 use super::error::{OpError, Res};
 use super::Service;
 use crate::context::Host;
 use crate::ids::{ItemType, Space};
 use crate::search::{self, Index};
-use crate::watch::{Change, Watcher};
+use crate::watch::Change;
 use crate::workspace::{self, Workspace};
 use crate::workspace_set::{Concerned, Key, WorkspaceSet};
 use serde_json::json;
@@ -44,10 +44,24 @@ impl Projects {
         Some(Spaces { ws, k })
     }
 
-    /// Put a workspace loaded by [`Spaces::load`] in place.
-    pub(super) fn insert(&mut self, key: &Key, (ws, kept): (Workspace, Kept)) {
+    /// Load workspace `key` from disk into the set, watched by the set (its changes queued
+    /// from before the walk that stamps its files: nothing changed after it is missed), and
+    /// what keeps it true to the disk.
+    pub(super) fn load(&mut self, key: &Key) {
+        let ws = Workspace::load(key.clone(), self.set.host().clone());
         self.set.set_loaded(key, ws);
-        self.kept.insert(key.clone(), kept);
+        // Where watching is not possible the files are stated.
+        let _ = self.set.watch_queued(key, false);
+        let mut k = Kept {
+            files: HashMap::new(),
+            dirs: HashMap::new(),
+            generation: 0,
+            index: None,
+            index_checked: false,
+        };
+        let ws = Arc::make_mut(self.set.get_mut(key).expect("loaded above"));
+        Spaces { ws, k: &mut k }.scan(false);
+        self.kept.insert(key.clone(), k);
     }
 
     /// Bring workspace `key` up to date with the disk, cheaply: its watch drained (a file
@@ -55,10 +69,33 @@ impl Projects {
     /// [`WorkspaceSet::concerned_by`]), else the known folders and files stated; walked
     /// again only when a folder changed (a file added or removed).
     pub(super) fn refresh(&mut self, key: &Key) {
-        let Some(k) = self.kept.get_mut(key) else {
+        let Some(k) = self.kept.get(key) else {
             return;
         };
-        let drained = k.drain();
+        // A folder that did not exist (not watched) may have been created: walk again, and
+        // watch it from now on.
+        let appeared = k
+            .dirs
+            .iter()
+            .any(|(d, m)| m.is_none() && dir_mtime(d).is_some());
+        let drained = match self.set.drain(key) {
+            None => Drained::Unwatched,
+            Some(Ok(changes)) if !appeared && !changes.iter().any(Change::is_structural) => {
+                Drained::Modified(
+                    changes
+                        .into_iter()
+                        .filter_map(|c| match c {
+                            Change::Modified(p) => Some(p),
+                            _ => None,
+                        })
+                        .collect(),
+                )
+            }
+            Some(_) => Drained::Rescan,
+        };
+        if appeared {
+            let _ = self.set.watch_queued(key, true);
+        }
         let modified: Vec<(PathBuf, bool)> = match &drained {
             Drained::Modified(paths) => paths
                 .iter()
@@ -93,35 +130,8 @@ enum Drained {
     Modified(Vec<PathBuf>),
 }
 
-impl Kept {
-    fn drain(&mut self) -> Drained {
-        let Some(w) = &mut self.watch else {
-            return Drained::Unwatched;
-        };
-        // A folder that did not exist may have been created (not watched).
-        let appeared = self
-            .dirs
-            .iter()
-            .any(|(d, m)| m.is_none() && dir_mtime(d).is_some());
-        match w.drain() {
-            Ok(changes) if !appeared && !changes.iter().any(Change::is_structural) => {
-                Drained::Modified(
-                    changes
-                        .into_iter()
-                        .filter_map(|c| match c {
-                            Change::Modified(p) => Some(p),
-                            _ => None,
-                        })
-                        .collect(),
-                )
-            }
-            _ => Drained::Rescan,
-        }
-    }
-}
-
-/// One project's workspace (held by the [`WorkspaceSet`]) with what keeps it true to the
-/// disk: the stamps of its files and folders, a watch of its folders, and its search index.
+/// One project's workspace (held by the [`WorkspaceSet`], which watches it) with what keeps
+/// it true to the disk: the stamps of its files and folders, and its search index.
 pub(super) struct Spaces<'a> {
     pub(super) ws: &'a mut Workspace,
     pub(super) k: &'a mut Kept,
@@ -132,11 +142,9 @@ pub(super) struct Kept {
     /// Every item file: its sidecar script and its stamp when last read.
     pub(super) files: HashMap<PathBuf, (Option<PathBuf>, Stamp)>,
     /// Every folder that can hold items (the space roots, type folders and their subfolders,
-    /// present or not), with its modification time: a file added or removed changes it.
+    /// present or not), with its modification time: a file added or removed changes it
+    /// (looked at where the set cannot watch).
     pub(super) dirs: HashMap<PathBuf, Option<SystemTime>>,
-    /// An inotify watch of every folder (Linux): a refresh drains its queue instead of
-    /// stating every file. `None` where watching is not possible (then files are stated).
-    watch: Option<Watcher>,
     pub(super) generation: u64,
     pub(super) index: Option<(u64, Arc<Index>)>,
     /// Whether the index kept on disk was tried (once, for the first index).
@@ -184,19 +192,6 @@ fn collect_dirs(root: &Path, out: &mut HashMap<PathBuf, Option<SystemTime>>) {
     }
 }
 
-/// A watch of `dirs` (each alone: the space roots, type folders and their subfolders are
-/// listed by the caller), drained synchronously on every refresh: every change made before a
-/// call is in the queue when the call refreshes. `None` where watching is not possible
-/// (then files are stated).
-fn watch_dirs<'a>(dirs: impl Iterator<Item = &'a Path>) -> Option<Watcher> {
-    let mut w = Watcher::new().ok()?;
-    for d in dirs {
-        // Out of watches: fall back to stating files.
-        w.watch_dir(d).ok()?;
-    }
-    Some(w)
-}
-
 impl Spaces<'_> {
     fn roots(ws: &Workspace) -> Vec<PathBuf> {
         let mut v: Vec<PathBuf> = [Space::User, Space::Project]
@@ -209,26 +204,6 @@ impl Spaces<'_> {
 
     pub(super) fn extra_spaces(&self) -> Vec<Space> {
         self.ws.extra.iter().map(|x| x.space).collect()
-    }
-
-    /// Load a workspace from disk with what keeps it true to the disk (for
-    /// [`Projects::insert`]).
-    pub(super) fn load(project: Option<PathBuf>, host: Host) -> (Workspace, Kept) {
-        let mut ws = Workspace::load(project, host);
-        let mut k = Kept {
-            files: HashMap::new(),
-            dirs: HashMap::new(),
-            watch: None,
-            generation: 0,
-            index: None,
-            index_checked: false,
-        };
-        Spaces {
-            ws: &mut ws,
-            k: &mut k,
-        }
-        .scan(false);
-        (ws, k)
     }
 
     /// Walk the spaces: every file's stamp, every folder's time; with `apply`, re-read what
@@ -261,11 +236,6 @@ impl Spaces<'_> {
                 self.k.generation += 1;
             }
         }
-        self.k.watch = watch_dirs(
-            dirs.iter()
-                .filter(|(_, m)| m.is_some())
-                .map(|(d, _)| d.as_path()),
-        );
         self.k.files = files;
         self.k.dirs = dirs;
     }
@@ -441,8 +411,9 @@ impl Service {
         if !all.is_loaded(&project) {
             let loading = || self.loading.lock().unwrap_or_else(|p| p.into_inner());
             loading().insert(project.clone());
-            let (ws, mut k) = Spaces::load(project.clone(), self.host.clone());
+            all.load(&project);
             loading().remove(&project);
+            let k = all.kept.get_mut(&project).expect("loaded above");
             // A search that came while it loaded read the index kept on disk: keep it when it
             // describes these very files (no second read, no build).
             let cached = self
@@ -457,7 +428,6 @@ impl Service {
                     k.index_checked = true;
                 }
             }
-            all.insert(&project, (ws, k));
         }
         all.refresh(&project);
         let mut sp = all.get_mut(&project).expect("loaded above");

@@ -18,6 +18,7 @@ mod imports;
 mod init;
 mod javascript_tools;
 mod lookup_errors;
+mod overlays;
 mod quick_fixes;
 mod rule_codes;
 mod ryeread;

@@ -15,12 +15,13 @@ pub(crate) async fn did_change(b: &Backend, p: DidChangeTextDocumentParams) {
         let Some(doc) = st.docs.get_mut(&path) else {
             return;
         };
-        for change in &p.content_changes {
-            convert::apply_change(&mut doc.doc, change, enc);
-        }
         doc.version = p.text_document.version;
+        st.set.edit(&path, |doc| {
+            for change in &p.content_changes {
+                convert::apply_change(doc, change, enc);
+            }
+        });
         *st.generation.entry(path.clone()).or_default() += 1;
-        Backend::apply_doc(&mut st, &path);
     }
     b.spawn_recheck(path);
 }

@@ -2,7 +2,6 @@
 
 use crate::convert::to_path;
 use crate::session::Backend;
-use std::sync::Arc;
 use tower_lsp_server::ls_types::DidCloseTextDocumentParams;
 
 pub(crate) async fn did_close(b: &Backend, p: DidCloseTextDocumentParams) {
@@ -14,9 +13,7 @@ pub(crate) async fn did_close(b: &Backend, p: DidCloseTextDocumentParams) {
         let Some(doc) = st.docs.remove(&path) else {
             return;
         };
-        if let Some(ws) = st.set.get_mut(&doc.key) {
-            Arc::make_mut(ws).refresh_path(&path);
-        }
+        st.set.close(&path);
         doc.key
     };
     b.publish(key, vec![path], None).await;

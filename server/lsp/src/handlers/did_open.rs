@@ -4,7 +4,6 @@
 use crate::convert::to_path;
 use crate::session::Backend;
 use crate::session::Doc;
-use kiwi_kernel::document::Document;
 use tower_lsp_server::ls_types::DidOpenTextDocumentParams;
 
 pub(crate) async fn did_open(b: &Backend, p: DidOpenTextDocumentParams) {
@@ -17,17 +16,16 @@ pub(crate) async fn did_open(b: &Backend, p: DidOpenTextDocumentParams) {
     let start = {
         let mut st = b.lock();
         let start = st.set.claim(&key);
+        st.set.open(&path, p.text_document.text);
         st.docs.insert(
             path.clone(),
             Doc {
-                doc: Document::new(p.text_document.text),
                 version: p.text_document.version,
                 key: key.clone(),
                 lenses: 0,
             },
         );
         *st.generation.entry(path.clone()).or_default() += 1;
-        Backend::apply_doc(&mut st, &path);
         start
     };
     if start {

@@ -16,12 +16,12 @@ pub(crate) async fn syntax_tree(b: &Backend, p: Json) -> Result<Json> {
         .and_then(|u| to_path(&u))
         .ok_or_else(|| jsonrpc::Error::invalid_params("give textDocument.uri, a file: URI"))?;
     let st = b.lock();
-    Ok(match st.docs.get(&path) {
-        Some(d) => json!({
+    Ok(match (st.docs.get(&path), st.set.overlay(&path)) {
+        (Some(d), Some(doc)) => json!({
             "version": d.version,
-            "text": d.doc.text(),
-            "tree": d.doc.syntax_tree(),
+            "text": doc.text(),
+            "tree": doc.syntax_tree(),
         }),
-        None => Json::Null,
+        _ => Json::Null,
     })
 }

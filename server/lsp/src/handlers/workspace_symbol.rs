@@ -1,11 +1,12 @@
-//! `workspace/symbol`: the kernel's `ide::workspace_symbols` over every workspace, in LSP
-//! terms.
+//! `workspace/symbol`: the kernel's `ide::workspace_symbols` over the search index of every
+//! workspace (built once per state of the set, kept in the session), in LSP terms.
 
 use crate::convert::{self, to_uri};
 use crate::session::Backend;
 use crate::task::blocking;
 use kiwi_kernel::ide;
 use kiwi_kernel::ids::ItemType;
+use std::sync::Arc;
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;
 
@@ -14,15 +15,30 @@ pub(crate) async fn symbol(
     p: WorkspaceSymbolParams,
 ) -> Result<Option<WorkspaceSymbolResponse>> {
     b.wait_loaded(None).await;
-    let (spaces, enc) = {
+    let (spaces, enc, changes, cached) = {
         let st = b.lock();
         (
             st.set.iter().map(|(_, ws)| ws.clone()).collect::<Vec<_>>(),
             st.enc,
+            st.set.changes(),
+            st.symbols.clone(),
         )
     };
+    // The index of the workspaces as they are now: kept while nothing changes.
+    let index = match cached {
+        Some((at, idx)) if at == changes => idx,
+        _ => {
+            let all = spaces.clone();
+            let idx = Arc::new(blocking(move || ide::SymbolIndex::build(&all)).await?);
+            let mut st = b.lock();
+            if st.set.changes() == changes {
+                st.symbols = Some((changes, idx.clone()));
+            }
+            idx
+        }
+    };
     let out = blocking(move || {
-        ide::workspace_symbols(&spaces, &p.query)
+        ide::workspace_symbols(&spaces, &index, &p.query)
             .into_iter()
             .filter_map(|s| {
                 let item = &s.item;

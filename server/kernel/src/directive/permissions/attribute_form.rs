@@ -7,14 +7,33 @@ use super::{
 };
 use crate::diag::{Code, Diagnostic};
 use crate::directive::checks::whole_lines;
-use crate::directive::{Element, Resource};
+use crate::directive::{Attr, Element, Resource};
 use crate::ids::ItemType;
+use crate::text::TextRange;
 
 impl<'a> Reader<'a> {
     pub(super) fn attribute_form(&mut self, el: &Element, deny: bool) {
         self.check_attr_names(el);
         let remove = whole_lines(self.text, el.range);
         let resource_attr = spanned_attr(el, "resource");
+        // Where a wrong resource is shown: its value, else the element's name.
+        let at_resource = resource_attr
+            .map(|a| a.value_range)
+            .unwrap_or(el.name_range);
+        // Every rule of the element: allowed or denied, removed with its whole lines.
+        let grant = |this: &mut Self, verb: &str, res, pattern, valid, target| {
+            this.push(
+                verb,
+                res,
+                pattern,
+                deny,
+                el.range,
+                valid,
+                Style::Attribute,
+                remove,
+                target,
+            )
+        };
         let resource = match resource_attr {
             Some(a) => a.value.trim().to_string(),
             None if el.attr("path").is_some() || matches!(el.name.as_str(), "read" | "write") => {
@@ -64,21 +83,15 @@ impl<'a> Reader<'a> {
                         .map(|a| a.value.trim().to_string())
                         .unwrap_or_else(|| "*".to_string()),
                     _ => {
-                        let r = resource_attr
-                            .map(|a| a.value_range)
-                            .unwrap_or(el.name_range);
                         self.diags.push(Diagnostic::new(
                             Code::P201,
-                            r,
+                            at_resource,
                             format!("`<{elem}>` does not apply to `{resource}`: use `<read>` or `<write>`"),
                         ));
                         return;
                     }
                 };
-                let (pattern, target) = match el.attr("path") {
-                    Some(p) => (p.value.trim().to_string(), p.value_range),
-                    None => ("**".to_string(), el.name_range),
-                };
+                let (pattern, target) = value_or(el, el.attr("path"), "**");
                 self.path_checks(&pattern, target);
                 if verb == "write" && !deny && res == Resource::Filesystem && is_all(&pattern) {
                     self.diags.push(Diagnostic::new(
@@ -87,17 +100,7 @@ impl<'a> Reader<'a> {
                         format!("`write` on every file of the project (`{pattern}`) is far broader than a directive needs: name the folders it writes"),
                     ));
                 }
-                self.push(
-                    &verb,
-                    res,
-                    pattern,
-                    deny,
-                    el.range,
-                    true,
-                    Style::Attribute,
-                    remove,
-                    target,
-                );
+                grant(self, &verb, res, pattern, true, target);
             }
             "tool" | "spawn" => {
                 // kiwi-mcp: `<execute resource="tool" id="bash"/>` runs that tool;
@@ -120,26 +123,13 @@ impl<'a> Reader<'a> {
                     None => ("*".to_string(), el.name_range),
                 };
                 self.id_checks(&pattern, target);
-                self.push(
-                    "run",
-                    Resource::Items(Some(t)),
-                    pattern,
-                    deny,
-                    el.range,
-                    true,
-                    Style::Attribute,
-                    remove,
-                    target,
-                );
+                grant(self, "run", Resource::Items(Some(t)), pattern, true, target);
             }
             "kiwi" | "kiwi-mcp" | "rye" => {
                 if matches!(elem, "read" | "write") {
-                    let r = resource_attr
-                        .map(|a| a.value_range)
-                        .unwrap_or(el.name_range);
                     self.diags.push(Diagnostic::new(
                         Code::P201,
-                        r,
+                        at_resource,
                         format!("`<{elem}>` applies to `filesystem` or `registry`, not `{resource}`: use `<execute resource=\"{resource}\" action=...>`"),
                     ));
                     return;
@@ -212,30 +202,15 @@ impl<'a> Reader<'a> {
                     ));
                     valid = false;
                 }
-                let (pattern, target) = match el.attr("id") {
-                    Some(p) => (p.value.trim().to_string(), p.value_range),
-                    None => ("*".to_string(), el.name_range),
-                };
+                let (pattern, target) = value_or(el, el.attr("id"), "*");
                 self.id_checks(&pattern, target);
                 for verb in &verbs {
-                    self.push(
-                        verb,
-                        Resource::Items(item_type),
-                        pattern.clone(),
-                        deny,
-                        el.range,
-                        valid,
-                        Style::Attribute,
-                        remove,
-                        target,
-                    );
+                    let res = Resource::Items(item_type);
+                    grant(self, verb, res, pattern.clone(), valid, target);
                 }
             }
             "shell" => {
-                let (pattern, target) = match el.attr("command").or(el.attr("action")) {
-                    Some(a) => (a.value.trim().to_string(), a.value_range),
-                    None => ("*".to_string(), el.name_range),
-                };
+                let (pattern, target) = value_or(el, el.attr("command").or(el.attr("action")), "*");
                 if !deny && is_all(&pattern) {
                     self.diags.push(Diagnostic::new(
                         Code::P204,
@@ -243,26 +218,22 @@ impl<'a> Reader<'a> {
                         "`execute shell *` lets the agent run any command: name the commands it needs (`command=\"git *\"`)",
                     ));
                 }
-                self.push(
-                    "execute",
-                    Resource::Shell,
-                    pattern,
-                    deny,
-                    el.range,
-                    true,
-                    Style::Attribute,
-                    remove,
-                    target,
-                );
+                grant(self, "execute", Resource::Shell, pattern, true, target);
             }
             other => {
-                let r = resource_attr
-                    .map(|a| a.value_range)
-                    .unwrap_or(el.name_range);
                 let other = other.to_string();
                 let known: Vec<&str> = RESOURCES.iter().chain(RESOURCE_ALIASES).copied().collect();
-                self.unknown(r, "resource", &other, &known);
+                self.unknown(at_resource, "resource", &other, &known);
             }
         }
+    }
+}
+
+/// An attribute's trimmed value and its range; without the attribute, `default` at the
+/// element's name.
+fn value_or(el: &Element, attr: Option<&Attr>, default: &str) -> (String, TextRange) {
+    match attr {
+        Some(a) => (a.value.trim().to_string(), a.value_range),
+        None => (default.to_string(), el.name_range),
     }
 }
