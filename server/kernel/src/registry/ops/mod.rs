@@ -19,7 +19,7 @@ mod signature;
 mod transact;
 
 pub use line::{item_files, line_for};
-pub use publish::{publish, yank, Published};
+pub use publish::{publish, publish_item, yank, Published};
 pub use pull::{pull, Destination, PullArgs, PulledItem};
 pub use signature::{check_signature, envelope, sign};
 pub use transact::{Committed, MAX_ATTEMPTS};

@@ -1,6 +1,9 @@
 //! Publish and yank: the transactions that write to a registry.
 
 use super::registries;
+use super::{line_for, sign};
+use crate::workspace::{Item, Workspace};
+use std::sync::Arc;
 use super::transact::{append_line, transact, Committed};
 use crate::ids::ItemType;
 use crate::registry::config::{self, RegistryEntry};
@@ -15,6 +18,43 @@ pub struct Published {
     pub line: IndexLine,
     #[serde(flatten)]
     pub committed: Committed,
+}
+
+/// Publish a workspace item to a configured registry (`registry`: its name; `None` when only
+/// one is configured), signed with the user's key unless `unsigned`: the one path of
+/// `kiwi publish` and MCP `execute action: publish`. An item with error diagnostics is
+/// refused ([`line_for`]).
+pub fn publish_item(
+    user_space: &Path,
+    ws: &Workspace,
+    item: &Arc<Item>,
+    registry: Option<&str>,
+    version: Option<&str>,
+    unsigned: bool,
+) -> Result<Published> {
+    let cfg = config::load(user_space)?;
+    let entry = match registry {
+        Some(name) => cfg.find(name)?.clone(),
+        None => match cfg.entries.as_slice() {
+            [one] => one.clone(),
+            [] => {
+                return Err(RegistryError::not_found(
+                    "no registry is configured: add one with `kiwi registry add NAME URL`",
+                ))
+            }
+            _ => {
+                return Err(RegistryError::invalid(format!(
+                    "say which registry to publish to ({})",
+                    cfg.names()
+                )))
+            }
+        },
+    };
+    let (mut line, files) = line_for(ws, item, version)?;
+    if !unsigned {
+        sign(user_space, &mut line)?;
+    }
+    publish(user_space, &entry, line, &files)
 }
 
 /// Publish an item: its line (signed by `sign`, when given) and files, committed and pushed.
