@@ -50,7 +50,8 @@ pub struct PulledItem {
     pub signature: String,
     /// The files written, absolute.
     pub files: Vec<PathBuf>,
-    /// Whether `.ai/kiwi.lock` records it (pulls into the project).
+    /// Whether a lockfile records it (always: the project's `.ai/kiwi.lock`, or the user
+    /// space's `kiwi.lock` for a pull into the user space).
     pub locked: bool,
     /// `requested`, or `chain of tool/x` for a runtime pulled with a tool.
     pub reason: String,
@@ -106,14 +107,12 @@ pub fn pull(a: &PullArgs) -> Result<Vec<PulledItem>> {
     };
     let store = crate::trust::TrustStore::load(a.user_space)
         .map_err(|e| RegistryError::new(ErrorKind::Untrusted, format!("the trust store: {e}")))?;
-    // A lockfile kiwi cannot read stops the pull before anything is written.
-    let mut lock = match a.to {
-        Destination::Project => Some(
-            crate::lock::Lockfile::load(&root)
-                .map_err(|e| RegistryError::invalid(format!("{e}; nothing was written")))?,
-        ),
-        Destination::User => None,
-    };
+    // Every pull is pinned in the lockfile of the folder it writes to: the project's
+    // `.ai/kiwi.lock`, or `kiwi.lock` at the root of the user space (where `kiwi check`, the
+    // hover and `kiwi run` look: `trust::audit`). A lockfile kiwi cannot read stops the pull
+    // before anything is written.
+    let mut lock = crate::lock::Lockfile::load(&root)
+        .map_err(|e| RegistryError::invalid(format!("{e}; nothing was written")))?;
     let mut fetched = Vec::new();
     let mut plan: Vec<Planned> = Vec::new();
     let mut queue: Vec<(ItemType, String, Option<String>, String)> = vec![(
@@ -270,35 +269,32 @@ pub fn pull(a: &PullArgs) -> Result<Vec<PulledItem>> {
             return Err(RegistryError::io(target.display(), e));
         }
     }
-    if let Some(lock) = &mut lock {
-        for p in &plan {
-            let l = &p.line;
-            lock.upsert(crate::lock::LockEntry {
-                item_type: l.item_type.clone(),
-                id: l.id.clone(),
-                version: l.version.clone(),
-                registry: p.clone.url.clone(),
-                commit: p.clone.commit.clone(),
-                digest: l.digest.clone(),
-                signer: l.signer.clone().unwrap_or_default(),
-                files: l
-                    .files
-                    .iter()
-                    .map(|f| format::ai_relative(l.item_type(), &l.id, &f.path))
-                    .collect(),
-                signed_at: l.signed_at.clone().unwrap_or_default(),
-                signature: l.signature.clone().unwrap_or_default(),
-                public_key: l.public_key.clone().unwrap_or_default(),
-            });
-        }
-        lock.save_atomic(&root).map_err(|e| {
-            RegistryError::new(
-                ErrorKind::Io,
-                format!("the files were written, but the lockfile was not: {e}"),
-            )
-        })?;
+    for p in &plan {
+        let l = &p.line;
+        lock.upsert(crate::lock::LockEntry {
+            item_type: l.item_type.clone(),
+            id: l.id.clone(),
+            version: l.version.clone(),
+            registry: p.clone.url.clone(),
+            commit: p.clone.commit.clone(),
+            digest: l.digest.clone(),
+            signer: l.signer.clone().unwrap_or_default(),
+            files: l
+                .files
+                .iter()
+                .map(|f| format::ai_relative(l.item_type(), &l.id, &f.path))
+                .collect(),
+            signed_at: l.signed_at.clone().unwrap_or_default(),
+            signature: l.signature.clone().unwrap_or_default(),
+            public_key: l.public_key.clone().unwrap_or_default(),
+        });
     }
-    let locked = lock.is_some();
+    lock.save_atomic(&root).map_err(|e| {
+        RegistryError::new(
+            ErrorKind::Io,
+            format!("the files were written, but the lockfile was not: {e}"),
+        )
+    })?;
     Ok(plan
         .into_iter()
         .map(|p| PulledItem {
@@ -316,7 +312,7 @@ pub fn pull(a: &PullArgs) -> Result<Vec<PulledItem>> {
                 .map(|v| v.describe())
                 .unwrap_or_else(|| "not signed".into()),
             files: p.targets,
-            locked,
+            locked: true,
             reason: p.reason,
         })
         .collect())
