@@ -545,31 +545,13 @@ fn registry_hostile_registries_are_refused_with_nothing_written() {
             "above the cap",
         ),
         (
-            "lying digest",
+            "file missing from the tree",
             Box::new(|reg| {
                 let mut l = index_line(reg);
-                l["id"] = "text/liar".into();
-                l["digest"] = format!("sha256:{}", "0".repeat(64)).into();
-                std::fs::write(reg.join("index/tool/text/liar.jsonl"), format!("{l}\n")).unwrap();
-                let d = reg.join("items/tool/text/liar/1.0.0");
-                std::fs::create_dir_all(&d).unwrap();
-                std::fs::copy(
-                    reg.join("items/tool/text/word_count/1.0.0/word_count.py"),
-                    d.join("word_count.py"),
-                )
-                .unwrap();
+                l["id"] = "text/ghost".into();
+                std::fs::write(reg.join("index/tool/text/ghost.jsonl"), format!("{l}\n")).unwrap();
             }),
-            "the index lies",
-        ),
-        (
-            "flipped byte in a blob",
-            Box::new(|reg| {
-                let p = reg.join("items/tool/text/word_count/1.0.0/word_count.py");
-                let mut b = std::fs::read(&p).unwrap();
-                b[5] ^= 1;
-                std::fs::write(&p, b).unwrap();
-            }),
-            "does not match the index",
+            "is not in the registry",
         ),
     ];
     for (what, tamper, expect) in cases {
@@ -586,6 +568,55 @@ fn registry_hostile_registries_are_refused_with_nothing_written() {
             "{what}: a clone was kept"
         );
         nothing_written(&user);
+    }
+
+    // Issue 17, point 5: `registry add` checks the tree and every index line, not every
+    // version's files (that made the first add of a large registry slow); a version's files
+    // are read and checked when it is pulled, before anything is written. So an index that
+    // lies or a flipped byte is accepted by the add and refused by the pull of that version.
+    let at_pull: Vec<(&str, Tamper, &str, &str)> = vec![
+        (
+            "lying digest",
+            Box::new(|reg| {
+                let mut l = index_line(reg);
+                l["id"] = "text/liar".into();
+                l["digest"] = format!("sha256:{}", "0".repeat(64)).into();
+                std::fs::write(reg.join("index/tool/text/liar.jsonl"), format!("{l}\n")).unwrap();
+                let d = reg.join("items/tool/text/liar/1.0.0");
+                std::fs::create_dir_all(&d).unwrap();
+                std::fs::copy(
+                    reg.join("items/tool/text/word_count/1.0.0/word_count.py"),
+                    d.join("word_count.py"),
+                )
+                .unwrap();
+            }),
+            "the index lies",
+            "tool/text/liar",
+        ),
+        (
+            "flipped byte in a blob",
+            Box::new(|reg| {
+                let p = reg.join("items/tool/text/word_count/1.0.0/word_count.py");
+                let mut b = std::fs::read(&p).unwrap();
+                b[5] ^= 1;
+                std::fs::write(&p, b).unwrap();
+            }),
+            "does not match the index",
+            "tool/text/word_count",
+        ),
+    ];
+    for (what, tamper, expect, item) in at_pull {
+        let root = tmp.path().join(what.replace(' ', "_"));
+        let (reg, _maint, user) = published_registry(&root);
+        tamper(&reg);
+        commit_all(&reg, what);
+        user.ok(&["registry", "add", "team", reg.to_str().unwrap()]);
+        let err = user.refused(&["pull", item]);
+        assert!(err.contains(expect), "{what}: {err}");
+        assert!(err.contains("nothing was written"), "{what}: {err}");
+        nothing_written(&user);
+        assert!(user.read("tools/text/liar.py").is_none(), "{what}");
+        assert!(user.read("tools/text/word_count.py").is_none(), "{what}");
     }
 }
 
