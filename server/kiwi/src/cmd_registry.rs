@@ -277,15 +277,8 @@ pub fn publish(o: &PublishOptions) -> Result<ExitCode> {
     let us = host.user_space();
     let ws = Workspace::load(project, host);
     let item = find_item(&ws, o.item)?;
-    let published = ops::publish_item(
-        &us,
-        &ws,
-        &item,
-        Some(o.registry),
-        o.version,
-        o.unsigned,
-    )
-    .map_err(err)?;
+    let published =
+        ops::publish_item(&us, &ws, &item, Some(o.registry), o.version, o.unsigned).map_err(err)?;
     let entry = &published.committed;
     if o.json {
         return json_out(&serde_json::to_value(&published)?);

@@ -64,7 +64,9 @@ impl Backend {
                 let mut paths = this.lock().set.own_item_paths(&key);
                 let mut lock_gone = false;
                 for p in changed.remove(&key).unwrap_or_default() {
-                    lock_gone |= p.file_name().is_some_and(|n| n == kiwi_kernel::lock::LOCK_FILE);
+                    lock_gone |= p
+                        .file_name()
+                        .is_some_and(|n| n == kiwi_kernel::lock::LOCK_FILE);
                     if !paths.contains(&p) {
                         paths.push(p);
                     }

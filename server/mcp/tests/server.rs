@@ -2410,7 +2410,10 @@ async fn publish_needs_a_directive_granting_it_and_signs_with_the_users_key() {
         .clone();
     let actions = &exec["inputSchema"]["properties"]["action"];
     assert!(
-        actions["enum"].as_array().unwrap().contains(&json!("publish")),
+        actions["enum"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("publish")),
         "{actions:#}"
     );
     assert!(

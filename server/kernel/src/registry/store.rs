@@ -359,14 +359,9 @@ fn fresh_clone(entry: &RegistryEntry, dir: &Path) -> Result<Updated> {
         Ok((commit, toml, branch, new_versions))
     })();
     match result {
-        Ok((commit, toml, branch, new_versions)) => swap_in(
-            entry,
-            &tmp,
-            dir,
-            (branch, commit, toml),
-            None,
-            new_versions,
-        ),
+        Ok((commit, toml, branch, new_versions)) => {
+            swap_in(entry, &tmp, dir, (branch, commit, toml), None, new_versions)
+        }
         Err(e) => {
             let _ = std::fs::remove_dir_all(&tmp);
             Err(e)

@@ -903,7 +903,10 @@ fn registry_pulls_into_the_user_space_are_pinned_in_its_lockfile() {
     assert_eq!(e.version, "1.0.0");
     assert_eq!(e.commit.len(), 40);
     assert_eq!(e.state(&user.space), FileState::Matches);
-    assert!(user.read("kiwi.lock").is_none(), "the project's lock is not touched");
+    assert!(
+        user.read("kiwi.lock").is_none(),
+        "the project's lock is not touched"
+    );
     // (Published --unsigned: verify fails on that, but finds the pin and its files match.)
     let out = user.kiwi(&["verify", "tool/text/word_count"]);
     let v = String::from_utf8_lossy(&out.stdout);
@@ -925,7 +928,9 @@ fn registry_pulls_into_the_user_space_are_pinned_in_its_lockfile() {
     user.ok(&["pull", "tool/text/word_count", "--to", "user", "--force"]);
     let lock = Lockfile::load(&user.space).unwrap();
     assert_eq!(
-        lock.get("tool", "text/word_count").unwrap().state(&user.space),
+        lock.get("tool", "text/word_count")
+            .unwrap()
+            .state(&user.space),
         FileState::Matches
     );
 }

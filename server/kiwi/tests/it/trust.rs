@@ -593,7 +593,10 @@ fn lsp_reports_a_missing_locked_item_on_the_lockfile() {
     assert_eq!(d[0]["severity"], 2, "a warning: {d:?}");
     assert_eq!(d[0]["range"]["start"]["line"], id_line, "{d:?}");
     assert!(
-        d[0]["message"].as_str().unwrap().contains("tools/t/other.py"),
+        d[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("tools/t/other.py"),
         "{d:?}"
     );
     // The file comes back (written outside the editor): the warning goes.

@@ -43,4 +43,3 @@ fn registries<'a>(
         None => Ok(cfg.entries.iter().collect()),
     }
 }
-

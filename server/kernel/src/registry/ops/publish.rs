@@ -1,17 +1,17 @@
 //! Publish and yank: the transactions that write to a registry.
 
 use super::registries;
-use super::{line_for, sign};
-use crate::workspace::{Item, Workspace};
-use std::sync::Arc;
 use super::transact::{append_line, transact, Committed};
+use super::{line_for, sign};
 use crate::ids::ItemType;
 use crate::registry::config::{self, RegistryEntry};
 use crate::registry::format::IndexLine;
 use crate::registry::store::{self, Clone};
 use crate::registry::{ErrorKind, RegistryError, Result};
+use crate::workspace::{Item, Workspace};
 use serde::Serialize;
 use std::path::Path;
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Published {
