@@ -211,7 +211,7 @@ pub fn update(entry: &RegistryEntry, dir: &Path) -> Result<Updated> {
     let previous = had.then(|| state_of(dir));
     // Swap the mirror for the new one (fetched files of pulled versions are fetched again
     // when needed: they are checked each time anyway).
-    super::store::swap_in(
+    Updated::swap_in(
         entry,
         &tmp,
         dir,

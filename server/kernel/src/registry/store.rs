@@ -360,48 +360,13 @@ fn fresh_clone(entry: &RegistryEntry, dir: &Path) -> Result<Updated> {
     })();
     match result {
         Ok((commit, toml, branch, new_versions)) => {
-            swap_in(entry, &tmp, dir, (branch, commit, toml), None, new_versions)
+            Updated::swap_in(entry, &tmp, dir, (branch, commit, toml), None, new_versions)
         }
         Err(e) => {
             let _ = std::fs::remove_dir_all(&tmp);
             Err(e)
         }
     }
-}
-
-/// Put a checked temporary folder `tmp` in the place of a registry's clone or mirror `dir`
-/// (the old one, if any, goes; `tmp` is removed when the swap fails), and say what the
-/// update brought: the one swap of a git clone and a sparse mirror.
-pub(super) fn swap_in(
-    entry: &RegistryEntry,
-    tmp: &Path,
-    dir: &Path,
-    (branch, commit, toml): (String, String, RegistryToml),
-    previous: Option<String>,
-    new_versions: Vec<String>,
-) -> Result<Updated> {
-    if dir.exists() {
-        if let Err(e) = std::fs::remove_dir_all(dir) {
-            let _ = std::fs::remove_dir_all(tmp);
-            return Err(RegistryError::io(dir.display(), e));
-        }
-    }
-    std::fs::rename(tmp, dir).map_err(|e| {
-        let _ = std::fs::remove_dir_all(tmp);
-        RegistryError::io(dir.display(), e)
-    })?;
-    Ok(Updated {
-        clone: Clone {
-            name: entry.name.clone(),
-            url: entry.url.clone(),
-            dir: dir.to_path_buf(),
-            branch,
-            commit,
-            toml,
-        },
-        previous,
-        new_versions,
-    })
 }
 
 fn update_existing(entry: &RegistryEntry, dir: &Path) -> Result<Updated> {
