@@ -53,56 +53,6 @@ fn relative(path: &Path, cwd: &Path) -> PathBuf {
         .unwrap_or_else(|_| path.to_path_buf())
 }
 
-/// The problems of a lockfile as diagnostics on its own text (R704 on the entry's `"id"`).
-fn lock_reports(
-    problems: Vec<kiwi_kernel::trust::audit::LockProblem>,
-) -> Vec<(
-    PathBuf,
-    kiwi_kernel::text::SourceText,
-    Vec<kiwi_kernel::diag::Diagnostic>,
-)> {
-    use kiwi_kernel::diag::Diagnostic;
-    use kiwi_kernel::text::{SourceText, TextRange};
-    let mut by_file: BTreeMap<PathBuf, Vec<_>> = BTreeMap::new();
-    for p in problems {
-        by_file.entry(p.lockfile.clone()).or_default().push(p);
-    }
-    by_file
-        .into_iter()
-        .map(|(path, problems)| {
-            let text = std::fs::read(&path)
-                .map(|b| String::from_utf8_lossy(&b).into_owned())
-                .unwrap_or_default();
-            let mut diags: Vec<Diagnostic> = problems
-                .into_iter()
-                .map(|p| {
-                    // The entry's id line: `"id": "x/y"` after its `"type": "t"`.
-                    let range = p
-                        .item
-                        .as_deref()
-                        .and_then(|full| {
-                            let (t, id) = full.split_once('/')?;
-                            let at_type = text.find(&format!("\"type\": \"{t}\""))?;
-                            let needle = format!("\"id\": {}", serde_json::to_string(id).ok()?);
-                            let start = text
-                                .match_indices(&needle)
-                                .map(|(i, _)| i)
-                                .find(|&i| i > at_type)
-                                .or_else(|| text.find(&needle))?;
-                            Some(TextRange::new(start, start + needle.len()))
-                        })
-                        .unwrap_or_else(|| {
-                            TextRange::new(0, text.find('\n').unwrap_or(text.len()))
-                        });
-                    Diagnostic::new(p.code, range, p.message).severity(p.severity)
-                })
-                .collect();
-            kiwi_kernel::diag::normalize(&mut diags);
-            (path, SourceText::new(text), diags)
-        })
-        .collect()
-}
-
 pub fn run(paths: &[PathBuf], format: Format, locked: bool) -> Result<ExitCode> {
     let host = Host::from_process();
     let cwd = std::env::current_dir().context("cannot read the working directory")?;
@@ -171,9 +121,9 @@ pub fn run(paths: &[PathBuf], format: Format, locked: bool) -> Result<ExitCode> 
         }
         checked.extend(items.into_iter().zip(results));
         if filters.contains(&root) {
-            lock_files.extend(lock_reports(kiwi_kernel::trust::audit::lock_problems(
-                &ws, space, locked,
-            )));
+            lock_files.extend(kiwi_kernel::trust::audit::lock_reports(
+                kiwi_kernel::trust::audit::lock_problems(&ws, space, locked),
+            ));
         }
         // The process ends soon: the system takes the memory back at once, where freeing
         // every item, tree and map one by one was some 3% of a check.

@@ -275,22 +275,18 @@ pub fn publish(o: &PublishOptions) -> Result<ExitCode> {
     let project = project_for(o.project)?;
     let host = Host::from_process();
     let us = host.user_space();
-    let cfg = config::load(&us).map_err(err)?;
-    let entry = cfg.find(o.registry).map_err(err)?.clone();
     let ws = Workspace::load(project, host);
     let item = find_item(&ws, o.item)?;
-    let (mut line, files) = ops::line_for(&ws, &item, o.version).map_err(err)?;
-    if !o.unsigned {
-        ops::sign(&us, &mut line).map_err(err)?;
-    }
-    let published = ops::publish(&us, &entry, line, &files).map_err(err)?;
+    let published =
+        ops::publish_item(&us, &ws, &item, Some(o.registry), o.version, o.unsigned).map_err(err)?;
+    let entry = &published.committed;
     if o.json {
         return json_out(&serde_json::to_value(&published)?);
     }
     out(&format!(
         "published {} to `{}` ({}) at {}{}",
         published.line.label(),
-        entry.name,
+        entry.registry,
         entry.url,
         store::short(&published.committed.commit),
         if published.committed.attempts > 1 {

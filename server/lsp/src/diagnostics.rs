@@ -89,6 +89,62 @@ impl Backend {
         }
     }
 
+    /// The lockfile of workspace `key`'s own space (the project's `.ai/kiwi.lock`, or the
+    /// user space's): R704 (a locked item whose files are missing) and R705 (a lockfile that
+    /// cannot be read) on its text, as `kiwi check` reports them (`trust::audit::lock_reports`).
+    /// Published when the lockfile exists (an empty list when nothing is wrong), and when
+    /// `gone` (it was deleted: its diagnostics are cleared).
+    pub(crate) async fn publish_lockfile(&self, key: Key, gone: bool) {
+        use kiwi_kernel::ids::Space;
+        use kiwi_kernel::trust::audit;
+        let (ws, enc, code_description) = {
+            let st = self.lock();
+            let Some(ws) = st.set.get(&key).cloned() else {
+                return;
+            };
+            (ws, st.enc, st.caps.code_description)
+        };
+        let space = if key.is_some() {
+            Space::Project
+        } else {
+            Space::User
+        };
+        let Some(root) = ws.space_root(space) else {
+            return;
+        };
+        let path = kiwi_kernel::lock::Lockfile::path(&root);
+        if !path.is_file() && !gone {
+            return;
+        }
+        let Some(uri) = to_uri(&path) else { return };
+        let p = path.clone();
+        let Ok(diags) = blocking(move || {
+            if !p.is_file() {
+                return Vec::new();
+            }
+            audit::lock_reports(audit::lock_problems(&ws, space, false))
+                .into_iter()
+                .filter(|(q, ..)| *q == p)
+                .flat_map(|(q, src, ds)| {
+                    ds.iter()
+                        .map(|d| {
+                            let mut d = convert::diagnostic(&src, &q, d, enc, &|_| None);
+                            if !code_description {
+                                d.code_description = None;
+                            }
+                            d
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .collect::<Vec<Diagnostic>>()
+        })
+        .await
+        else {
+            return;
+        };
+        self.client.publish_diagnostics(uri, diags, None).await;
+    }
+
     /// Re-check in a task of its own, so that the handler returns at once and a burst of
     /// changes does not hold up the requests behind it.
     pub(crate) fn spawn_recheck(&self, path: PathBuf) {

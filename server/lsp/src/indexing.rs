@@ -47,7 +47,8 @@ impl Backend {
             Some(p) => p.display().to_string(),
             None => "the user space".into(),
         };
-        self.publish(key, paths, None).await;
+        self.publish(key.clone(), paths, None).await;
+        self.publish_lockfile(key, false).await;
         // Checking every item allocated and freed a lot; give that back now.
         kiwi_kernel::workspace::release_free_memory();
         self.client

@@ -64,12 +64,18 @@ impl Backend {
             }
             for key in affected {
                 let mut paths = this.lock().set.own_item_paths(&key);
+                let mut lock_gone = false;
                 for p in changed.remove(&key).unwrap_or_default() {
+                    lock_gone |= p
+                        .file_name()
+                        .is_some_and(|n| n == kiwi_kernel::lock::LOCK_FILE);
                     if !paths.contains(&p) {
                         paths.push(p);
                     }
                 }
-                this.publish(key, paths, None).await;
+                this.publish(key.clone(), paths, None).await;
+                // An item file gone or back, or the lockfile itself changed: R704 follows.
+                this.publish_lockfile(key, lock_gone).await;
             }
             if caps.inlay_refresh {
                 let _ =

@@ -71,10 +71,10 @@ pub fn tools() -> Vec<Tool> {
         "type": "object",
         "properties": {
             "item_type": {"type": "string", "enum": ITEM_TYPES},
-            "action": {"type": "string", "enum": ["run", "done", "dry_run", "validate", "create", "update", "delete", "link"],
-                       "description": "directive: run done validate create update delete; tool: run dry_run validate create update delete; knowledge: run validate create update delete link; system: run"},
+            "action": {"type": "string", "enum": ["run", "done", "dry_run", "validate", "create", "update", "delete", "link", "publish"],
+                       "description": "directive: run done validate create update delete publish; tool: run dry_run validate create update delete publish; knowledge: run validate create update delete link publish; system: run. publish needs a running directive that grants it"},
             "item_id": {"type": "string"},
-            "parameters": {"type": "object", "description": "Inputs of a directive, parameters of a tool; content for create/update; reference for link"},
+            "parameters": {"type": "object", "description": "Inputs of a directive, parameters of a tool; content for create/update; reference for link; for publish: registry (a configured registry's name; may be left out when only one is configured) and version (semver, else the item's own)"},
             "dry_run": {"type": "boolean", "default": false, "description": "For a tool run: show what would run, run nothing"},
             "parent": {"type": "string", "description": "For a directive run: the running directive to run it inside (nested, narrowed by it). Without it, a directive runs inside the active one only when a step of that one calls it; otherwise the active one ends"},
             "raw": {"type": "boolean", "default": false, "description": "For a directive run: also return the filled file (body) and each step's XML (text)"},
@@ -109,7 +109,7 @@ pub fn tools() -> Vec<Tool> {
         .with_annotations(ToolAnnotations::new().read_only(true).idempotent(true).open_world(false)),
         Tool::new(
             "execute",
-            "Act on an item: run a directive (returns its parsed steps, each call ready to make; it becomes the session's active directive, end it with done; parent runs it inside another), run or dry_run a tool (progress notifications stream its output), read knowledge or a system item, validate, create/update (parameters.content), delete, link.",
+            "Act on an item: run a directive (returns its parsed steps, each call ready to make; it becomes the session's active directive, end it with done; parent runs it inside another), run or dry_run a tool (progress notifications stream its output), read knowledge or a system item, validate, create/update (parameters.content), delete, link, publish (to a configured registry, signed with the user's key; needs a running directive that grants publish).",
             obj(execute_in),
         )
         .with_title("Execute an action on a kiwi item")

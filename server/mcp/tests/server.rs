@@ -1522,7 +1522,7 @@ async fn tools_and_directives_can_be_created_validated_deleted() {
         .await;
     assert_eq!(
         e["allowed_actions"],
-        json!(["run", "done", "validate", "create", "update", "delete"])
+        json!(["run", "done", "validate", "create", "update", "delete", "publish"])
     );
     let e = c
         .err(
@@ -2331,4 +2331,161 @@ async fn a_yaml_tool_with_a_script_exposes_the_script_as_a_resource() {
         )
         .await;
     assert!(r["error"].is_object(), "{r:#}");
+}
+
+/// Issue 17: `execute action: publish` publishes a workspace item to a configured registry,
+/// signed with the user's key, through the same code path as `kiwi publish`; it needs a
+/// running directive that grants `publish` (refused without one, and under a directive that
+/// does not grant it), and refuses an item with error diagnostics. The action is in the
+/// tool's input schema and in `help`.
+#[tokio::test]
+async fn publish_needs_a_directive_granting_it_and_signs_with_the_users_key() {
+    use kiwi_kernel::registry::{config, store};
+    let (d, mut c) = setup().await;
+    let tmp = d.path().canonicalize().unwrap();
+    let ai = tmp.join("proj/.ai");
+    let user = tmp.join("user");
+    let reg = tmp.join("team.git");
+    store::create(&reg, "team", true).unwrap();
+    let url = store::normalize_url(reg.to_str().unwrap()).unwrap();
+    config::save(
+        &user,
+        &[config::RegistryEntry {
+            name: "team".into(),
+            url: url.clone(),
+        }],
+    )
+    .unwrap();
+    let keys = kiwi_kernel::trust::Keys::generate(&user).unwrap();
+    write(
+        &ai,
+        "directives/d/publisher.md",
+        &directive_granting(
+            "publisher",
+            r#"      <load resource="kiwi" action="load" item_type="knowledge" id="*"/>
+      <search resource="kiwi" action="search" item_type="tool" id="*"/>
+      <execute resource="kiwi" action="publish" id="*"/>"#,
+        ),
+    );
+    write(
+        &ai,
+        "directives/d/reader.md",
+        &directive_granting(
+            "reader",
+            r#"      <load resource="kiwi" action="load" item_type="knowledge" id="*"/>
+      <execute resource="kiwi" action="run" item_type="tool" id="*"/>"#,
+        ),
+    );
+    write(
+        &ai,
+        "directives/d/typo.md",
+        &DIRECTIVE
+            .replace("name=\"greet\"", "name=\"typo\"")
+            .replace(
+                "<param name=\"name\" value=\"{input:name}\"/>",
+                "<param name=\"name\" value=\"{input:naem}\"/>",
+            ),
+    );
+    let publish = |id: &str| {
+        json!({"item_type": if id.starts_with("d/") { "directive" } else { "tool" },
+               "action": "publish", "item_id": id,
+               "parameters": {"registry": "team", "version": "1.0.0"}})
+    };
+    let published = |reg: &Path| {
+        std::process::Command::new("git")
+            .args(["--git-dir", reg.to_str().unwrap(), "log", "--format=%s"])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default()
+    };
+
+    // The schema and help name it.
+    let r = c.request("tools/list", json!({})).await;
+    let exec = r["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "execute")
+        .unwrap()
+        .clone();
+    let actions = &exec["inputSchema"]["properties"]["action"];
+    assert!(
+        actions["enum"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("publish")),
+        "{actions:#}"
+    );
+    assert!(
+        exec["inputSchema"]["properties"]["parameters"]["description"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("publish"),
+        "{exec:#}"
+    );
+    let h = c.ok("help", json!({"topic": "execute"})).await;
+    assert!(h["text"].as_str().unwrap().contains("publish"), "{h:#}");
+
+    // Without a directive: refused, nothing published.
+    let e = c.err("execute", publish("t/echo")).await;
+    assert_eq!(e["error"], "permission_denied", "{e:#}");
+    assert!(e["message"].as_str().unwrap().contains("publish"), "{e:#}");
+    assert!(!published(&reg).contains("publish"), "{}", published(&reg));
+
+    // Under a directive that does not grant it: refused, naming the capability.
+    c.ok(
+        "execute",
+        json!({"item_type": "directive", "action": "run", "item_id": "d/reader"}),
+    )
+    .await;
+    let e = c.err("execute", publish("t/echo")).await;
+    assert_eq!(e["error"], "permission_denied", "{e:#}");
+    assert_eq!(e["missing_capability"], "kiwi.publish.tool.t/echo", "{e:#}");
+    assert!(!published(&reg).contains("publish"));
+
+    // Under a directive granting it: published, signed with the user's key.
+    c.ok(
+        "execute",
+        json!({"item_type": "directive", "action": "done", "item_id": "d/reader"}),
+    )
+    .await;
+    c.ok(
+        "execute",
+        json!({"item_type": "directive", "action": "run", "item_id": "d/publisher"}),
+    )
+    .await;
+    let v = c.ok("execute", publish("t/echo")).await;
+    assert_eq!(v["line"]["id"], "t/echo", "{v:#}");
+    assert_eq!(v["line"]["version"], "1.0.0", "{v:#}");
+    assert_eq!(v["line"]["signer"], json!(keys.fingerprint()), "{v:#}");
+    assert_eq!(v["registry"], "team", "{v:#}");
+    assert!(published(&reg).contains("publish tool/t/echo@1.0.0"));
+    // The registry has it (search and load source: registry read it back).
+    let s = c
+        .ok(
+            "search",
+            json!({"item_type": "tool", "query": "greeting", "source": "registry"}),
+        )
+        .await;
+    assert_eq!(s["results"][0]["id"], "t/echo", "{s:#}");
+    // The same version again: a conflict.
+    let e = c.err("execute", publish("t/echo")).await;
+    assert_eq!(e["error"], "exists", "{e:#}");
+
+    // An item with error diagnostics is refused with them, nothing published.
+    let e = c.err("execute", publish("d/typo")).await;
+    assert_eq!(e["error"], "invalid_item", "{e:#}");
+    assert!(
+        e["diagnostics"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|x| x["code"] == "D108")),
+        "{e:#}"
+    );
+    assert!(!published(&reg).contains("d/typo"));
+
+    // An unknown registry: not found, with the configured ones named.
+    let mut bad = publish("t/echo");
+    bad["parameters"]["registry"] = json!("nope");
+    let e = c.err("execute", bad).await;
+    assert_eq!(e["error"], "not_found", "{e:#}");
 }

@@ -10,7 +10,8 @@
 //! Everything that talks to git is in [`git`] (the user's own `git`, started without a
 //! shell); what a registry holds and how it is checked is in [`format`]; the clones in the
 //! user space's `cache/registries/` in [`store`]; the configured registries in [`config`];
-//! publish, yank and pull in [`ops`]; search over index lines in [`search`].
+//! publish, yank and pull in [`ops`]; search over index lines in [`search`]. The swap of a
+//! checked fetch into place, one for a git clone and a sparse mirror, is [`Updated::swap_in`].
 
 pub mod config;
 pub mod format;
@@ -97,4 +98,41 @@ pub struct Updated {
     pub previous: Option<String>,
     /// The versions that came with it (`tool/x@1.0.0`).
     pub new_versions: Vec<String>,
+}
+
+impl Updated {
+    /// Put a checked temporary folder `tmp` in the place of a registry's clone or mirror `dir`
+    /// (the old one, if any, goes; `tmp` is removed when the swap fails), and say what the
+    /// update brought: the one swap of a git clone and a sparse mirror.
+    fn swap_in(
+        entry: &config::RegistryEntry,
+        tmp: &std::path::Path,
+        dir: &std::path::Path,
+        (branch, commit, toml): (String, String, format::RegistryToml),
+        previous: Option<String>,
+        new_versions: Vec<String>,
+    ) -> Result<Updated> {
+        if dir.exists() {
+            if let Err(e) = std::fs::remove_dir_all(dir) {
+                let _ = std::fs::remove_dir_all(tmp);
+                return Err(RegistryError::io(dir.display(), e));
+            }
+        }
+        std::fs::rename(tmp, dir).map_err(|e| {
+            let _ = std::fs::remove_dir_all(tmp);
+            RegistryError::io(dir.display(), e)
+        })?;
+        Ok(Updated {
+            clone: Clone {
+                name: entry.name.clone(),
+                url: entry.url.clone(),
+                dir: dir.to_path_buf(),
+                branch,
+                commit,
+                toml,
+            },
+            previous,
+            new_versions,
+        })
+    }
 }

@@ -211,25 +211,14 @@ pub fn update(entry: &RegistryEntry, dir: &Path) -> Result<Updated> {
     let previous = had.then(|| state_of(dir));
     // Swap the mirror for the new one (fetched files of pulled versions are fetched again
     // when needed: they are checked each time anyway).
-    if dir.exists() {
-        std::fs::remove_dir_all(dir).map_err(|e| RegistryError::io(dir.display(), e))?;
-    }
-    std::fs::rename(&tmp, dir).map_err(|e| {
-        let _ = std::fs::remove_dir_all(&tmp);
-        RegistryError::io(dir.display(), e)
-    })?;
-    Ok(Updated {
-        clone: Clone {
-            name: entry.name.clone(),
-            url: entry.url.clone(),
-            dir: dir.to_path_buf(),
-            branch: String::new(),
-            commit,
-            toml,
-        },
+    Updated::swap_in(
+        entry,
+        &tmp,
+        dir,
+        (String::new(), commit, toml),
         previous,
         new_versions,
-    })
+    )
 }
 
 /// Fetch a version's files into the mirror (each under the cap); the caller checks them

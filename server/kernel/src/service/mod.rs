@@ -15,6 +15,7 @@ mod directive_run;
 mod error;
 mod help;
 mod items;
+mod publish;
 mod query;
 mod registry;
 mod resources;
@@ -75,9 +76,15 @@ pub struct ExecuteArgs {
 /// The actions of each item type (05, the `execute` table).
 pub fn actions_of(t: ItemType) -> &'static [&'static str] {
     match t {
-        ItemType::Directive => &["run", "done", "validate", "create", "update", "delete"],
-        ItemType::Tool => &["run", "dry_run", "validate", "create", "update", "delete"],
-        ItemType::Knowledge => &["run", "validate", "create", "update", "delete", "link"],
+        ItemType::Directive => &[
+            "run", "done", "validate", "create", "update", "delete", "publish",
+        ],
+        ItemType::Tool => &[
+            "run", "dry_run", "validate", "create", "update", "delete", "publish",
+        ],
+        ItemType::Knowledge => &[
+            "run", "validate", "create", "update", "delete", "link", "publish",
+        ],
         ItemType::System => &["run"],
     }
 }
@@ -310,6 +317,7 @@ impl Service {
                 Ok(describe(&ws, &item))
             }
             (ItemType::Knowledge, "link") => self.link(a, &params).map_err(at),
+            (_, "publish") => self.publish(t, a, &params).map_err(at),
             _ => Err(at(OpError::new(
                 "invalid_action",
                 format!("`{action}` is not an action of {t} items"),

@@ -19,7 +19,7 @@ pub(super) struct RegistryIndex {
     index: Option<Arc<Index>>,
 }
 
-fn op_error(e: RegistryError) -> OpError {
+pub(super) fn op_error(e: RegistryError) -> OpError {
     let kind = match e.kind {
         ErrorKind::Invalid => "invalid_arguments",
         ErrorKind::NotFound => "not_found",

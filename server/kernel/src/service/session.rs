@@ -24,6 +24,11 @@ pub struct Session {
     pub protocol_version: Option<String>,
 }
 
+/// Verbs a session may use only under a running directive that grants them: publishing
+/// shares an item with everyone who reads the registry, so it is never the default of a
+/// session that runs no directive (10-registry: "needs a `publish` capability").
+pub const GRANTED_ONLY: &[&str] = &["publish"];
+
 fn cap_string(verb: &str, t: ItemType, id: Option<&str>) -> String {
     format!("kiwi.{verb}.{t}.{}", id.unwrap_or("*"))
 }
@@ -35,6 +40,24 @@ impl Session {
 
     /// Whether the session may do `verb` on the item (`id: None` for a search).
     pub fn check(&self, verb: &str, t: ItemType, id: Option<&str>) -> Res<()> {
+        if self.stack.is_empty() && GRANTED_ONLY.contains(&verb) {
+            let cap = cap_string(verb, t, id);
+            return Err(OpError::new(
+                "permission_denied",
+                format!(
+                    "refused: `{verb}` needs a running directive that grants it (missing capability \
+                     `{cap}`), and none is running; run one whose <permissions> grant it"
+                ),
+            )
+            .with("missing_capability", json!(cap))
+            .with(
+                "grant",
+                json!(format!(
+                    "<execute resource=\"kiwi\" action=\"{verb}\" item_type=\"{t}\" id=\"{}\"/>",
+                    id.unwrap_or("*")
+                )),
+            ));
+        }
         for a in self.stack.iter().rev() {
             let ok = match id {
                 Some(id) => grants(&a.capabilities, verb, t, id).is_some(),

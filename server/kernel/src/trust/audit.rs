@@ -349,6 +349,52 @@ pub fn lock_problems(ws: &Workspace, space: Space, locked: bool) -> Vec<LockProb
     problems
 }
 
+/// The problems of lockfiles as diagnostics on their own text (R704 on the entry's `"id"`),
+/// one per lockfile with its text: what `kiwi check` prints and the LSP publishes.
+pub fn lock_reports(
+    problems: Vec<LockProblem>,
+) -> Vec<(PathBuf, crate::text::SourceText, Vec<Diagnostic>)> {
+    use crate::text::{SourceText, TextRange};
+    let mut by_file: std::collections::BTreeMap<PathBuf, Vec<_>> = Default::default();
+    for p in problems {
+        by_file.entry(p.lockfile.clone()).or_default().push(p);
+    }
+    by_file
+        .into_iter()
+        .map(|(path, problems)| {
+            let text = std::fs::read(&path)
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
+            let mut diags: Vec<Diagnostic> = problems
+                .into_iter()
+                .map(|p| {
+                    // The entry's id line: `"id": "x/y"` after its `"type": "t"`.
+                    let range = p
+                        .item
+                        .as_deref()
+                        .and_then(|full| {
+                            let (t, id) = full.split_once('/')?;
+                            let at_type = text.find(&format!("\"type\": \"{t}\""))?;
+                            let needle = format!("\"id\": {}", serde_json::to_string(id).ok()?);
+                            let start = text
+                                .match_indices(&needle)
+                                .map(|(i, _)| i)
+                                .find(|&i| i > at_type)
+                                .or_else(|| text.find(&needle))?;
+                            Some(TextRange::new(start, start + needle.len()))
+                        })
+                        .unwrap_or_else(|| {
+                            TextRange::new(0, text.find('\n').unwrap_or(text.len()))
+                        });
+                    Diagnostic::new(p.code, range, p.message).severity(p.severity)
+                })
+                .collect();
+            crate::diag::normalize(&mut diags);
+            (path, SourceText::new(text), diags)
+        })
+        .collect()
+}
+
 /// `exec::prepare`'s check: a pulled item (any link of a chain) whose files no longer match
 /// the lock is not run. `Err` holds the refusal's message.
 pub fn refuse_drift(ws: &Workspace, item: &Item) -> Result<(), String> {

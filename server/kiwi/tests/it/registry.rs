@@ -545,31 +545,13 @@ fn registry_hostile_registries_are_refused_with_nothing_written() {
             "above the cap",
         ),
         (
-            "lying digest",
+            "file missing from the tree",
             Box::new(|reg| {
                 let mut l = index_line(reg);
-                l["id"] = "text/liar".into();
-                l["digest"] = format!("sha256:{}", "0".repeat(64)).into();
-                std::fs::write(reg.join("index/tool/text/liar.jsonl"), format!("{l}\n")).unwrap();
-                let d = reg.join("items/tool/text/liar/1.0.0");
-                std::fs::create_dir_all(&d).unwrap();
-                std::fs::copy(
-                    reg.join("items/tool/text/word_count/1.0.0/word_count.py"),
-                    d.join("word_count.py"),
-                )
-                .unwrap();
+                l["id"] = "text/ghost".into();
+                std::fs::write(reg.join("index/tool/text/ghost.jsonl"), format!("{l}\n")).unwrap();
             }),
-            "the index lies",
-        ),
-        (
-            "flipped byte in a blob",
-            Box::new(|reg| {
-                let p = reg.join("items/tool/text/word_count/1.0.0/word_count.py");
-                let mut b = std::fs::read(&p).unwrap();
-                b[5] ^= 1;
-                std::fs::write(&p, b).unwrap();
-            }),
-            "does not match the index",
+            "is not in the registry",
         ),
     ];
     for (what, tamper, expect) in cases {
@@ -586,6 +568,55 @@ fn registry_hostile_registries_are_refused_with_nothing_written() {
             "{what}: a clone was kept"
         );
         nothing_written(&user);
+    }
+
+    // Issue 17, point 5: `registry add` checks the tree and every index line, not every
+    // version's files (that made the first add of a large registry slow); a version's files
+    // are read and checked when it is pulled, before anything is written. So an index that
+    // lies or a flipped byte is accepted by the add and refused by the pull of that version.
+    let at_pull: Vec<(&str, Tamper, &str, &str)> = vec![
+        (
+            "lying digest",
+            Box::new(|reg| {
+                let mut l = index_line(reg);
+                l["id"] = "text/liar".into();
+                l["digest"] = format!("sha256:{}", "0".repeat(64)).into();
+                std::fs::write(reg.join("index/tool/text/liar.jsonl"), format!("{l}\n")).unwrap();
+                let d = reg.join("items/tool/text/liar/1.0.0");
+                std::fs::create_dir_all(&d).unwrap();
+                std::fs::copy(
+                    reg.join("items/tool/text/word_count/1.0.0/word_count.py"),
+                    d.join("word_count.py"),
+                )
+                .unwrap();
+            }),
+            "the index lies",
+            "tool/text/liar",
+        ),
+        (
+            "flipped byte in a blob",
+            Box::new(|reg| {
+                let p = reg.join("items/tool/text/word_count/1.0.0/word_count.py");
+                let mut b = std::fs::read(&p).unwrap();
+                b[5] ^= 1;
+                std::fs::write(&p, b).unwrap();
+            }),
+            "does not match the index",
+            "tool/text/word_count",
+        ),
+    ];
+    for (what, tamper, expect, item) in at_pull {
+        let root = tmp.path().join(what.replace(' ', "_"));
+        let (reg, _maint, user) = published_registry(&root);
+        tamper(&reg);
+        commit_all(&reg, what);
+        user.ok(&["registry", "add", "team", reg.to_str().unwrap()]);
+        let err = user.refused(&["pull", item]);
+        assert!(err.contains(expect), "{what}: {err}");
+        assert!(err.contains("nothing was written"), "{what}: {err}");
+        nothing_written(&user);
+        assert!(user.read("tools/text/liar.py").is_none(), "{what}");
+        assert!(user.read("tools/text/word_count.py").is_none(), "{what}");
     }
 }
 
@@ -850,4 +881,56 @@ fn registry_through_mcp_search_and_load_with_destination_pull_and_pin() {
     );
     p.assert_no_panic();
     p.close();
+}
+
+/// Issue 17 (what was left): a pull into the user space is pinned too, in the user space's
+/// own `kiwi.lock` (the same format, files relative to the user space), not in the project's;
+/// `kiwi run` refuses it once it changed, as for a project pull, and `kiwi verify` reports it.
+#[test]
+fn registry_pulls_into_the_user_space_are_pinned_in_its_lockfile() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (reg, _maint, user) = published_registry(tmp.path());
+    user.ok(&["registry", "add", "team", reg.to_str().unwrap()]);
+    let pulled = user.json(&["pull", "tool/text/word_count", "--to", "user"]);
+    assert_eq!(pulled["pulled"][0]["locked"], true, "{pulled}");
+    let file = user.space.join("tools/text/word_count.py");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), WORD_COUNT);
+    let lock = Lockfile::load(&user.space).unwrap();
+    let e = lock
+        .get("tool", "text/word_count")
+        .expect("pinned in the user space's kiwi.lock");
+    assert_eq!(e.files, vec!["tools/text/word_count.py".to_string()]);
+    assert_eq!(e.version, "1.0.0");
+    assert_eq!(e.commit.len(), 40);
+    assert_eq!(e.state(&user.space), FileState::Matches);
+    assert!(
+        user.read("kiwi.lock").is_none(),
+        "the project's lock is not touched"
+    );
+    // (Published --unsigned: verify fails on that, but finds the pin and its files match.)
+    let out = user.kiwi(&["verify", "tool/text/word_count"]);
+    let v = String::from_utf8_lossy(&out.stdout);
+    assert!(v.contains("files match kiwi.lock"), "{v}");
+
+    // Changed: run refuses it (nothing runs), verify says so.
+    std::fs::write(&file, WORD_COUNT.replace("Count words", "Evil words")).unwrap();
+    let out = user.kiwi(&["run", "text/word_count", "--param", "path=x"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("changed since it was pulled"), "{err}");
+    let out = user.kiwi(&["verify", "tool/text/word_count"]);
+    let v = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !out.status.success() && v.contains("pulled from") && !v.contains("files match"),
+        "{v}"
+    );
+    // Pulled again with --force: it matches its pin again.
+    user.ok(&["pull", "tool/text/word_count", "--to", "user", "--force"]);
+    let lock = Lockfile::load(&user.space).unwrap();
+    assert_eq!(
+        lock.get("tool", "text/word_count")
+            .unwrap()
+            .state(&user.space),
+        FileState::Matches
+    );
 }

@@ -561,3 +561,52 @@ fn lsp_shows_provenance_and_drift() {
     p.notify("exit", Json::Null);
     p.close();
 }
+
+/// Issue 17 (what was left): R704, a locked item whose files are missing, in the language
+/// server: published on the lockfile (the entry's id line, a warning, as `kiwi check` reports
+/// it) when the workspace is indexed, and cleared when the file comes back.
+#[test]
+fn lsp_reports_a_missing_locked_item_on_the_lockfile() {
+    use serde_json::json;
+    let w = World::new();
+    let other = "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"runtimes/python_runtime\"\n__tool_description__ = \"x\"\n";
+    w.write("tools/t/other.py", other);
+    w.run("alice", &["keys", "new"]).ok();
+    w.run("alice", &["sign", "t/other"]).ok();
+    w.run("alice", &["sign", "t/hello"]).ok();
+    std::fs::remove_file(w.ai().join("tools/t/other.py")).unwrap();
+    let lock = w.ai().join("kiwi.lock");
+    let text = std::fs::read_to_string(&lock).unwrap();
+    let id_line = text
+        .lines()
+        .position(|l| l.contains("\"id\": \"t/other\""))
+        .unwrap();
+    let mut p = crate::common::lsp(&w.project(), &w.user("alice"));
+    let u = format!("file://{}", lock.display());
+    let uu = u.clone();
+    let note = p.wait_note(crate::common::ANSWER, move |m| {
+        m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == json!(uu)
+    });
+    let d = note["params"]["diagnostics"].as_array().unwrap().clone();
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0]["code"], "R704", "{d:?}");
+    assert_eq!(d[0]["severity"], 2, "a warning: {d:?}");
+    assert_eq!(d[0]["range"]["start"]["line"], id_line, "{d:?}");
+    assert!(
+        d[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("tools/t/other.py"),
+        "{d:?}"
+    );
+    // The file comes back (written outside the editor): the warning goes.
+    w.write("tools/t/other.py", other);
+    let uu = u.clone();
+    let note = p.wait_note(crate::common::ANSWER, move |m| {
+        m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == json!(uu)
+    });
+    assert_eq!(note["params"]["diagnostics"], json!([]), "{note}");
+    let _ = p.request("shutdown", Json::Null);
+    p.notify("exit", Json::Null);
+    p.close();
+}
