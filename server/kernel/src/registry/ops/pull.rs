@@ -207,10 +207,10 @@ pub fn pull(a: &PullArgs) -> Result<Vec<PulledItem>> {
             if let Ok(rd) = std::fs::read_dir(dir) {
                 for e in rd.flatten() {
                     let path = e.path();
-                    let item_file = matches!(
-                        path.extension().and_then(|x| x.to_str()),
-                        Some("py" | "yaml" | "yml" | "md" | "js" | "ts" | "sh" | "json" | "txt")
-                    );
+                    let ext = path.extension().and_then(|x| x.to_str()).unwrap_or("");
+                    let item_file =
+                        matches!(ext, "py" | "yaml" | "yml" | "md" | "sh" | "json" | "txt")
+                            || crate::tool::is_javascript_extension(ext);
                     if path.file_stem() == Some(stem)
                         && !p.targets.contains(&path)
                         && path.is_file()
