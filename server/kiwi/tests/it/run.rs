@@ -42,7 +42,9 @@ impl Project {
         p.tool(
             "sleeper",
             &head(""),
-            "    child = subprocess.Popen(['sleep', '300'])\n    print(child.pid, flush=True)\n    time.sleep(300)\n",
+            // The child is found by a unique argument: a local run as root is in its own PID
+            // namespace, where `child.pid` is not the host's pid.
+            "    arg = '300.%d%d' % (os.getpid(), time.time_ns())\n    subprocess.Popen(['sleep', arg])\n    print(arg, flush=True)\n    time.sleep(300)\n",
         );
         p.tool(
             "flood",
@@ -209,6 +211,17 @@ fn errors_say_what_to_do_and_exit_2() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// The pid of the process one of whose arguments is `arg` (scanning `/proc/*/cmdline`).
+fn with_argument(arg: &str) -> Option<i32> {
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+        let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+        cmd.split(|b| *b == 0)
+            .any(|a| a == arg.as_bytes())
+            .then_some(pid)
+    })
+}
+
 fn gone(pid: i32) -> bool {
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(5) {
@@ -245,7 +258,9 @@ fn interrupt_with(sig: i32) {
     let mut out = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     out.read_line(&mut line).unwrap();
-    let grandchild: i32 = line.trim().parse().unwrap();
+    let marker = line.trim().to_string();
+    assert!(marker.starts_with("300."), "{marker}");
+    let grandchild = with_argument(&marker).expect("the tool's child is running");
     // SAFETY: signals the kiwi process this test started.
     unsafe {
         libc::kill(child.id() as i32, sig);
