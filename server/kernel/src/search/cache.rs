@@ -3,7 +3,8 @@
 //!
 //! One file per project (`cache/search-<hash of the project and user space>.idx`) holds:
 //! a header (format, the kiwi version and a fingerprint of the builtin items, the project and
-//! user space it describes), the listing it was built from (every item file with its sidecar
+//! user space it describes, the extra spaces it was built with: a cache of other extra spaces
+//! is not used), the listing it was built from (every item file with its sidecar
 //! script, size and modification times; every folder that can hold items with its time),
 //! and the index (terms, written forms, documents; the postings and lookups are made again
 //! on reading). It is used only when the listing equals the disk's: a file added, changed or
@@ -24,9 +25,11 @@ pub type Stamp = (Option<SystemTime>, u64, Option<SystemTime>);
 pub type Files = HashMap<PathBuf, (Option<PathBuf>, Stamp)>;
 /// Every folder that can hold items, with its modification time.
 pub type Dirs = HashMap<PathBuf, Option<SystemTime>>;
+/// The extra spaces of a workspace, in precedence order: each space and its root.
+pub type Extras = Vec<(Space, PathBuf)>;
 
 const MAGIC: &[u8] = b"KIWI-SEARCH-INDEX\n";
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 /// An index read from the cache, with the listing it describes.
 #[derive(Debug)]
@@ -89,22 +92,29 @@ pub fn listing_is_current(files: &Files, dirs: &Dirs) -> bool {
 
 /// Read the cache of a project; `None` when there is none or it is not a valid one for this
 /// project, user space and kiwi (its listing is not compared with the disk here).
-pub fn read(user: &Path, project: Option<&Path>) -> Option<Cached> {
+pub fn read(user: &Path, project: Option<&Path>, extras: &Extras) -> Option<Cached> {
     let bytes = std::fs::read(path_for(user, project)).ok()?;
-    decode(&bytes, user, project)
+    decode(&bytes, user, project, extras)
 }
 
 /// Read the cache of a project and compare its listing with the disk, the two at once (the
 /// index is decoded while the files are stated); `Some` only when it is valid and current,
-/// with the moment the comparison began.
-pub fn read_current(user: &Path, project: Option<&Path>) -> Option<(Cached, std::time::Instant)> {
+/// with the moment the comparison began and what `before_check` made of the listing just
+/// before it began (a watch of its folders: whatever changes after is in its queue).
+pub fn read_current<T>(
+    user: &Path,
+    project: Option<&Path>,
+    extras: &Extras,
+    before_check: impl FnOnce(&Files, &Dirs) -> T,
+) -> Option<(Cached, std::time::Instant, T)> {
     let bytes = std::fs::read(path_for(user, project)).ok()?;
     let mut r = R(&bytes);
-    let (files, dirs) = decode_listing(&mut r, user, project)?;
+    let (files, dirs) = decode_listing(&mut r, user, project, extras)?;
+    let made = before_check(&files, &dirs);
     let start = std::time::Instant::now();
     let (current, index) = rayon::join(
         || listing_is_current(&files, &dirs),
-        || decode_index(&mut r, &files),
+        || decode_index(&mut r, &files, extras),
     );
     if !current {
         return None;
@@ -116,6 +126,7 @@ pub fn read_current(user: &Path, project: Option<&Path>) -> Option<(Cached, std:
             dirs,
         },
         start,
+        made,
     ))
 }
 
@@ -124,6 +135,7 @@ pub fn read_current(user: &Path, project: Option<&Path>) -> Option<(Cached, std:
 pub fn write_in_background(
     user: PathBuf,
     project: Option<PathBuf>,
+    extras: Extras,
     files: Files,
     dirs: Dirs,
     index: std::sync::Arc<Index>,
@@ -141,7 +153,7 @@ pub fn write_in_background(
         .spawn({
             let path = path.clone();
             move || {
-                let _ = write(&user, project.as_deref(), &files, &dirs, &index);
+                let _ = write(&user, project.as_deref(), &extras, &files, &dirs, &index);
                 let mut w = WRITING.lock().unwrap_or_else(|p| p.into_inner());
                 w.get_or_insert_with(HashSet::new).remove(&path);
             }
@@ -182,11 +194,12 @@ pub fn wait_for_writes(limit: std::time::Duration) -> bool {
 pub fn write(
     user: &Path,
     project: Option<&Path>,
+    extras: &Extras,
     files: &Files,
     dirs: &Dirs,
     index: &Index,
 ) -> std::io::Result<()> {
-    let Some(bytes) = encode(user, project, files, dirs, index) else {
+    let Some(bytes) = encode(user, project, extras, files, dirs, index) else {
         return Ok(()); // a path that is not UTF-8: not cached
     };
     let path = path_for(user, project);
@@ -336,15 +349,25 @@ fn type_of(n: u8) -> Option<ItemType> {
     ItemType::ALL.get(n as usize).copied()
 }
 
-fn space_no(s: Option<Space>) -> u8 {
-    s.map_or(0, |s| {
-        Space::ALL.iter().position(|x| *x == s).unwrap_or(0) as u8 + 1
-    })
+/// A space as written: 0 none (system items), 1 to 3 the spaces every workspace has, 4 and
+/// the extra space's number among the extras (`None`: an extra space not among them).
+fn write_space(w: &mut W, s: Option<Space>, extras: &Extras) -> Option<()> {
+    match s {
+        None => w.u8(0),
+        Some(Space::Extra(_)) => {
+            let i = extras.iter().position(|(x, _)| Some(*x) == s)?;
+            w.u8(4);
+            w.u32(i as u32);
+        }
+        Some(s) => w.u8(Space::ALL.iter().position(|x| *x == s)? as u8 + 1),
+    }
+    Some(())
 }
 
-fn space_of(n: u8) -> Option<Option<Space>> {
-    match n {
+fn read_space(r: &mut R, extras: &Extras) -> Option<Option<Space>> {
+    match r.u8()? {
         0 => Some(None),
+        4 => extras.get(r.u32()? as usize).map(|(s, _)| Some(*s)),
         n => Space::ALL.get(n as usize - 1).copied().map(Some),
     }
 }
@@ -352,6 +375,7 @@ fn space_of(n: u8) -> Option<Option<Space>> {
 fn encode(
     user: &Path,
     project: Option<&Path>,
+    extras: &Extras,
     files: &Files,
     dirs: &Dirs,
     idx: &Index,
@@ -367,6 +391,11 @@ fn encode(
             w.u8(1);
             w.path(p)?;
         }
+    }
+    w.len(extras.len());
+    for (s, root) in extras {
+        w.str(s.as_str());
+        w.path(root)?;
     }
     let mut fs: Vec<_> = files.iter().collect();
     fs.sort_by(|a, b| a.0.cmp(b.0));
@@ -406,7 +435,7 @@ fn encode(
     for d in &idx.docs {
         w.u8(type_no(d.item_type));
         w.str(&d.id);
-        w.u8(space_no(d.source));
+        write_space(&mut w, d.source, extras)?;
         match &d.path {
             None => w.u8(0),
             Some(p) => {
@@ -439,15 +468,15 @@ fn encode(
     for ((t, id), s) in winners {
         w.u8(type_no(*t));
         w.str(id);
-        w.u8(space_no(Some(*s)));
+        write_space(&mut w, Some(*s), extras)?;
     }
     Some(w.0)
 }
 
-fn decode(bytes: &[u8], user: &Path, project: Option<&Path>) -> Option<Cached> {
+fn decode(bytes: &[u8], user: &Path, project: Option<&Path>, extras: &Extras) -> Option<Cached> {
     let mut r = R(bytes);
-    let (files, dirs) = decode_listing(&mut r, user, project)?;
-    let index = decode_index(&mut r, &files)?;
+    let (files, dirs) = decode_listing(&mut r, user, project, extras)?;
+    let index = decode_index(&mut r, &files, extras)?;
     Some(Cached {
         files,
         dirs,
@@ -455,8 +484,14 @@ fn decode(bytes: &[u8], user: &Path, project: Option<&Path>) -> Option<Cached> {
     })
 }
 
-/// The header and the listing.
-fn decode_listing(r: &mut R, user: &Path, project: Option<&Path>) -> Option<(Files, Dirs)> {
+/// The header and the listing (`None` also when the cache was built with other extra spaces
+/// than `extras`, the workspace's now).
+fn decode_listing(
+    r: &mut R,
+    user: &Path,
+    project: Option<&Path>,
+    extras: &Extras,
+) -> Option<(Files, Dirs)> {
     if r.take(MAGIC.len())? != MAGIC || r.u32()? != FORMAT || r.u64()? != fingerprint() {
         return None;
     }
@@ -470,6 +505,14 @@ fn decode_listing(r: &mut R, user: &Path, project: Option<&Path>) -> Option<(Fil
     };
     if p.as_deref() != project {
         return None;
+    }
+    if r.len(8)? != extras.len() {
+        return None;
+    }
+    for (s, root) in extras {
+        if r.str()? != s.as_str() || r.path()? != *root {
+            return None;
+        }
     }
     let n = r.len(2)?;
     let mut files = Files::with_capacity(n);
@@ -493,7 +536,7 @@ fn decode_listing(r: &mut R, user: &Path, project: Option<&Path>) -> Option<(Fil
 }
 
 /// The index, after the listing (every item file it names is listed).
-fn decode_index(r: &mut R, files: &Files) -> Option<Index> {
+fn decode_index(r: &mut R, files: &Files, extras: &Extras) -> Option<Index> {
     let mut idx = Index {
         avg_len: r.f32()?,
         ..Index::default()
@@ -525,7 +568,7 @@ fn decode_index(r: &mut R, files: &Files) -> Option<Index> {
     for doc_no in 0..n as u32 {
         let item_type = type_of(r.u8()?)?;
         let id = r.string()?;
-        let source = space_of(r.u8()?)?;
+        let source = read_space(r, extras)?;
         let path = match r.u8()? {
             0 => None,
             1 => Some(r.path()?),
@@ -590,7 +633,7 @@ fn decode_index(r: &mut R, files: &Files) -> Option<Index> {
     for _ in 0..n {
         let t = type_of(r.u8()?)?;
         let id = r.string()?;
-        let s = space_of(r.u8()?)??;
+        let s = read_space(r, extras)??;
         idx.winners.insert((t, id), s);
     }
     if !r.0.is_empty() {
@@ -605,6 +648,8 @@ mod tests {
     use super::*;
     use crate::context::Host;
     use crate::workspace::Workspace;
+
+    const NO_EXTRAS: Extras = Vec::new();
 
     fn sample() -> (tempfile::TempDir, PathBuf, PathBuf, Index, Files, Dirs) {
         let dir = tempfile::tempdir().unwrap();
@@ -656,13 +701,13 @@ mod tests {
     #[test]
     fn round_trip_answers_the_same() {
         let (_d, user, proj, idx, files, dirs) = sample();
-        write(&user, Some(&proj), &files, &dirs, &idx).unwrap();
-        let c = read(&user, Some(&proj)).expect("the cache reads back");
+        write(&user, Some(&proj), &NO_EXTRAS, &files, &dirs, &idx).unwrap();
+        let c = read(&user, Some(&proj), &NO_EXTRAS).expect("the cache reads back");
         assert_eq!(c.files, files);
         assert_eq!(c.dirs, dirs);
         assert!(listing_is_current(&c.files, &c.dirs));
         assert_eq!(answers(&c.index), answers(&idx));
-        let (now, _) = read_current(&user, Some(&proj)).expect("current");
+        let (now, _, _) = read_current(&user, Some(&proj), &NO_EXTRAS, |_, _| ()).expect("current");
         assert_eq!(answers(&now.index), answers(&idx));
         assert_eq!(c.index.terms, idx.terms);
         assert_eq!(c.index.postings, idx.postings);
@@ -676,25 +721,42 @@ mod tests {
     #[test]
     fn foreign_corrupt_and_stale_caches_are_refused() {
         let (d, user, proj, idx, files, dirs) = sample();
-        write(&user, Some(&proj), &files, &dirs, &idx).unwrap();
-        assert!(read(&user, None).is_none());
-        assert!(read(&d.path().join("other"), Some(&proj)).is_none());
+        write(&user, Some(&proj), &NO_EXTRAS, &files, &dirs, &idx).unwrap();
+        assert!(read(&user, None, &NO_EXTRAS).is_none());
+        // Built without extra spaces: not used where the configuration names one now.
+        let one = vec![(
+            Space::Extra(crate::ids::ExtraSpace::new(0, "extra")),
+            d.path().join("extra/.ai"),
+        )];
+        assert!(read(&user, Some(&proj), &one).is_none());
+        assert!(read(&d.path().join("other"), Some(&proj), &NO_EXTRAS).is_none());
         let path = path_for(&user, Some(&proj));
         let good = std::fs::read(&path).unwrap();
         // Another project's cache copied over this one's name.
-        let other = encode(&user, Some(&d.path().join("x")), &files, &dirs, &idx).unwrap();
+        let other = encode(
+            &user,
+            Some(&d.path().join("x")),
+            &NO_EXTRAS,
+            &files,
+            &dirs,
+            &idx,
+        )
+        .unwrap();
         std::fs::write(&path, &other).unwrap();
-        assert!(read(&user, Some(&proj)).is_none());
+        assert!(read(&user, Some(&proj), &NO_EXTRAS).is_none());
         for cut in [0, 10, good.len() / 2, good.len() - 1] {
             std::fs::write(&path, &good[..cut]).unwrap();
-            assert!(read(&user, Some(&proj)).is_none(), "cut at {cut}");
+            assert!(
+                read(&user, Some(&proj), &NO_EXTRAS).is_none(),
+                "cut at {cut}"
+            );
         }
         // Every byte changed in turn (a sample): refused or read, never a panic; what is read
         // names only listed files.
         for i in (0..good.len()).step_by(13) {
             let mut bad = good.clone();
             bad[i] ^= 0x5a;
-            if let Some(c) = decode(&bad, &user, Some(&proj)) {
+            if let Some(c) = decode(&bad, &user, Some(&proj), &NO_EXTRAS) {
                 for doc in &c.index.docs {
                     if matches!(doc.source, Some(Space::Project | Space::User)) {
                         assert!(c.files.contains_key(doc.path.as_ref().unwrap()));
@@ -706,17 +768,20 @@ mod tests {
         let mut fewer = files.clone();
         let gone = fewer.keys().next().unwrap().clone();
         fewer.remove(&gone);
-        let lying = encode(&user, Some(&proj), &fewer, &dirs, &idx).unwrap();
-        assert!(decode(&lying, &user, Some(&proj)).is_none());
+        let lying = encode(&user, Some(&proj), &NO_EXTRAS, &fewer, &dirs, &idx).unwrap();
+        assert!(decode(&lying, &user, Some(&proj), &NO_EXTRAS).is_none());
         // Stale listings.
         std::fs::write(&path, &good).unwrap();
-        let c = read(&user, Some(&proj)).unwrap();
+        let c = read(&user, Some(&proj), &NO_EXTRAS).unwrap();
         assert!(listing_is_current(&c.files, &c.dirs));
         std::thread::sleep(Duration::from_millis(20));
         let f = proj.join(".ai/tools/text/word_count.py");
         std::fs::write(&f, "__version__ = \"2.0.0\"\n").unwrap();
         assert!(!listing_is_current(&c.files, &c.dirs), "a changed file");
-        assert!(read_current(&user, Some(&proj)).is_none(), "a changed file");
+        assert!(
+            read_current(&user, Some(&proj), &NO_EXTRAS, |_, _| ()).is_none(),
+            "a changed file"
+        );
         let (_d2, user2, proj2, idx2, files2, dirs2) = sample();
         assert!(listing_is_current(&files2, &dirs2));
         std::thread::sleep(Duration::from_millis(20));

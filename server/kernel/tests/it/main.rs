@@ -20,6 +20,7 @@ mod lookup_errors;
 mod quick_fixes;
 mod rule_codes;
 mod ryeread;
+mod search_cache;
 mod search_relevance;
 mod service_inputs;
 mod service_refresh;
