@@ -548,15 +548,25 @@ impl Service {
                 project.as_deref(),
                 &extras,
                 |files, dirs| {
-                    // The folders of the listing, and those of sidecar scripts elsewhere.
-                    let mut more: Vec<&Path> = files
-                        .values()
-                        .filter_map(|(script, _)| script.as_deref()?.parent())
-                        .filter(|d| !dirs.contains_key(*d))
+                    // The folders of the listing (for one that does not exist, as a type
+                    // folder the user space lacks, its parent, where it would appear), and
+                    // those of sidecar scripts elsewhere.
+                    let mut watched: Vec<&Path> = dirs
+                        .iter()
+                        .map(|(d, m)| match m {
+                            Some(_) => d.as_path(),
+                            None => d.parent().unwrap_or(d),
+                        })
+                        .chain(
+                            files
+                                .values()
+                                .filter_map(|(script, _)| script.as_deref()?.parent())
+                                .filter(|d| !dirs.contains_key(*d)),
+                        )
                         .collect();
-                    more.sort_unstable();
-                    more.dedup();
-                    watch_dirs(dirs.keys().map(PathBuf::as_path).chain(more))
+                    watched.sort_unstable();
+                    watched.dedup();
+                    watch_dirs(watched.into_iter())
                 },
             );
             match read {
