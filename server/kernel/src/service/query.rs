@@ -61,9 +61,7 @@ impl Service {
         if let Some(only) = registry_source(a.source.as_deref()) {
             return self.search_registry(session, a, t, only).map_err(at);
         }
-        let extra = self
-            .with(a.project_path.as_deref(), |sp| sp.extra_spaces())
-            .map_err(at)?;
+        let extra = self.extra_spaces(a.project_path.as_deref()).map_err(at)?;
         let source = parse_source(a.source.as_deref(), &extra).map_err(at)?;
         if t != ItemType::System
             && matches!(source, None | Some(Space::Project))

@@ -314,10 +314,11 @@ impl Spaces<'_> {
             Some((g, idx)) if *g == self.k.generation => idx.clone(),
             _ => {
                 let (user, project) = (self.ws.user.clone(), self.ws.project.clone());
+                let extras = extras_of(self.ws);
                 // The first index: the one an earlier server kept on disk, if it describes
                 // these very files; else built, and kept on disk for the next server.
                 let cached = (!self.k.index_checked)
-                    .then(|| search::cache::read(&user, project.as_deref()))
+                    .then(|| search::cache::read(&user, project.as_deref(), &extras))
                     .flatten()
                     .filter(|c| c.files == self.k.files && c.dirs == self.k.dirs);
                 self.k.index_checked = true;
@@ -328,6 +329,7 @@ impl Spaces<'_> {
                         search::cache::write_in_background(
                             user,
                             project,
+                            extras,
                             self.k.files.clone(),
                             self.k.dirs.clone(),
                             idx.clone(),
@@ -347,6 +349,17 @@ impl Spaces<'_> {
 pub(super) struct CachedIndex {
     cached: Option<Arc<search::cache::Cached>>,
     checked_from: Option<std::time::Instant>,
+    /// The extra spaces it was read for (the configuration's then).
+    extras: search::cache::Extras,
+    /// A watch of the listing's folders, set before the first check began: while its queue
+    /// stays empty the disk is the one checked, and a later call needs no new check (`None`
+    /// where watching is not possible: the files are stated again).
+    watch: Option<Watcher>,
+}
+
+/// The extra spaces of a loaded workspace, as the cache names them.
+fn extras_of(ws: &Workspace) -> search::cache::Extras {
+    ws.extra.iter().map(|x| (x.space, x.root.clone())).collect()
 }
 
 impl Service {
@@ -416,14 +429,13 @@ impl Service {
             let k = all.kept.get_mut(&project).expect("loaded above");
             // A search that came while it loaded read the index kept on disk: keep it when it
             // describes these very files (no second read, no build).
-            let cached = self
+            let slot = self
                 .cached
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .remove(&project)
-                .and_then(|c| c.cached);
-            if let Some(c) = cached {
-                if c.files == k.files && c.dirs == k.dirs {
+                .remove(&project);
+            if let Some((c, extras)) = slot.and_then(|s| Some((s.cached?, s.extras))) {
+                if c.files == k.files && c.dirs == k.dirs && extras == extras_of(&ws) {
                     k.index = Some((k.generation, c.index.clone()));
                     k.index_checked = true;
                 }
@@ -434,23 +446,53 @@ impl Service {
         Ok(f(&mut sp))
     }
 
+    /// Whether a project's workspace is loaded (one being loaded is not).
+    fn loaded(&self, project: &Option<PathBuf>) -> bool {
+        match self.spaces.try_lock() {
+            Ok(all) => all.is_loaded(project),
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner().is_loaded(project),
+            // Held: by a load of this project, or by a call on a loaded one.
+            Err(std::sync::TryLockError::WouldBlock) => !self
+                .loading
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains(project),
+        }
+    }
+
+    /// The extra spaces of a project: its loaded workspace's; while it is not loaded, the
+    /// ones its configuration names now (what loading it would give), so that a search
+    /// answered from the index kept on disk does not wait for the load.
+    pub(super) fn extra_spaces(&self, project_path: Option<&str>) -> Res<Vec<Space>> {
+        let project = self.project_for(project_path)?;
+        if self.loaded(&project) {
+            return self.with(project_path, |sp| sp.extra_spaces());
+        }
+        Ok(self
+            .extras_now(&project)
+            .into_iter()
+            .map(|(s, _)| s)
+            .collect())
+    }
+
+    /// The extra spaces the configuration names now (`KIWI_SPACES`, the `config.yaml`s).
+    fn extras_now(&self, project: &Option<PathBuf>) -> search::cache::Extras {
+        let user = self.host.user_space();
+        let config = crate::config::Config::load(&user, project.as_deref());
+        workspace::extra_spaces(&self.host, project.as_deref(), &user, &config)
+            .0
+            .into_iter()
+            .map(|x| (x.space, x.root))
+            .collect()
+    }
+
     /// The search index of a project: the loaded workspace's; while it is not loaded yet
     /// (a server answering its first call), the one kept on disk in the user space's
     /// `cache/` when the files are still those it was built from (checked at every call).
     pub(super) fn search_index(&self, project_path: Option<&str>) -> Res<Arc<Index>> {
         let arrived = std::time::Instant::now();
         let project = self.project_for(project_path)?;
-        let loaded = match self.spaces.try_lock() {
-            Ok(all) => all.is_loaded(&project),
-            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner().is_loaded(&project),
-            // Held: by a load of this project, or by a call on a loaded one.
-            Err(std::sync::TryLockError::WouldBlock) => !self
-                .loading
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .contains(&project),
-        };
-        if !loaded {
+        if !self.loaded(&project) {
             if let Some(idx) = self.cached_index(&project, arrived) {
                 return Ok(idx);
             }
@@ -460,37 +502,81 @@ impl Service {
 
     /// The index kept on disk of a project not loaded yet (read once), if the disk still holds
     /// the files it was built from: checked by a check that began after `since` (the call's
-    /// arrival: every change made before the call is seen). Calls wait for a check under way
-    /// rather than repeat it.
+    /// arrival: every change made before the call is seen), or by the watch of its folders
+    /// set before an earlier check, when nothing changed since. Calls wait for a check under
+    /// way rather than repeat it.
     fn cached_index(
         &self,
         project: &Option<PathBuf>,
         since: std::time::Instant,
     ) -> Option<Arc<Index>> {
         let mut slots = self.cached.lock().unwrap_or_else(|p| p.into_inner());
-        let slot =
-            slots.entry(project.clone()).or_insert_with(|| {
-                match search::cache::read_current(&self.host.user_space(), project.as_deref()) {
-                    Some((c, checked)) => CachedIndex {
-                        cached: Some(Arc::new(c)),
-                        checked_from: Some(checked),
-                    },
-                    None => CachedIndex {
-                        cached: None,
-                        checked_from: None,
-                    },
-                }
-            });
+        let slot = slots.entry(project.clone()).or_insert_with(|| {
+            let extras = self.extras_now(project);
+            let read = search::cache::read_current(
+                &self.host.user_space(),
+                project.as_deref(),
+                &extras,
+                |files, dirs| {
+                    // The folders of the listing (for one that does not exist, as a type
+                    // folder the user space lacks, its parent, where it would appear), and
+                    // those of sidecar scripts elsewhere.
+                    let mut watched: Vec<&Path> = dirs
+                        .iter()
+                        .map(|(d, m)| match m {
+                            Some(_) => d.as_path(),
+                            None => d.parent().unwrap_or(d),
+                        })
+                        .chain(
+                            files
+                                .values()
+                                .filter_map(|(script, _)| script.as_deref()?.parent())
+                                .filter(|d| !dirs.contains_key(*d)),
+                        )
+                        .collect();
+                    watched.sort_unstable();
+                    watched.dedup();
+                    watch_dirs(watched.into_iter())
+                },
+            );
+            match read {
+                Some((c, checked, watch)) => CachedIndex {
+                    cached: Some(Arc::new(c)),
+                    checked_from: Some(checked),
+                    extras,
+                    watch,
+                },
+                None => CachedIndex {
+                    cached: None,
+                    checked_from: None,
+                    extras,
+                    watch: None,
+                },
+            }
+        });
         let c = slot.cached.clone()?;
         if slot.checked_from.is_some_and(|t| t >= since) {
             return Some(c.index.clone());
         }
         let start = std::time::Instant::now();
-        if search::cache::listing_is_current(&c.files, &c.dirs) {
+        // Nothing in the watch's queue: nothing changed in a listed folder since the last
+        // check began. Something: the files are stated (a change may be one to no item).
+        let quiet = match slot.watch.as_mut().map(Watcher::drain) {
+            Some(Ok(changes)) => changes.is_empty(),
+            Some(Err(_)) => {
+                slot.watch = None;
+                false
+            }
+            None => false,
+        };
+        if self.extras_now(project) == slot.extras
+            && (quiet || search::cache::listing_is_current(&c.files, &c.dirs))
+        {
             slot.checked_from = Some(start);
             Some(c.index.clone())
         } else {
             slot.cached = None; // stale: the workspace is loaded and the index built
+            slot.watch = None;
             None
         }
     }

@@ -22,6 +22,7 @@ mod overlays;
 mod quick_fixes;
 mod rule_codes;
 mod ryeread;
+mod search_cache;
 mod search_relevance;
 mod service_inputs;
 mod service_refresh;
