@@ -8,7 +8,7 @@ use super::Service;
 use crate::context::Host;
 use crate::ids::{ItemType, Space};
 use crate::search::{self, Index};
-use crate::watch::Change;
+use crate::watch::{Change, Watcher};
 use crate::workspace::{self, Workspace};
 use crate::workspace_set::{Concerned, Key, WorkspaceSet};
 use serde_json::json;
@@ -357,6 +357,16 @@ pub(super) struct CachedIndex {
     watch: Option<Watcher>,
 }
 
+/// A watch of `dirs` (`None` where watching is not possible, e.g. out of watches: the files
+/// are then stated).
+fn watch_dirs<'a>(dirs: impl Iterator<Item = &'a Path>) -> Option<Watcher> {
+    let mut w = Watcher::new().ok()?;
+    for d in dirs {
+        w.watch_dir(d).ok()?;
+    }
+    Some(w)
+}
+
 /// The extra spaces of a loaded workspace, as the cache names them.
 fn extras_of(ws: &Workspace) -> search::cache::Extras {
     ws.extra.iter().map(|x| (x.space, x.root.clone())).collect()
@@ -426,7 +436,6 @@ impl Service {
             loading().insert(project.clone());
             all.load(&project);
             loading().remove(&project);
-            let k = all.kept.get_mut(&project).expect("loaded above");
             // A search that came while it loaded read the index kept on disk: keep it when it
             // describes these very files (no second read, no build).
             let slot = self
@@ -435,9 +444,10 @@ impl Service {
                 .unwrap_or_else(|p| p.into_inner())
                 .remove(&project);
             if let Some((c, extras)) = slot.and_then(|s| Some((s.cached?, s.extras))) {
-                if c.files == k.files && c.dirs == k.dirs && extras == extras_of(&ws) {
-                    k.index = Some((k.generation, c.index.clone()));
-                    k.index_checked = true;
+                let sp = all.get_mut(&project).expect("loaded above");
+                if c.files == sp.k.files && c.dirs == sp.k.dirs && extras == extras_of(sp.ws) {
+                    sp.k.index = Some((sp.k.generation, c.index.clone()));
+                    sp.k.index_checked = true;
                 }
             }
         }
