@@ -434,14 +434,9 @@ fn keep_dir(root: &Path, project: bool, dir: &Path) -> bool {
             ItemType::FILE_TYPES
                 .iter()
                 .any(|t| t.folder() == Some(*folder))
-                && !below.iter().any(|d| skipped_dir(d))
+                && !below.iter().any(|d| crate::workspace::skip_dir(d))
         }
     }
-}
-
-/// A folder below a type folder that holds no items (as discovery skips it).
-fn skipped_dir(name: &str) -> bool {
-    name.starts_with('.') || matches!(name, "__pycache__" | "node_modules" | "venv" | "target")
 }
 
 /// What a change on disk concerns ([`WorkspaceSet::concerned_by`]).

@@ -8,7 +8,7 @@
 use crate::env::registry::{
     self, Base, FileName, Manager, Probe, ResolverType, Strategy, MANAGERS,
 };
-use crate::env::{self, Outcome, Resolution, ResolveContext};
+use crate::env::{self, Outcome, Resolution};
 use crate::tool::Field;
 use crate::workspace::{Item, Workspace};
 
@@ -53,13 +53,7 @@ pub(super) fn markdown(ws: &Workspace, r: &Resolution, item: Option<&Item>) -> S
         )),
     }
     md.push_str("Candidates, in the order tried:\n\n");
-    let ctx = ResolveContext {
-        project: ws.project.as_deref(),
-        user: &ws.user,
-        home: ws.host.home.as_deref(),
-        vars: &ws.host.vars,
-        shell: Some(&ws.host.vars),
-    };
+    let ctx = super::resolve_context(ws);
     let winner = match r.outcome {
         Outcome::Found { index } => Some(index),
         _ => None,

@@ -146,14 +146,19 @@ pub fn own_resolution(ws: &Workspace, item: &Arc<Item>) -> Option<Resolution> {
             return Some(r.clone());
         }
     }
-    let ctx = ResolveContext {
+    env::resolve(ec, &resolve_context(ws))
+}
+
+/// How an interpreter is resolved from a workspace alone (its host's environment, which is
+/// also the user's shell), as hover shows it outside any chain.
+fn resolve_context(ws: &Workspace) -> ResolveContext<'_> {
+    ResolveContext {
         project: ws.project.as_deref(),
         user: &ws.user,
         home: ws.host.home.as_deref(),
         vars: &ws.host.vars,
         shell: Some(&ws.host.vars),
-    };
-    env::resolve(ec, &ctx)
+    }
 }
 
 /// The item a reference of unknown type names: a tool, else a directive, else knowledge.

@@ -151,24 +151,8 @@ pub(super) struct Kept {
     pub(super) index_checked: bool,
 }
 
-type Stamp = (Option<SystemTime>, u64, Option<SystemTime>);
-
-fn stamp(path: &Path, script: Option<&Path>) -> Stamp {
-    let m = std::fs::metadata(path).ok();
-    (
-        m.as_ref().and_then(|m| m.modified().ok()),
-        m.map(|m| m.len()).unwrap_or(0),
-        script.and_then(|s| std::fs::metadata(s).ok()?.modified().ok()),
-    )
-}
-
-fn dir_mtime(d: &Path) -> Option<SystemTime> {
-    std::fs::symlink_metadata(d).ok()?.modified().ok()
-}
-
-fn skip_dir(name: &str) -> bool {
-    name.starts_with('.') || matches!(name, "__pycache__" | "node_modules" | "venv" | "target")
-}
+use search::cache::{dir_mtime, stamp, Stamp};
+use workspace::skip_dir;
 
 /// The folders to watch under a space root.
 fn collect_dirs(root: &Path, out: &mut HashMap<PathBuf, Option<SystemTime>>) {

@@ -21,7 +21,9 @@ pub(super) fn is_item_file(item_type: ItemType, path: &Path) -> bool {
 }
 
 /// Folders never searched for items.
-pub(super) fn skip_dir(name: &str) -> bool {
+/// A folder below a type folder that holds no items (hidden, caches, environments, builds):
+/// skipped by discovery, by the stamps that keep a workspace true to the disk and by watches.
+pub fn skip_dir(name: &str) -> bool {
     name.starts_with('.') || matches!(name, "__pycache__" | "node_modules" | "venv" | "target")
 }
 

@@ -6,7 +6,7 @@ use crate::config::Config;
 use crate::context::Host;
 use crate::ids::{self, ItemType, Space};
 use builtin::builtin_entries;
-use discover::{discover_script, is_item_file, skip_dir};
+use discover::{discover_script, is_item_file};
 use entry::{Entry, Origin};
 use lookup::SuggestIds;
 use rayon::prelude::*;
@@ -24,7 +24,7 @@ mod order;
 mod spaces;
 
 pub use builtin::{builtin_file, builtin_items};
-pub use discover::{discover, load_file, Found};
+pub use discover::{discover, load_file, skip_dir, Found};
 pub use item::{parse_item, parse_item_incremental, Item, Parsed};
 pub use lookup::Lookup;
 pub use memory::{release_free_memory, set_release_free_memory};

@@ -52,7 +52,8 @@ pub fn stamp(path: &Path, script: Option<&Path>) -> Stamp {
     )
 }
 
-fn dir_mtime(d: &Path) -> Option<SystemTime> {
+/// The modification time of a folder (not followed: a symlink's own).
+pub fn dir_mtime(d: &Path) -> Option<SystemTime> {
     std::fs::symlink_metadata(d).ok()?.modified().ok()
 }
 
