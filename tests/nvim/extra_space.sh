@@ -7,23 +7,8 @@
 # Real headless Neovim 0.7.2 (Debian) and 0.12 (target/nvim-venv), the plugin set up with
 # require('kiwi').setup{} only. Usage: bash tests/nvim/extra_space.sh [path/to/kiwi]
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-repo="$(cd "$here/../.." && pwd)"
-kiwi="${1:-}"
-if [ -z "$kiwi" ]; then
-  cargo build -q -p kiwi --manifest-path "$repo/Cargo.toml"
-  kiwi="${CARGO_TARGET_DIR:-$repo/target}/debug/kiwi"
-fi
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/bin"
-cp "$kiwi" "$work/bin/kiwi"
-export PATH="$work/bin:$PATH"
-
-nvims=()
-command -v nvim >/dev/null && nvims+=("$(command -v nvim)")
-[ -x "$repo/target/nvim-venv/bin/nvim" ] && nvims+=("$repo/target/nvim-venv/bin/nvim")
-if [ ${#nvims[@]} -eq 0 ]; then echo "no nvim found"; exit 1; fi
+# shellcheck source=tests/nvim/harness.sh
+source "$(dirname "$0")/harness.sh"
 
 mkdir -p "$work/extra/.ai/tools/shared" "$work/proj/.ai/directives" "$work/user"
 proj="$(cd "$work/proj" && pwd -P)"
@@ -69,22 +54,9 @@ cat >"$proj/.ai/directives/uses_extra.md" <<'MD'
 ```
 MD
 
-cat >"$work/init.lua" <<EOF
-vim.opt.runtimepath:prepend('$repo/editors/neovim')
-require('kiwi').setup{}
-EOF
-
-fail=0
 for nv in "${nvims[@]}"; do
-  if ! env XDG_CONFIG_HOME="$work/xdg/config" XDG_DATA_HOME="$work/xdg/data" XDG_STATE_HOME="$work/xdg/state" \
-    XDG_CACHE_HOME="$work/xdg/cache" KIWI_USERSPACE_DIR="$work/user" KIWI_SPACES="${KIWI_TEST_SPACES-$extra}" \
-    KIWI_FILE="$proj/.ai/directives/uses_extra.md" KIWI_EXTRA="$extra" KIWI_TS_FILE="$proj/.ai/tools/text/case.ts" \
-    KIWI_TIMEOUT=20000 timeout 120 "$nv" --headless -u "$work/init.lua" -c "luafile $here/extra_space_test.lua" \
-    >"$work/out.log" 2>&1; then
-    fail=1
-  fi
-  echo "--- $("$nv" --version | head -1)"
-  cat "$work/out.log"
-  grep -q -- '--- all checks passed' "$work/out.log" || { fail=1; echo "FAIL: not every check passed"; }
+  nvim_check "$nv" "$here/extra_space_test.lua" KIWI_USERSPACE_DIR="$work/user" \
+    KIWI_SPACES="${KIWI_TEST_SPACES-$extra}" KIWI_FILE="$proj/.ai/directives/uses_extra.md" \
+    KIWI_EXTRA="$extra" KIWI_TS_FILE="$proj/.ai/tools/text/case.ts"
 done
 exit $fail

