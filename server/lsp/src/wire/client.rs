@@ -236,3 +236,67 @@ impl<W: Write> Client<W> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frames(msgs: &[Json]) -> std::io::Cursor<Vec<u8>> {
+        std::io::Cursor::new(msgs.iter().flat_map(super::super::encode_json).collect())
+    }
+
+    #[test]
+    fn replies_by_peer() {
+        let req = |m: &str| json!({"jsonrpc": "2.0", "id": 7, "method": m});
+        let conf = reply(Peer::Lsp, &req("workspace/configuration")).unwrap();
+        assert_eq!(conf["result"], json!([]));
+        assert_eq!(conf["id"], json!(7));
+        let reg = reply(Peer::Lsp, &req("client/registerCapability")).unwrap();
+        assert_eq!(reg["result"], Json::Null);
+        assert_eq!(
+            reply(Peer::Mcp, &req("roots/list")).unwrap()["result"],
+            json!({"roots": []})
+        );
+        assert!(reply(Peer::Mcp, &req("sampling/createMessage")).is_none());
+        // Notifications and answers get nothing.
+        assert!(reply(Peer::Lsp, &json!({"method": "$/progress"})).is_none());
+        assert!(reply(Peer::Lsp, &json!({"id": 7, "result": 1})).is_none());
+    }
+
+    #[test]
+    fn answers_are_matched_and_server_requests_answered_while_waiting() {
+        let note =
+            json!({"jsonrpc": "2.0", "method": "window/logMessage", "params": {"message": "hi"}});
+        let server_req =
+            json!({"jsonrpc": "2.0", "id": "r1", "method": "window/workDoneProgress/create"});
+        let other = json!({"jsonrpc": "2.0", "id": 2, "result": "second"});
+        let first = json!({"jsonrpc": "2.0", "id": 1, "result": "first"});
+        let input = frames(&[
+            note.clone(),
+            server_req.clone(),
+            other.clone(),
+            first.clone(),
+        ]);
+        let mut c = Client::new(Peer::Lsp, input, Vec::new(), 1);
+        let bound = Duration::from_secs(10);
+        assert_eq!(c.request("a", json!({}), bound), Ok(first));
+        assert_eq!(c.answer(&json!(2), bound), Ok(other));
+        assert_eq!(
+            c.wait_note(bound, |m| m["method"] == "window/logMessage"),
+            Ok(note)
+        );
+        assert_eq!(c.inbox.notes, vec![server_req]);
+        let written = super::super::split(c.writer.as_ref().unwrap()).unwrap();
+        assert_eq!(written[0]["method"], "a");
+        assert_eq!(written[0]["id"], json!(1));
+        assert_eq!(
+            written[1],
+            json!({"jsonrpc": "2.0", "id": "r1", "result": null})
+        );
+        // The server's output has ended: a clear error, no hang.
+        let e = c.answer(&json!(3), bound).unwrap_err();
+        assert!(e.contains("closed its output"), "{e}");
+        c.close();
+        assert!(c.notify("x", json!({})).is_err());
+    }
+}
