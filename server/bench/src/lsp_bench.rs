@@ -5,8 +5,8 @@
 
 use crate::{generate, ms, percentile, write, Figure, Value as Fig};
 use anyhow::{bail, Context, Result};
-use serde_json::{json, Value};
 use kiwi_lsp::wire::client::{Client, Peer};
+use serde_json::{json, Value};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -39,7 +39,9 @@ impl Lsp {
     }
 
     fn notify(&mut self, method: &str, params: Value) -> Result<()> {
-        self.client.notify(method, params).map_err(anyhow::Error::msg)
+        self.client
+            .notify(method, params)
+            .map_err(anyhow::Error::msg)
     }
 
     /// Send a request and wait for its answer (server requests are answered on the way).

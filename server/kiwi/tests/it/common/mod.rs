@@ -3,8 +3,8 @@
 //! panic was printed.
 #![allow(dead_code)]
 
-use serde_json::{json, Value as Json};
 use kiwi_lsp::wire::client::{Client, Peer};
+use serde_json::{json, Value as Json};
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
