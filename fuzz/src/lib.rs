@@ -17,8 +17,19 @@
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"processId":null,"rootUri":null,"capabilities":{"general":{"positionEncodings":["utf-16"]}}}}"#;
-const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#;
+use kiwi_lsp::wire::client::{notification, Inbox};
+use serde_json::json;
+
+/// The opening of a well-behaved client: `initialize` (id 0), then `initialized`, built by
+/// the shared wire client.
+fn opening() -> [serde_json::Value; 2] {
+    let (_, init) = Inbox::new(0).request(
+        "initialize",
+        json!({"processId": null, "rootUri": null,
+               "capabilities": {"general": {"positionEncodings": ["utf-16"]}}}),
+    );
+    [init, notification("initialized", json!({}))]
+}
 
 fn frame(out: &mut Vec<u8>, body: &[u8]) {
     out.extend(kiwi_lsp::wire::encode(body));
@@ -33,8 +44,9 @@ pub fn lsp_stream(data: &[u8]) -> Vec<u8> {
         return rest.to_vec();
     }
     let mut out = Vec::new();
-    frame(&mut out, INIT.as_bytes());
-    frame(&mut out, INITIALIZED.as_bytes());
+    for msg in opening() {
+        out.extend(kiwi_lsp::wire::encode_json(&msg));
+    }
     for piece in rest.split(|&b| b == 0) {
         frame(&mut out, piece);
     }

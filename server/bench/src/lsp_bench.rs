@@ -5,19 +5,20 @@
 
 use crate::{generate, ms, percentile, write, Figure, Value as Fig};
 use anyhow::{bail, Context, Result};
+use kiwi_lsp::wire::client::{Client, Peer};
 use serde_json::{json, Value};
-use std::io::{BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
+/// A spawned `kiwi lsp` and the shared wire client (`kiwi_lsp::wire::client`) over its stdio.
 struct Lsp {
     child: Child,
-    stdin: ChildStdin,
-    rx: Receiver<Value>,
-    next_id: i64,
+    client: Client<ChildStdin>,
 }
+
+/// The bound of one wait.
+const BOUND: Duration = Duration::from_secs(300);
 
 impl Lsp {
     fn start(kiwi: &Path, user: &Path) -> Result<Lsp> {
@@ -31,62 +32,44 @@ impl Lsp {
             .context("starting kiwi lsp")?;
         let stdout = child.stdout.take().context("stdout")?;
         let stdin = child.stdin.take().context("stdin")?;
-        let (tx, rx) = channel();
-        std::thread::spawn(move || {
-            let mut r = BufReader::new(stdout);
-            while let Some(Ok(v)) = kiwi_lsp::wire::read(&mut r) {
-                if tx.send(v).is_err() {
-                    return;
-                }
-            }
-        });
         Ok(Lsp {
             child,
-            stdin,
-            rx,
-            next_id: 1,
+            client: Client::new(Peer::Lsp, stdout, stdin, 1),
         })
     }
 
-    fn send(&mut self, v: &Value) -> Result<()> {
-        self.stdin.write_all(&kiwi_lsp::wire::encode_json(v))?;
-        self.stdin.flush()?;
-        Ok(())
-    }
-
     fn notify(&mut self, method: &str, params: Value) -> Result<()> {
-        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
+        self.client
+            .notify(method, params)
+            .map_err(anyhow::Error::msg)
     }
 
-    fn request(&mut self, method: &str, params: Value) -> Result<i64> {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
-        Ok(id)
+    /// Send a request and wait for its answer (server requests are answered on the way).
+    fn request(&mut self, method: &str, params: Value) -> Result<Value> {
+        self.client
+            .request(method, params, BOUND)
+            .map_err(anyhow::Error::msg)
     }
 
-    /// Read messages until `pred` holds; server requests are answered on the way.
+    /// Wait for a notification that satisfies `pred`.
     fn wait(&mut self, pred: impl Fn(&Value) -> bool) -> Result<Value> {
-        loop {
-            let m = self
-                .rx
-                .recv_timeout(Duration::from_secs(300))
-                .context("no message from the server")?;
-            // The server's own account of the indexing.
-            if m["method"] == "window/logMessage" {
-                if let Some(msg) = m["params"]["message"].as_str() {
-                    if msg.starts_with("kiwi: indexed") {
-                        println!("{msg}");
+        let m = self
+            .client
+            .wait_note(BOUND, |m| {
+                // The server's own account of the indexing.
+                if m["method"] == "window/logMessage" {
+                    if let Some(msg) = m["params"]["message"].as_str() {
+                        if msg.starts_with("kiwi: indexed") {
+                            println!("{msg}");
+                        }
                     }
                 }
-            }
-            if m.get("method").is_some() && m.get("id").is_some() {
-                self.send(&json!({"jsonrpc": "2.0", "id": m["id"], "result": null}))?;
-            }
-            if pred(&m) {
-                return Ok(m);
-            }
-        }
+                pred(m)
+            })
+            .map_err(anyhow::Error::msg)?;
+        // Notifications not waited for are not kept.
+        self.client.inbox.notes.clear();
+        Ok(m)
     }
 
     fn rss_kb(&self) -> u64 {
@@ -135,14 +118,13 @@ pub fn run(kiwi: &Path, items: usize, runs: usize) -> Result<Vec<Figure>> {
 
     let mut lsp = Lsp::start(kiwi, &user)?;
     let t0 = Instant::now();
-    let id = lsp.request(
+    lsp.request(
         "initialize",
         json!({"processId": null, "rootUri": format!("file://{}", dir.display()),
                "workspaceFolders": [{"uri": format!("file://{}", dir.display()), "name": "bench"}],
                "capabilities": {"window": {"workDoneProgress": true},
                                 "general": {"positionEncodings": ["utf-8"]}}}),
     )?;
-    lsp.wait(|m| m["id"] == json!(id) && m.get("method").is_none())?;
     lsp.notify("initialized", json!({}))?;
     lsp.wait(|m| {
         m["method"] == "$/progress"
@@ -199,11 +181,10 @@ pub fn run(kiwi: &Path, items: usize, runs: usize) -> Result<Vec<Figure>> {
     let mut hover = Vec::with_capacity(runs);
     for _ in 0..runs {
         let t = Instant::now();
-        let id = lsp.request(
+        let r = lsp.request(
             "textDocument/hover",
             json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": col}}),
         )?;
-        let r = lsp.wait(|m| m["id"] == json!(id) && m.get("method").is_none())?;
         hover.push(t.elapsed());
         if r["result"].is_null() {
             bail!("hover returned nothing: {r}");
@@ -217,8 +198,7 @@ pub fn run(kiwi: &Path, items: usize, runs: usize) -> Result<Vec<Figure>> {
     let mut symbols = Vec::with_capacity(runs + 1);
     for _ in 0..=runs {
         let t = Instant::now();
-        let id = lsp.request("workspace/symbol", json!({"query": want}))?;
-        let r = lsp.wait(|m| m["id"] == json!(id) && m.get("method").is_none())?;
+        let r = lsp.request("workspace/symbol", json!({"query": want}))?;
         symbols.push(t.elapsed());
         if r["result"][0]["name"] != json!(want) {
             bail!("workspace/symbol {want}: not first in {}", r["result"]);
@@ -227,8 +207,7 @@ pub fn run(kiwi: &Path, items: usize, runs: usize) -> Result<Vec<Figure>> {
     let symbols_first = symbols.remove(0);
     symbols.sort();
 
-    let id = lsp.request("shutdown", Value::Null)?;
-    lsp.wait(|m| m["id"] == json!(id) && m.get("method").is_none())?;
+    lsp.request("shutdown", Value::Null)?;
     lsp.notify("exit", Value::Null)?;
     let _ = lsp.child.wait();
 

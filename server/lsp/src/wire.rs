@@ -2,6 +2,8 @@
 //! The server's guard ([`crate::framing`]), the in-memory test client, the tests that drive
 //! the real binary, `kiwi-bench lsp` and the fuzz harness all frame and read through here.
 
+pub mod client;
+
 use serde_json::Value as Json;
 use std::io::BufRead;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};

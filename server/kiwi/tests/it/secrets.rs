@@ -71,7 +71,7 @@ fn tools() -> Vec<&'static str> {
 /// Every message the server wrote, as one text.
 fn everything(p: &Proc, answers: &[Json]) -> String {
     let mut s: String = answers.iter().map(|a| a.to_string()).collect();
-    for n in &p.notes {
+    for n in p.notes() {
         s.push_str(&n.to_string());
     }
     s
@@ -115,7 +115,7 @@ fn mcp_execute_never_shows_a_canary() {
     }
     let all = everything(&p, &answers);
     assert!(
-        p.notes
+        p.notes()
             .iter()
             .any(|n| n["method"] == "notifications/progress"),
         "no progress was streamed"

@@ -199,7 +199,7 @@ async fn venv_appearing_changes_hover_and_diagnostics() {
         .status()
         .expect("python3 -m venv");
     assert!(ok.success());
-    c.seen.clear();
+    c.inbox.notes.clear();
     c.notify(
         "workspace/didChangeWatchedFiles",
         json!({"changes": [{"uri": uri(&root.join(".venv/bin/python")), "type": 1}]}),
@@ -261,7 +261,8 @@ async fn code_lenses_and_run_tool_with_progress() {
     assert_eq!(r["exit_code"], json!(0), "{r}");
     assert!(r.to_string().contains("hello kiwi"), "{r}");
     let progress: Vec<Value> = c
-        .seen
+        .inbox
+        .notes
         .iter()
         .filter(|m| m["method"] == "$/progress" && m["params"]["token"] == "run-1")
         .map(|m| m["params"]["value"].clone())
@@ -282,7 +283,8 @@ async fn code_lenses_and_run_tool_with_progress() {
         "{progress:?}"
     );
     assert!(c
-        .seen
+        .inbox
+        .notes
         .iter()
         .any(|m| m["method"] == "window/logMessage" && m["params"]["message"] == "hello kiwi"));
     c.shutdown().await;
@@ -532,7 +534,7 @@ async fn watched_item_files_update_the_workspace() {
     // A tool named like the broken reference appears on disk.
     let new = root.join(".ai/tools/text/ecko.py");
     std::fs::copy(echo(&root), &new).unwrap();
-    c.seen.clear();
+    c.inbox.notes.clear();
     c.notify(
         "workspace/didChangeWatchedFiles",
         json!({"changes": [{"uri": uri(&new), "type": 1}]}),
@@ -542,7 +544,7 @@ async fn watched_item_files_update_the_workspace() {
     assert!(codes(&d).is_empty(), "{d}");
     // It goes away again: the reference breaks, and its own diagnostics are cleared.
     std::fs::remove_file(&new).unwrap();
-    c.seen.clear();
+    c.inbox.notes.clear();
     c.notify(
         "workspace/didChangeWatchedFiles",
         json!({"changes": [{"uri": uri(&new), "type": 3}]}),
@@ -839,7 +841,7 @@ async fn venv_under_ai_through_a_symlink_reaches_the_resolutions() {
     std::fs::write(elsewhere.join("lib/site.py"), "def broken(:\n").unwrap();
     std::os::unix::fs::symlink(&elsewhere, root.join(".ai/tools/rt/.venv")).unwrap();
     let not_a_tool = root.join(".ai/tools/rt/.venv/lib/site.py");
-    c.seen.clear();
+    c.inbox.notes.clear();
     c.notify(
         "workspace/didChangeWatchedFiles",
         json!({"changes": [
@@ -852,7 +854,8 @@ async fn venv_under_ai_through_a_symlink_reaches_the_resolutions() {
     assert!(codes(&diags).is_empty(), "{diags}");
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     let about_venv: Vec<&Value> = c
-        .seen
+        .inbox
+        .notes
         .iter()
         .filter(|m| m["params"]["uri"] == json!(uri(&not_a_tool)))
         .collect();

@@ -250,7 +250,7 @@ async fn lenses_are_refreshed_after_a_change() {
     // The missing text/ecko becomes text/echo (what the K003 quick fix does).
     let at = pos(&text, "text/ecko", 0, true);
     let end = pos(&text, "text/ecko", 9, true);
-    c.seen.clear();
+    c.inbox.notes.clear();
     c.notify(
         "textDocument/didChange",
         json!({"textDocument": {"uri": uri(&g), "version": 2},
@@ -293,7 +293,7 @@ async fn semantic_tokens_are_refreshed_when_indexed_and_after_changes_on_disk() 
         .call("textDocument/semanticTokens/full", req.clone())
         .await;
     // The tool the directive calls as `text/ecko` appears (a `git checkout`).
-    c.seen.clear();
+    c.inbox.notes.clear();
     std::fs::copy(
         root.join(".ai/tools/text/echo.py"),
         root.join(".ai/tools/text/ecko.py"),

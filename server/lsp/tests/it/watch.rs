@@ -43,7 +43,7 @@ async fn a_venv_created_on_disk_clears_e408_without_client_events() {
         .status()
         .expect("python3 -m venv");
     assert!(ok.success());
-    c.seen.clear();
+    c.inbox.notes.clear();
     until_codes(&mut c, &rt, &[]).await;
     c.shutdown().await;
 }
@@ -63,16 +63,16 @@ async fn items_added_and_removed_on_disk_are_seen_without_client_events() {
     // Referenced as text/ecko: put it where that id lives.
     let new_flat = root.join(".ai/tools/text/ecko.py");
     std::fs::copy(root.join(".ai/tools/text/echo.py"), &new_flat).unwrap();
-    c.seen.clear();
+    c.inbox.notes.clear();
     until_codes(&mut c, &g, &[]).await;
     // A file in a folder created after the watch began is seen too (new folders followed).
     std::fs::copy(root.join(".ai/tools/text/echo.py"), &new).unwrap();
-    c.seen.clear();
+    c.inbox.notes.clear();
     let d = c.diagnostics(&new).await;
     assert!(d.is_array(), "{d}");
     // It goes away again: the reference breaks.
     std::fs::remove_file(&new_flat).unwrap();
-    c.seen.clear();
+    c.inbox.notes.clear();
     until_codes(&mut c, &g, &["K003"]).await;
     c.shutdown().await;
 }

@@ -3,12 +3,11 @@
 //! panic was printed.
 #![allow(dead_code)]
 
+use kiwi_lsp::wire::client::{Client, Peer};
 use serde_json::{json, Value as Json};
-use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -65,56 +64,20 @@ pub fn kiwi_command(args: &[&str], project: &Path, user: &Path) -> Command {
     c
 }
 
-/// A running server: its stdin, the messages it wrote, and its stderr so far.
+/// A running server: the shared wire client (`kiwi_lsp::wire::client`) over its stdio, and
+/// its stderr so far.
 pub struct Proc {
     pub child: Child,
-    stdin: Option<ChildStdin>,
-    rx: Receiver<Result<Json, String>>,
+    client: Client<ChildStdin>,
     pub stderr: Arc<Mutex<String>>,
-    /// Answers read while waiting for another.
-    pending: HashMap<String, Json>,
-    /// Notifications and server requests seen.
-    pub notes: Vec<Json>,
-    next_id: i64,
-    lsp: bool,
-}
-
-fn key(id: &Json) -> String {
-    id.to_string()
 }
 
 impl Proc {
-    fn spawn(mut cmd: Command, lsp: bool) -> Proc {
+    fn spawn(mut cmd: Command, peer: Peer) -> Proc {
         let mut child = cmd.spawn().expect("kiwi starts");
-        let stdin = child.stdin.take();
+        let stdin = child.stdin.take().unwrap();
         let stdout = child.stdout.take().unwrap();
         let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = channel();
-        std::thread::spawn(move || {
-            let mut r = BufReader::new(stdout);
-            loop {
-                let msg = if lsp {
-                    read_frame(&mut r)
-                } else {
-                    let mut line = String::new();
-                    match r.read_line(&mut line) {
-                        Ok(0) | Err(_) => None,
-                        Ok(_) => Some(
-                            serde_json::from_str::<Json>(&line)
-                                .map_err(|e| format!("stdout line is not JSON ({e}): {line}")),
-                        ),
-                    }
-                };
-                match msg {
-                    Some(m) => {
-                        if tx.send(m).is_err() {
-                            return;
-                        }
-                    }
-                    None => return,
-                }
-            }
-        });
         let err = Arc::new(Mutex::new(String::new()));
         let err2 = err.clone();
         std::thread::spawn(move || {
@@ -131,119 +94,68 @@ impl Proc {
         });
         Proc {
             child,
-            stdin,
-            rx,
+            client: Client::new(peer, stdout, stdin, 1001),
             stderr: err,
-            pending: HashMap::new(),
-            notes: Vec::new(),
-            next_id: 1000,
-            lsp,
         }
     }
 
+    /// Notifications and server requests seen and not consumed yet.
+    pub fn notes(&self) -> &[Json] {
+        &self.client.inbox.notes
+    }
+
+    fn fail(&mut self, e: String) -> ! {
+        panic!(
+            "{e}; status {:?}; stderr: {}",
+            self.child.try_wait(),
+            self.stderr.lock().unwrap()
+        )
+    }
+
     pub fn write_raw(&mut self, bytes: &[u8]) {
-        let s = self.stdin.as_mut().expect("stdin is open");
-        s.write_all(bytes).expect("the server reads its stdin");
-        s.flush().unwrap();
+        if let Err(e) = self.client.write_raw(bytes) {
+            self.fail(e)
+        }
     }
 
     /// Send one message (framed for LSP, a line for MCP).
     pub fn send(&mut self, msg: &Json) {
-        let body = msg.to_string();
-        if self.lsp {
-            self.write_raw(&kiwi_lsp::wire::encode(body.as_bytes()));
-        } else {
-            self.write_raw(format!("{body}\n").as_bytes());
+        if let Err(e) = self.client.send(msg) {
+            self.fail(e)
         }
     }
 
     pub fn fresh_id(&mut self) -> i64 {
-        self.next_id += 1;
-        self.next_id
+        self.client.inbox.fresh_id()
     }
 
     /// Wait for the answer with this id (the whole message), within `bound`.
     pub fn answer(&mut self, id: &Json, bound: Duration) -> Json {
-        let deadline = Instant::now() + bound;
-        loop {
-            if let Some(m) = self.pending.remove(&key(id)) {
-                return m;
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.rx.recv_timeout(left) {
-                Ok(Ok(m)) => self.take(m),
-                Ok(Err(e)) => panic!("the server wrote a malformed message: {e}"),
-                Err(RecvTimeoutError::Timeout) => panic!(
-                    "no answer to id {id} within {bound:?}; stderr: {}",
-                    self.stderr.lock().unwrap()
-                ),
-                Err(RecvTimeoutError::Disconnected) => panic!(
-                    "the server closed its stdout while id {id} waited; status {:?}; stderr: {}",
-                    self.child.try_wait(),
-                    self.stderr.lock().unwrap()
-                ),
-            }
-        }
-    }
-
-    /// File a message read from the server.
-    fn take(&mut self, m: Json) {
-        let is_request = m.get("method").is_some();
-        if is_request {
-            if let Some(id) = m.get("id").cloned() {
-                // A server-to-client request: answer it so that the server is not kept waiting.
-                let method = m["method"].as_str().unwrap_or_default().to_string();
-                let result = if method == "workspace/configuration" {
-                    json!([])
-                } else {
-                    Json::Null
-                };
-                if self.lsp || method == "ping" {
-                    self.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
-                } else if method == "roots/list" {
-                    self.send(&json!({"jsonrpc": "2.0", "id": id, "result": {"roots": []}}));
-                }
-            }
-            self.notes.push(m);
-        } else if let Some(id) = m.get("id") {
-            self.pending.insert(key(id), m);
-        } else {
-            self.notes.push(m);
+        match self.client.answer(id, bound) {
+            Ok(m) => m,
+            Err(e) => self.fail(e),
         }
     }
 
     /// Send a request and wait for its answer.
     pub fn request(&mut self, method: &str, params: Json) -> Json {
-        let id = json!(self.fresh_id());
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        self.answer(&id, ANSWER)
+        match self.client.request(method, params, ANSWER) {
+            Ok(m) => m,
+            Err(e) => self.fail(e),
+        }
     }
 
     pub fn notify(&mut self, method: &str, params: Json) {
-        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+        if let Err(e) = self.client.notify(method, params) {
+            self.fail(e)
+        }
     }
 
     /// Wait until a notification matching `pred` arrives (reads answers into the pending set).
     pub fn wait_note(&mut self, bound: Duration, pred: impl Fn(&Json) -> bool) -> Json {
-        let deadline = Instant::now() + bound;
-        if let Some(i) = self.notes.iter().position(&pred) {
-            return self.notes.remove(i);
-        }
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.rx.recv_timeout(left) {
-                Ok(Ok(m)) => {
-                    if m.get("id").is_none() && pred(&m) {
-                        return m;
-                    }
-                    self.take(m);
-                }
-                Ok(Err(e)) => panic!("the server wrote a malformed message: {e}"),
-                Err(e) => panic!(
-                    "no matching notification within {bound:?} ({e:?}); stderr: {}",
-                    self.stderr.lock().unwrap()
-                ),
-            }
+        match self.client.wait_note(bound, pred) {
+            Ok(m) => m,
+            Err(e) => self.fail(e),
         }
     }
 
@@ -259,14 +171,14 @@ impl Proc {
         );
     }
 
-    /// Close stdin and wait (bounded) for the process to end.
     /// Close the server's stdin (the client went away) without waiting.
     pub fn close_stdin(&mut self) {
-        drop(self.stdin.take());
+        self.client.close();
     }
 
+    /// Close stdin and wait (bounded) for the process to end.
     pub fn close(mut self) -> std::process::ExitStatus {
-        drop(self.stdin.take());
+        self.client.close();
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             if let Some(s) = self.child.try_wait().unwrap() {
@@ -294,14 +206,9 @@ impl Drop for Proc {
     }
 }
 
-/// One LSP frame from the server; `None` at the end of its stdout.
-fn read_frame(r: &mut impl BufRead) -> Option<Result<Json, String>> {
-    kiwi_lsp::wire::read(r)
-}
-
 /// `kiwi lsp` in `project`, initialized (rootUri = project), with the canaries in its env.
 pub fn lsp(project: &Path, user: &Path) -> Proc {
-    let mut p = Proc::spawn(kiwi_command(&["lsp"], project, user), true);
+    let mut p = Proc::spawn(kiwi_command(&["lsp"], project, user), Peer::Lsp);
     let root = format!("file://{}", project.display());
     let r = p.request(
         "initialize",
@@ -332,7 +239,7 @@ pub fn mcp_with_env(project: &Path, user: &Path, env: &[(&str, &str)]) -> Proc {
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let mut p = Proc::spawn(cmd, false);
+    let mut p = Proc::spawn(cmd, Peer::Mcp);
     let r = p.request(
         "initialize",
         json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),

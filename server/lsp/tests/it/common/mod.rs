@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+use kiwi_lsp::wire::client::{notification, reply, Inbox, Peer};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Once};
@@ -69,12 +70,15 @@ pub async fn read_frame<R: AsyncBufRead + Unpin>(r: &mut R) -> Option<Value> {
 
 type Writer = Arc<Mutex<tokio::io::WriteHalf<tokio::io::DuplexStream>>>;
 
+/// The in-process face of the shared wire client (`kiwi_lsp::wire::client`): a task reads
+/// the server's frames and answers its requests ([`reply`]); what it read is filed in the
+/// same [`Inbox`] as the blocking client's.
 pub struct Client {
     writer: Writer,
     rx: mpsc::UnboundedReceiver<Value>,
-    /// Messages received and not consumed yet (notifications, server requests).
-    pub seen: Vec<Value>,
-    next_id: i64,
+    /// Answers not asked for yet; notifications and server requests not consumed yet
+    /// (`inbox.notes`).
+    pub inbox: Inbox,
     server: tokio::task::JoinHandle<()>,
     pub root: PathBuf,
     /// The server's capabilities (from `initialize`).
@@ -111,10 +115,9 @@ impl Client {
         tokio::spawn(async move {
             let mut cr = BufReader::new(cr);
             while let Some(msg) = read_frame(&mut cr).await {
-                if msg.get("method").is_some() && msg.get("id").is_some() {
-                    // A server->client request: answer it at once.
-                    let reply = json!({"jsonrpc": "2.0", "id": msg["id"], "result": null});
-                    write_frame(&mut *w.lock().await, &reply).await;
+                // A server->client request: answer it at once.
+                if let Some(r) = reply(Peer::Lsp, &msg) {
+                    write_frame(&mut *w.lock().await, &r).await;
                 }
                 if tx.send(msg).is_err() {
                     break;
@@ -124,8 +127,7 @@ impl Client {
         let mut c = Client {
             writer,
             rx,
-            seen: Vec::new(),
-            next_id: 1,
+            inbox: Inbox::new(1),
             server,
             root: root.to_path_buf(),
             capabilities: Value::Null,
@@ -173,27 +175,24 @@ impl Client {
     }
 
     pub async fn notify(&mut self, method: &str, params: Value) {
-        let msg = json!({"jsonrpc": "2.0", "method": method, "params": params});
-        write_frame(&mut *self.writer.lock().await, &msg).await;
+        write_frame(
+            &mut *self.writer.lock().await,
+            &notification(method, params),
+        )
+        .await;
     }
 
     /// Send a request without waiting; returns its id.
     pub async fn send(&mut self, method: &str, params: Value) -> i64 {
-        let id = self.next_id;
-        self.next_id += 1;
-        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let (id, msg) = self.inbox.request(method, params);
         write_frame(&mut *self.writer.lock().await, &msg).await;
         id
     }
 
     /// The response to request `id` (the whole message).
     pub async fn response(&mut self, id: i64) -> Value {
-        if let Some(i) = self
-            .seen
-            .iter()
-            .position(|m| m.get("method").is_none() && m["id"] == json!(id))
-        {
-            return self.seen.remove(i);
+        if let Some(m) = self.inbox.answer(&json!(id)) {
+            return m;
         }
         loop {
             let msg = tokio::time::timeout(TIMEOUT, self.rx.recv())
@@ -203,7 +202,7 @@ impl Client {
             if msg.get("method").is_none() && msg["id"] == json!(id) {
                 return msg;
             }
-            self.seen.push(msg);
+            self.inbox.file(msg);
         }
     }
 
@@ -221,8 +220,8 @@ impl Client {
 
     /// Wait for a message that satisfies `pred` (consumed), looking at buffered ones first.
     pub async fn wait_for(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
-        if let Some(i) = self.seen.iter().position(&pred) {
-            return self.seen.remove(i);
+        if let Some(m) = self.inbox.note(&pred) {
+            return m;
         }
         loop {
             let msg = tokio::time::timeout(TIMEOUT, self.rx.recv())
@@ -232,7 +231,7 @@ impl Client {
             if pred(&msg) {
                 return msg;
             }
-            self.seen.push(msg);
+            self.inbox.file(msg);
         }
     }
 
