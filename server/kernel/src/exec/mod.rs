@@ -114,7 +114,7 @@ pub enum ErrorKind {
 /// `process.rs`: the supervisor reads it, and `process.rs` starts the supervisor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Isolation {
-    /// The supervisor is a child subreaper above the tool (see `supervisor.rs`).
+    /// The supervisor is a child subreaper above the tool (see `supervisor/`).
     #[default]
     Subreaper,
     /// Besides, the tool runs in a PID namespace of its own, under a tiny init: a tool that

@@ -67,7 +67,7 @@ pub fn error_diagnostics(ws: &Workspace, tool: &Arc<Item>) -> Vec<ItemDiagnostic
         Err(e) => e.links,
     };
     // The builtin links (the runtimes, the primitives) are checked once and for all by
-    // tests/it/builtin_items.rs, as their file checks are at load (`workspace.rs`).
+    // tests/it/builtin_items.rs, as their file checks are at load (`workspace/discover.rs`).
     let mut items: Vec<&Arc<Item>> = vec![tool];
     items.extend(
         links
