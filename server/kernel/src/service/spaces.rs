@@ -434,6 +434,9 @@ impl Service {
                     sp.k.index_checked = true;
                 }
             }
+            // The listing of the index kept on disk is dropped now (the loaded workspace
+            // keeps its own): give what the load and it freed back to the system.
+            workspace::release_free_memory();
         }
         all.refresh(&project);
         let mut sp = all.get_mut(&project).expect("loaded above");
