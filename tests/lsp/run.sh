@@ -26,17 +26,9 @@ cp -r "$repo/fixtures/lsp" "$work/proj"
 python3 -m venv --without-pip "$work/proj/.venv"
 mkdir -p "$work/user"
 # An extra space (issue 13: KIWI_SPACES) holding a tool a project directive calls.
-mkdir -p "$work/extra/.ai/tools/shared" "$work/proj/.ai/directives"
-cat >"$work/extra/.ai/tools/shared/shout.yaml" <<'YAML'
-version: "1.0.0"
-tool_type: yaml
-executor_id: subprocess
-category: shared
-description: Shout a word, from a space every project sees
-config:
-  command: echo
-  args: ["HEY"]
-YAML
+# The extra space is fixtures/extra-space (shared with tests/nvim/extra_space.sh).
+cp -r "$repo/fixtures/extra-space" "$work/extra"
+mkdir -p "$work/proj/.ai/directives"
 cat >"$work/proj/.ai/directives/uses_extra.md" <<'MD'
 # Uses extra
 

@@ -10,20 +10,11 @@ set -euo pipefail
 # shellcheck source=tests/nvim/harness.sh
 source "$(dirname "$0")/harness.sh"
 
-mkdir -p "$work/extra/.ai/tools/shared" "$work/proj/.ai/directives" "$work/user"
+cp -r "$repo/fixtures/extra-space" "$work/extra"
+mkdir -p "$work/proj/.ai/directives" "$work/user"
 proj="$(cd "$work/proj" && pwd -P)"
 cp -r "$repo/fixtures/rye-node/.ai/tools" "$proj/.ai/tools"
 extra="$(cd "$work/extra" && pwd -P)"
-cat >"$extra/.ai/tools/shared/shout.yaml" <<'YAML'
-version: "1.0.0"
-tool_type: yaml
-executor_id: subprocess
-category: shared
-description: Shout a word, from a space every project sees
-config:
-  command: echo
-  args: ["HEY"]
-YAML
 # `missing/tool` is a K003 on purpose: its arrival says the server has checked the file.
 cat >"$proj/.ai/directives/uses_extra.md" <<'MD'
 # Uses extra
