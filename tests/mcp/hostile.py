@@ -91,6 +91,34 @@ def processes_with(marker):
     return out
 
 
+def interpreters_with(marker, roles):
+    """The roles (`marker-ROLE` in argv) held by a running Python interpreter itself. While a
+    pyenv shim (bash, forking subshells that share its argv) is on its way to exec python, the
+    count of processes with the marker goes up and down, and a process in the middle of an exec
+    shows no argv: only the interpreters, which then sleep, are a stable count."""
+    held = set()
+    for pid, cmd in processes_with(marker):
+        try:
+            comm = Path(f"/proc/{pid}/comm").read_text().strip()
+        except OSError:
+            continue
+        if comm.startswith("python"):
+            held.update(r for r in roles if cmd.endswith(f"{marker}-{r}"))
+    return held
+
+
+def none_left(marker, seconds):
+    """Wait up to `seconds` for no process with `marker`; a process in the middle of an exec
+    shows no argv for an instant, so "none" must hold on two reads apart."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if not processes_with(marker):
+            time.sleep(0.3)
+            if not processes_with(marker):
+                return
+        time.sleep(0.25)
+
+
 # ---------------------------------------------------------------- the project under attack
 
 ENVS = {
@@ -414,9 +442,7 @@ async def env_probes(s: Suite, api, proj: Path, tmp: Path, env: str):
         r, v = await call(s, api, "execute", run_args(f"h/killsup_{env}"))
         # Positive control: the tool ran and its child was running.
         assert started.exists() and started.read_text().strip(), v
-        deadline = time.time() + 10
-        while processes_with(m) and time.time() < deadline:
-            await asyncio.sleep(0.2)
+        await asyncio.to_thread(none_left, m, 10)
         left = processes_with(m)
         for pid, _ in left:  # leave the machine clean; these are ours (marked)
             try:
@@ -573,17 +599,15 @@ async def client_goes_away(s: Suite, params, errlog, env: str, marker: str):
                 await asyncio.wait_for(started.wait(), 60)
                 # Four python3 start through pyenv's shims (bash scripts of several processes
                 # each): under a loaded machine that took more than 20 s once.
+                roles = {"main", "child", "setsid", "daemon"}
                 deadline = time.time() + 90
-                while len(processes_with(m)) < 4 and time.time() < deadline:
+                while interpreters_with(m, roles) != roles and time.time() < deadline:
                     await asyncio.sleep(0.2)
-                running = processes_with(m)
                 # Positive control: the tool and its three children really run.
-                assert len(running) >= 4, running
+                assert interpreters_with(m, roles) == roles, processes_with(m)
                 task.cancel()
         # The SDK closed stdin, waited and sent SIGTERM; the server waits for its runs.
-        deadline = time.time() + 25
-        while processes_with(m) and time.time() < deadline:
-            await asyncio.sleep(0.25)
+        await asyncio.to_thread(none_left, m, 25)
         left = processes_with(m)
         s.left[env] = s.left.get(env, 0) + len(left)
         for pid, _ in left:  # leave the machine clean; these are ours (marked)
