@@ -181,7 +181,7 @@ pub fn ryeos_format(item: &Item) -> Option<&'static str> {
             }),
         Parsed::Directive(d) => {
             let after_header = text::first_line_after_header(text);
-            (d.root.is_none() && text.get(after_header.start..after_header.end) == Some("---"))
+            (!d.has_root() && text.get(after_header.start..after_header.end) == Some("---"))
                 .then_some("YAML frontmatter instead of an XML `<directive>`")
         }
         _ => None,

@@ -195,10 +195,9 @@ pub(super) fn check_grants_match_something(
         {
             continue;
         }
-        let range = d
-            .root
-            .as_ref()
-            .and_then(|r| element_text_range(r, c.range))
+        let range = item
+            .directive_root()
+            .and_then(|r| element_text_range(&r, c.range))
             .unwrap_or(c.range);
         out.push(Diagnostic::new(
             Code::P207,

@@ -107,6 +107,8 @@ pub fn tool_params(tool: &Item) -> Option<Vec<ParamSpec>> {
 /// D113-D115 for every tool call of a directive.
 pub fn check_step_params(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>) {
     let Some(d) = item.directive() else { return };
+    // The element tree, read only for a D114 (the tree of a file read from disk is let go of).
+    let mut root = None;
     for call in &d.calls {
         let Some(tool) = called_tool(ws, call) else {
             continue;
@@ -114,13 +116,16 @@ pub fn check_step_params(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnos
         let Some(specs) = tool_params(&tool) else {
             continue;
         };
-        let element = d
-            .root
-            .as_ref()
-            .map(|r| r.path_at(call.range.start))
-            .and_then(|path| path.into_iter().rev().find(|e| e.range == call.range));
         let before = out.len();
         check_call(call, &tool, &specs, out);
+        if !out[before..].iter().any(|x| x.code == Code::D114) {
+            continue;
+        }
+        let root = root.get_or_insert_with(|| item.directive_root());
+        let element = root
+            .as_deref()
+            .map(|r| r.path_at(call.range.start))
+            .and_then(|path| path.into_iter().rev().find(|e| e.range == call.range));
         // D114's fix: add the parameter, as the call's first child.
         if let Some(e) = element {
             for diag in &mut out[before..] {

@@ -100,7 +100,8 @@ pub fn completions(ws: &Workspace, item: &Arc<Item>, offset: usize) -> Vec<Compl
     let Some(d) = item.directive() else {
         return Vec::new();
     };
-    directive_completions(ws, d, text, line_start, offset)
+    let root = item.directive_root();
+    directive_completions(ws, d, root.as_deref(), text, line_start, offset)
 }
 
 /// The entry of `v` (a map, at any depth) whose value holds `offset`, innermost: its key
@@ -465,6 +466,7 @@ fn innermost<'a>(path: &[&'a Element], name: &str) -> Option<&'a Element> {
 fn directive_completions(
     ws: &Workspace,
     d: &Directive,
+    root: Option<&Element>,
     text: &str,
     line_start: usize,
     offset: usize,
@@ -505,11 +507,7 @@ fn directive_completions(
             .collect();
     }
     // The element the cursor is in (innermost), from the parsed tree.
-    let path = d
-        .root
-        .as_ref()
-        .map(|r| r.path_at(offset))
-        .unwrap_or_default();
+    let path = root.map(|r| r.path_at(offset)).unwrap_or_default();
     let inner = path.last().copied();
     let in_permissions = innermost(&path, "permissions").is_some();
     if let Some(s) = at("item_id=\"").or_else(|| at("execute=\"")) {
@@ -756,9 +754,9 @@ pub fn signature_help(ws: &Workspace, item: &Arc<Item>, offset: usize) -> Option
             .collect::<Vec<_>>()
             .join(", ")
     );
-    let path = d
-        .root
-        .as_ref()
+    let root = item.directive_root();
+    let path = root
+        .as_deref()
         .map(|r| r.path_at(offset))
         .unwrap_or_default();
     let active = innermost(&path, "param")

@@ -87,9 +87,8 @@ pub fn code_lenses(ws: &Workspace, item: &Arc<Item>) -> Vec<Lens> {
     let Some(d) = item.directive() else {
         return Vec::new();
     };
-    let top = d
-        .root
-        .as_ref()
+    let top = item
+        .directive_root()
         .map(|r| r.start_tag)
         .unwrap_or_else(|| crate::check::first_line(item));
     let mut out = vec![Lens {

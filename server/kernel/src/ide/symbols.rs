@@ -2,7 +2,7 @@
 //! headings.
 
 use super::{Symbol, SymbolKind};
-use crate::directive::Directive;
+use crate::directive::{Directive, Element};
 use crate::text::TextRange;
 use crate::tool::FIELDS;
 use crate::value::ValueKind;
@@ -53,7 +53,7 @@ pub fn symbols(item: &Item) -> Vec<Symbol> {
             .collect();
     }
     if let Some(d) = item.directive() {
-        return directive_symbols(d);
+        return directive_symbols(d, item.directive_root().as_deref());
     }
     if item.knowledge().is_some() {
         return heading_symbols(item.text());
@@ -61,8 +61,8 @@ pub fn symbols(item: &Item) -> Vec<Symbol> {
     Vec::new()
 }
 
-fn directive_symbols(d: &Directive) -> Vec<Symbol> {
-    let Some(root) = &d.root else {
+fn directive_symbols(d: &Directive, root: Option<&Element>) -> Vec<Symbol> {
+    let Some(root) = root else {
         return Vec::new();
     };
     let mut children = Vec::new();

@@ -53,7 +53,9 @@ pub fn semantic_tokens(ws: &Workspace, item: &Item) -> Vec<SemanticToken> {
     let text = item.text();
     let mut out = Vec::new();
     match &item.parsed {
-        Parsed::Directive(d) => directive_tokens(ws, text, d, &mut out),
+        Parsed::Directive(d) => {
+            directive_tokens(ws, text, d, item.directive_root().as_deref(), &mut out)
+        }
         Parsed::Tool(t) => {
             for f in &t.fields {
                 if f.field == Field::ExecutorId {
@@ -109,7 +111,13 @@ pub fn semantic_tokens(ws: &Workspace, item: &Item) -> Vec<SemanticToken> {
     kept
 }
 
-fn directive_tokens(ws: &Workspace, text: &str, d: &Directive, out: &mut Vec<SemanticToken>) {
+fn directive_tokens(
+    ws: &Workspace,
+    text: &str,
+    d: &Directive,
+    root: Option<&Element>,
+    out: &mut Vec<SemanticToken>,
+) {
     for p in &d.placeholders {
         let (kind, unresolved) = match &p.kind {
             PlaceholderKind::Input { name, .. } | PlaceholderKind::Bare { name } => (
@@ -135,7 +143,7 @@ fn directive_tokens(ws: &Workspace, text: &str, d: &Directive, out: &mut Vec<Sem
         });
     }
     // `${VAR}` (and rye's `${input:NAME}`) in attribute values and text.
-    let Some(root) = &d.root else {
+    let Some(root) = root else {
         return;
     };
     let mut stack: Vec<&Element> = vec![root];
@@ -226,7 +234,7 @@ pub fn folding_ranges(item: &Item) -> Vec<Fold> {
     let mut out = Vec::new();
     match &item.parsed {
         Parsed::Directive(d) => {
-            if let Some(root) = &d.root {
+            if let Some(root) = item.directive_root().as_deref() {
                 let mut stack: Vec<&Element> = vec![root];
                 while let Some(el) = stack.pop() {
                     let label = (el.name == "step")

@@ -204,7 +204,7 @@ pub(super) fn run_directive(
         .filter(|x| x.severity == Severity::Error)
         .cloned()
         .collect();
-    if d.root.is_none() {
+    if !d.has_root() {
         return Err(OpError::new(
             "invalid_content",
             "this directive has no <directive> element; fix it (execute validate shows why)",

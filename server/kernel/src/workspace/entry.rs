@@ -33,10 +33,19 @@ pub(super) struct Entry {
 
 impl Entry {
     /// The item, parsed now if it was not yet; `None` when the file is not an item (a
-    /// Python helper module that declares nothing).
+    /// Python helper module that declares nothing). An item kept from disk keeps no
+    /// directive element tree ([`Item::drop_tree`]): an open document is an overlay, parsed
+    /// whole.
     pub(super) fn get(&self) -> Option<&Arc<Item>> {
         self.item
-            .get_or_init(|| self.parse().map(Arc::new))
+            .get_or_init(|| {
+                self.parse().map(|mut item| {
+                    if matches!(self.origin, Origin::Disk { .. }) {
+                        item.drop_tree();
+                    }
+                    Arc::new(item)
+                })
+            })
             .as_ref()
     }
 

@@ -2,11 +2,12 @@
 //! parse of a file's bytes by its type.
 
 use crate::diag::{Code, Diagnostic};
-use crate::directive::Directive;
+use crate::directive::{Directive, Element};
 use crate::ids::{ItemType, Space};
 use crate::knowledge::Knowledge;
 use crate::text::{SourceText, TextRange};
 use crate::tool::ToolFile;
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 /// What a file parsed into.
@@ -53,6 +54,23 @@ impl Item {
         match &self.parsed {
             Parsed::Knowledge(k) => Some(k),
             _ => None,
+        }
+    }
+    /// The `<directive>` element of a directive: the kept tree, or the file read again when
+    /// the workspace let go of it ([`Item::drop_tree`]).
+    pub fn directive_root(&self) -> Option<Cow<'_, Element>> {
+        let d = self.directive()?;
+        match &d.root {
+            Some(root) => Some(Cow::Borrowed(root)),
+            None if d.tree_dropped => crate::directive::parse(self.text()).root.map(Cow::Owned),
+            None => None,
+        }
+    }
+    /// Let go of what only the features of an open document use (a directive's element
+    /// tree, see [`Directive::drop_tree`]): for an item a workspace keeps from disk.
+    pub fn drop_tree(&mut self) {
+        if let Parsed::Directive(d) = &mut self.parsed {
+            d.drop_tree();
         }
     }
     /// The diagnostics found while reading and parsing this file alone.

@@ -332,7 +332,11 @@ impl Workspace {
             found.script = discover_script(path);
         }
         match load_file(&found, space, &root) {
-            Some(item) => self.insert(Arc::new(item)),
+            // Kept from disk, as by a load: without a directive's element tree.
+            Some(mut item) => {
+                item.drop_tree();
+                self.insert(Arc::new(item))
+            }
             None => {
                 self.remove(path);
             }

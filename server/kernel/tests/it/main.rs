@@ -5,6 +5,7 @@ mod codes;
 mod common;
 mod corpus;
 mod dependents;
+mod dropped_trees;
 mod exec_check;
 mod exec_environments;
 mod exec_http;
