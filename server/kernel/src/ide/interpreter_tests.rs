@@ -8,19 +8,8 @@ use crate::context::Host;
 use crate::workspace::parse_item;
 use std::path::Path;
 
-const RUNTIME: &str = r#"__version__ = "1.0.0"
-__tool_type__ = "runtime"
-__executor_id__ = "subprocess"
-ENV_CONFIG = {
-    "interpreter": {
-        "type": "venv_p$0ython",
-        "search": ["project", "system"],
-        "var": "KIWI_PYTHON",
-        "fallback": "python3",
-    },
-}
-CONFIG = {"command": "${KIWI_PYTHON}", "args": ["{tool_path}"]}
-"#;
+// The runtime of the cursor-marker hover tests, the cursor on its resolver type.
+use super::tests::RUNTIME;
 
 fn executable(path: &Path) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();

@@ -27,7 +27,7 @@ fn ws_with(rel: &str, item_type: ItemType, id: &str, text: &str) -> (Workspace, 
     (ws, item)
 }
 
-const RUNTIME: &str = r#"__version__ = "1.0.0"
+pub(super) const RUNTIME: &str = r#"__version__ = "1.0.0"
 __tool_type__ = "runtime"
 __executor_id__ = "subprocess"
 ENV_CONFIG = {

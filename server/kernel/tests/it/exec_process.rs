@@ -24,6 +24,23 @@ fn spec(program: &str, args: &[&str]) -> ProcessSpec {
     s
 }
 
+/// Run `s` to its end with no sink and no cancel.
+fn run_plain(s: &ProcessSpec) -> process::ProcessResult {
+    rt().block_on(process::run(s, &NullSink, &CancellationToken::new()))
+        .unwrap()
+}
+
+/// [`run_plain`] in a PID namespace of its own (the supervisor alone when it is refused).
+fn in_namespace(s: &ProcessSpec) -> process::ProcessResult {
+    rt().block_on(process::run_isolated(
+        s,
+        process::Isolation::PidNamespace,
+        &NullSink,
+        &CancellationToken::new(),
+    ))
+    .unwrap()
+}
+
 /// Whether a process is gone: no /proc entry, or a zombie waiting for its reaper.
 fn gone(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
@@ -103,9 +120,7 @@ fn only_the_given_environment_and_no_shell() {
     std::env::set_var("FAKE_API_KEY", "canary-fake-api-key-1234");
     let mut s = spec("env", &[]);
     s.env.insert("GIVEN".into(), "yes".into());
-    let r = rt()
-        .block_on(process::run(&s, &NullSink, &CancellationToken::new()))
-        .unwrap();
+    let r = run_plain(&s);
     assert!(!r.stdout.contains("canary-fake-api-key-1234"));
     let mut names: Vec<&str> = r
         .stdout
@@ -117,9 +132,7 @@ fn only_the_given_environment_and_no_shell() {
 
     // Arguments reach the program as they are: nothing is interpreted by a shell.
     let s = spec("echo", &["$(id)", ";", "`ls`", "&&", "$HOME"]);
-    let r = rt()
-        .block_on(process::run(&s, &NullSink, &CancellationToken::new()))
-        .unwrap();
+    let r = run_plain(&s);
     assert_eq!(r.stdout, "$(id) ; `ls` && $HOME\n");
 }
 
@@ -128,15 +141,11 @@ fn stdin_is_closed_unless_input_is_given() {
     // `cat` with a closed stdin ends at once instead of waiting.
     let mut s = spec("cat", &[]);
     s.timeout = Duration::from_secs(5);
-    let r = rt()
-        .block_on(process::run(&s, &NullSink, &CancellationToken::new()))
-        .unwrap();
+    let r = run_plain(&s);
     assert!(!r.timed_out);
     assert_eq!(r.stdout, "");
     s.stdin = Some("{\"a\": [1, 2]}".into());
-    let r = rt()
-        .block_on(process::run(&s, &NullSink, &CancellationToken::new()))
-        .unwrap();
+    let r = run_plain(&s);
     assert_eq!(r.stdout, "{\"a\": [1, 2]}");
     assert_eq!(r.json, Some(serde_json::json!({"a": [1, 2]})));
 }
@@ -177,9 +186,7 @@ fn timeout_ends_the_whole_group() {
     let mut s = sleeper();
     s.timeout = Duration::from_millis(500);
     let start = Instant::now();
-    let r = rt()
-        .block_on(process::run(&s, &NullSink, &CancellationToken::new()))
-        .unwrap();
+    let r = run_plain(&s);
     assert!(r.timed_out);
     assert!(!r.cancelled);
     assert_eq!(r.shell_code(), 124);
@@ -200,9 +207,7 @@ fn a_process_that_ignores_sigterm_is_killed() {
     );
     s.timeout = Duration::from_millis(300);
     let start = Instant::now();
-    let r = rt()
-        .block_on(process::run(&s, &NullSink, &CancellationToken::new()))
-        .unwrap();
+    let r = run_plain(&s);
     assert!(r.timed_out);
     // SIGTERM is ignored: SIGKILL comes after the grace.
     assert!(start.elapsed() >= process::GRACE);
@@ -234,9 +239,7 @@ fn leftovers_of_a_finished_leader_are_killed() {
     // The leader exits at once; its child keeps the pipes open and would sleep on.
     let s = spec("bash", &["-c", "sleep 300 & echo $!"]);
     let start = Instant::now();
-    let r = rt()
-        .block_on(process::run(&s, &NullSink, &CancellationToken::new()))
-        .unwrap();
+    let r = run_plain(&s);
     assert_eq!(r.exit_code, Some(0));
     assert!(start.elapsed() < Duration::from_secs(3));
     assert!(wait_gone(child_pid(&r.stdout)));
@@ -269,9 +272,7 @@ fn output_past_the_cap_is_drained_not_kept() {
         ],
     );
     s.max_output_bytes = 1000;
-    let r = rt()
-        .block_on(process::run(&s, &NullSink, &CancellationToken::new()))
-        .unwrap();
+    let r = run_plain(&s);
     assert_eq!(r.exit_code, Some(0));
     assert!(r.truncated);
     assert_eq!(r.stdout.len(), 1000);
@@ -450,14 +451,7 @@ fn a_tool_in_its_own_pid_namespace() {
     // `/proc` is the namespace's own (`$$` is this bash there). Not root: the fallback.
     let root = unsafe { libc::geteuid() } == 0;
     let s = spec("bash", &["-c", WHO]);
-    let r = rt()
-        .block_on(process::run_isolated(
-            &s,
-            process::Isolation::PidNamespace,
-            &NullSink,
-            &CancellationToken::new(),
-        ))
-        .unwrap();
+    let r = in_namespace(&s);
     assert_eq!(r.exit_code, Some(0), "{r:?}");
     let who: Vec<&str> = r.stdout.split_whitespace().collect();
     if root {
@@ -468,14 +462,7 @@ fn a_tool_in_its_own_pid_namespace() {
     // The tool's status comes through the init: an exit code, a signal.
     for (script, code, signal) in [("exit 7", Some(7), None), ("kill -TERM $$", None, Some(15))] {
         let s = spec("bash", &["-c", script]);
-        let r = rt()
-            .block_on(process::run_isolated(
-                &s,
-                process::Isolation::PidNamespace,
-                &NullSink,
-                &CancellationToken::new(),
-            ))
-            .unwrap();
+        let r = in_namespace(&s);
         assert_eq!((r.exit_code, r.signal), (code, signal), "{script}: {r:?}");
     }
     // Timeout: SIGTERM reaches the tool and its child through the init, nothing is left.
@@ -484,14 +471,7 @@ fn a_tool_in_its_own_pid_namespace() {
         &["-c", "trap 'echo got-term; exit 3' TERM; sleep 300 & wait"],
     );
     s.timeout = Duration::from_millis(500);
-    let r = rt()
-        .block_on(process::run_isolated(
-            &s,
-            process::Isolation::PidNamespace,
-            &NullSink,
-            &CancellationToken::new(),
-        ))
-        .unwrap();
+    let r = in_namespace(&s);
     assert!(r.timed_out, "{r:?}");
     assert!(r.stdout.contains("got-term"), "{r:?}");
     assert!(wait_gone(r.pid as i32));
