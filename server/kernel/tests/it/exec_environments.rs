@@ -149,8 +149,18 @@ impl SeenRunning {
 
 impl kiwi_kernel::exec::OutputSink for SeenRunning {
     fn output(&self, _: kiwi_kernel::exec::Stream, bytes: &[u8], _: bool) {
-        if bytes == b"started" && processes_running(self.words).len() >= 2 {
-            self.seen.store(true, std::sync::atomic::Ordering::SeqCst);
+        if bytes != b"started" {
+            return;
+        }
+        // Bounded wait: a process forked by `&` shows its argv only once its `execve` is
+        // done, which a loaded machine can delay past the script's `sleep 0.5`.
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(10) {
+            if processes_running(self.words).len() >= 2 {
+                self.seen.store(true, std::sync::atomic::Ordering::SeqCst);
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
 }

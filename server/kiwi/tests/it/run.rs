@@ -211,8 +211,26 @@ fn errors_say_what_to_do_and_exit_2() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-/// The pid of the process one of whose arguments is `arg` (scanning `/proc/*/cmdline`).
+/// The pid of the process one of whose arguments is `arg` (scanning `/proc/*/cmdline`),
+/// waiting for it up to 10 s: the tool prints its marker once `Popen` has returned, which
+/// happens in the middle of the child's `execve` (vfork lets the parent go on before the
+/// new program's argv is in place; until then `/proc/PID/cmdline` reads empty). Under load
+/// that window is long enough for a single scan to miss the child (seen: 9 of 60 runs with
+/// 10 copies of this test at once).
 fn with_argument(arg: &str) -> Option<i32> {
+    let start = Instant::now();
+    loop {
+        if let Some(pid) = scan_for_argument(arg) {
+            return Some(pid);
+        }
+        if start.elapsed() > Duration::from_secs(10) {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn scan_for_argument(arg: &str) -> Option<i32> {
     std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
         let pid: i32 = e.file_name().to_str()?.parse().ok()?;
         let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
