@@ -212,11 +212,12 @@ fn errors_say_what_to_do_and_exit_2() {
 }
 
 /// The pid of the process one of whose arguments is `arg` (scanning `/proc/*/cmdline`),
-/// waiting for it up to 10 s: the tool prints its marker once `Popen` has returned, which
-/// happens in the middle of the child's `execve` (vfork lets the parent go on before the
-/// new program's argv is in place; until then `/proc/PID/cmdline` reads empty). Under load
-/// that window is long enough for a single scan to miss the child (seen: 9 of 60 runs with
-/// 10 copies of this test at once).
+/// waiting for it up to 10 s: the tool prints its marker once `Popen` has returned, and
+/// `Popen` returns in the middle of the child's `execve` (when the kernel releases a vfork
+/// parent and closes the close-on-exec error pipe, before the new program's argv is in
+/// place: until then `/proc/PID/cmdline` reads empty). Under load that window is long enough
+/// for a single scan to miss the child (seen: 9 of 60 runs with 10 copies of this test at
+/// once; the child was there 50 ms later).
 fn with_argument(arg: &str) -> Option<i32> {
     let start = Instant::now();
     loop {
