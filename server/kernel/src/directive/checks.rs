@@ -132,12 +132,7 @@ fn find_line_starting_with(text: &str, pat: &str) -> Option<usize> {
 /// (kiwi-mcp hashed an integrity payload built from its parsed metadata), so D112 is not
 /// reported for `kiwi-mcp:validated`; `kiwi:validated` uses the rye rule.
 pub fn content_hash(text: &str, d: &Directive) -> Option<String> {
-    match &d.root {
-        Some(root) => root_hash(text, root),
-        // A workspace let go of the tree: read it again.
-        None if d.tree_dropped => root_hash(text, super::parse(text).root.as_ref()?),
-        None => None,
-    }
+    root_hash(text, &*d.root_in(text)?)
 }
 
 fn root_hash(text: &str, root: &Element) -> Option<String> {

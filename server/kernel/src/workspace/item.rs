@@ -59,12 +59,7 @@ impl Item {
     /// The `<directive>` element of a directive: the kept tree, or the file read again when
     /// the workspace let go of it ([`Item::drop_tree`]).
     pub fn directive_root(&self) -> Option<Cow<'_, Element>> {
-        let d = self.directive()?;
-        match &d.root {
-            Some(root) => Some(Cow::Borrowed(root)),
-            None if d.tree_dropped => crate::directive::parse(self.text()).root.map(Cow::Owned),
-            None => None,
-        }
+        self.directive()?.root_in(self.text())
     }
     /// Let go of what only the features of an open document use (a directive's element
     /// tree, see [`Directive::drop_tree`]): for an item a workspace keeps from disk.
