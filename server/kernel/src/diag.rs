@@ -68,7 +68,7 @@ codes! {
     D109 Error "placeholder naming no system field",
     D110 Error "duplicate step name",
     D111 Warning "input declared but never used",
-    D112 Info "header comment hash does not match the content",
+    D112 Hint "a kiwi:validated header's hash does not match the content",
     D113 Warning "step parameter the called tool's CONFIG_SCHEMA does not declare",
     D114 Error "parameter the called tool requires, not passed by the step",
     D115 Error "step parameter value of the wrong type or out of range for the called tool",
@@ -111,6 +111,7 @@ codes! {
     R703 Warning "signed by a key you do not trust (an error, as is no signature, when trust.require_signed covers the registry)",
     R704 Warning "an item listed in .ai/kiwi.lock is missing (an error with kiwi check --locked)",
     R705 Error ".ai/kiwi.lock cannot be read",
+    R706 Error "a rye:signed header whose hash no longer matches the content: rye refuses to load or run the item",
 }
 
 impl Code {

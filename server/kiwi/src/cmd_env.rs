@@ -95,6 +95,11 @@ pub fn run(reference: &str, project: Option<&Path>, as_json: bool) -> Result<Exi
             Some(Origin::Interpreter { .. } | Origin::EnvConfig { .. } | Origin::ConfigEnv { .. })
         ) && !filter.is_blocked(name)
     };
+    // A link rye refuses for its content (R706): shown on the link, as `kiwi run` refuses it.
+    let stale = |l: &Arc<Item>| {
+        kiwi_kernel::trust::audit::stale_rye_signature(l)
+            .map(|d| format!("{}: {}", d.code, d.message))
+    };
     if as_json {
         let links_json: Vec<_> = links
             .iter()
@@ -103,6 +108,7 @@ pub fn run(reference: &str, project: Option<&Path>, as_json: bool) -> Result<Exi
                 json!({
                     "id": l.id, "space": l.space, "path": l.path,
                     "resolution": resolution_of(i).map(trail_json),
+                    "stale_signature": stale(l),
                 })
             })
             .collect();
@@ -161,6 +167,9 @@ pub fn run(reference: &str, project: Option<&Path>, as_json: bool) -> Result<Exi
                 l.space,
                 l.path.display()
             );
+            if let Some(note) = stale(l) {
+                println!("    {note}");
+            }
             if let Some(r) = resolution_of(i) {
                 println!("    interpreter {} ({}):", r.var, r.resolver);
                 for (k, c) in r.trail.iter().enumerate() {

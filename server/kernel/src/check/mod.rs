@@ -112,7 +112,7 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         name: "lockfile and signatures",
-        codes: &[Code::R701, Code::R702, Code::R703],
+        codes: &[Code::R701, Code::R702, Code::R703, Code::R706],
         check: crate::trust::audit::check_item,
     },
 ];

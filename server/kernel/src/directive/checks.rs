@@ -404,6 +404,11 @@ fn header_hash(text: &str, root: &Element, d: &mut Directive) {
         // `placeholder` (rye:validated) and other non-hashes are never stale.
         return;
     }
+    if h.kind == "rye:signed" {
+        // rye's own check, with rye's own rule for what is hashed, is R706
+        // (`trust::audit::stale_rye_signature`): rye refuses the directive.
+        return;
+    }
     if h.kind == "kiwi-mcp:validated" {
         // kiwi-mcp hashed an integrity payload built from its own parse of the metadata; no
         // span of the corpus's kiwi-mcp file reproduces it, so its staleness cannot be told.

@@ -570,7 +570,13 @@ fn fixture_d112() {
     let rye = stale
         .replace("kiwi:validated", "rye:signed")
         .replace(" -->", ":c2lnbmF0dXJl:440443d0858f0199 -->");
-    fixture("d112_stale_rye_signed", &rye);
+    // A `rye:signed` header is rye's: its staleness is R706, by rye's own rule
+    // (trust::rye::rye_integrity), reported with the workspace checks, not D112.
+    assert!(
+        parse(&rye).diagnostics.is_empty(),
+        "{}",
+        render(&rye, &parse(&rye))
+    );
     let placeholder = "<!-- rye:validated:2026-02-10T02:00:00Z:placeholder -->\n```xml\n<directive name=\"x\" version=\"1.0.0\">\n  <metadata><description>d</description></metadata>\n</directive>\n```\n";
     assert!(parse(placeholder).diagnostics.is_empty());
 }
@@ -927,32 +933,6 @@ const FIX_CASES: &[(&str, &str)] = &[
     ("d108", "```xml\n<directive name=\"x\" version=\"1.0.0\">\n  <metadata><description>d</description></metadata>\n  <inputs><input name=\"topic\" type=\"string\"/></inputs>\n  <process><step name=\"s\"><action>{input:topc} {system.paths.home}</action></step></process>\n</directive>\n```\n"),
     ("recovery_inputs", "```xml\n<directive name=\"x\" version=\"1.0.0\">\n  <metadata><description>d</description></metadata>\n  <inputs>\n    <input name=\"a\" type=\"string\">The a\n    <input name=\"b\" type=\"string\"/>\n  </inputs>\n  <process>\n    <step name=\"one\"><action>{input:a} {input:b}</action>\n    <step name=\"two\"/>\n  </process>\n</directive>\n```\n"),
 ];
-
-/// The D112 rule, pinned on the corpus: sha256 of the `<directive>` element reproduces the
-/// hash of 14 of the 22 `rye:signed` directives; the 8 others were edited after signing.
-#[test]
-fn corpus_rye_signed_hashes() {
-    let Some(dir) = corpus_dir() else { return };
-    let (mut fresh, mut stale) = (0, 0);
-    for p in md_files(&dir) {
-        let text = std::fs::read_to_string(&p).unwrap();
-        let d = parse(&text);
-        if d.root.is_none() || d.header.as_ref().is_none_or(|h| h.kind != "rye:signed") {
-            continue;
-        }
-        if d.diagnostics
-            .iter()
-            .any(|x| x.code == crate::diag::Code::D112)
-        {
-            stale += 1;
-        } else {
-            fresh += 1;
-            let h = d.header.as_ref().and_then(|h| h.hash.as_ref()).unwrap();
-            assert_eq!(content_hash(&text, &d).as_deref(), Some(h.value.as_str()));
-        }
-    }
-    assert_eq!((fresh, stale), (14, 8));
-}
 
 #[test]
 fn fixture_permissions_in_both_places() {

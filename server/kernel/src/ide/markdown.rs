@@ -50,6 +50,9 @@ pub(super) fn chain_markdown(ws: &Workspace, tool: &Arc<Item>, skip_first: bool)
             };
             md.push_str(&format!("   - interpreter `{}` = {what}\n", r.var));
         }
+        if let Some(d) = crate::trust::audit::stale_rye_signature(l) {
+            md.push_str(&format!("   - **{}** {}\n", d.code, d.message));
+        }
         for s in ws.all_with_id(ItemType::Tool, &l.id).into_iter().skip(1) {
             md.push_str(&format!(
                 "   - shadows `{}` ({}) — `{}`\n",

@@ -234,8 +234,12 @@ pub fn provenance(ws: &Workspace, item: &Item) -> Option<Provenance> {
 }
 
 /// The check rule: R701 (changed since pulled), R702 (bad signature: the lock's, or an inline
-/// rye header's against a trusted key), R703 (untrusted signer).
+/// rye header's against a trusted key), R703 (untrusted signer), R706 (a `rye:signed` header
+/// the content no longer matches).
 pub fn check_item(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>) {
+    if let Some(d) = stale_rye_signature(item) {
+        out.push(d);
+    }
     let at = crate::text::first_line_after_header(item.text());
     if let Some(p) = provenance(ws, item) {
         if let FileState::Changed { digest } = &p.state {
@@ -577,4 +581,41 @@ pub fn pin_item(
     lock.upsert(e.clone());
     lock.save_atomic(&root).map_err(|e| e.to_string())?;
     Ok(e)
+}
+
+/// R706: an item whose `rye:signed` header no longer matches its content, by rye-os's own
+/// computation ([`super::rye::rye_integrity`]). rye refuses such an item wherever it reads
+/// one: `rye/utils/integrity.py` `verify_item` raises "Integrity failed" for every link of a
+/// tool's chain before it runs (`rye/executor/primitive_executor.py`, `execute`, step 3),
+/// for a directive or knowledge entry it runs (`rye/tools/execute.py`) and for any item it
+/// loads (`rye/tools/load.py`). rye has no switch that skips the check, and neither has kiwi:
+/// an error, so `kiwi run` refuses the tool and every tool whose chain holds it.
+pub fn stale_rye_signature(item: &Item) -> Option<Diagnostic> {
+    if item.is_builtin() {
+        return None;
+    }
+    let r = super::rye::rye_integrity(item.item_type, item.text())?;
+    if !r.is_stale() {
+        return None;
+    }
+    let what = match &r.actual {
+        Some(actual) => format!(
+            "its `rye:signed` header carries the hash {}…, its content now hashes to {}…",
+            &r.expected[..16],
+            &actual[..16]
+        ),
+        None => "its `rye:signed` header carries a hash, but rye finds no \
+                 `<directive …>…</directive>` to hash"
+            .to_string(),
+    };
+    Some(Diagnostic::new(
+        Code::R706,
+        r.hash_range,
+        format!(
+            "this {} changed after it was signed: {what}; rye refuses to load or run it \
+             (\"Integrity failed\", rye/utils/integrity.py `verify_item`), and `kiwi run` refuses \
+             it and every tool whose chain holds it; sign it again with rye's `sign` tool",
+            item.item_type.as_str()
+        ),
+    ))
 }
