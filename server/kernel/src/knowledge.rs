@@ -216,21 +216,22 @@ pub fn parse(text: &str) -> Knowledge {
     let ryeos = k
         .header
         .is_some_and(|h| text[h.start..h.end].starts_with("<!-- ryeos:"));
-    // rye-os's knowledge format requires `category` and `version` and has no `entry_type`
-    // (its `knowledge-metadata-reference`): an entry that declares both is rye's, and its
-    // missing `entry_type` is no defect.
-    let rye_format = value.entry("category").is_some() && value.entry("version").is_some();
+    // rye-os requires `entry_type` too, in its own format (`category`, `version`) as in
+    // kiwi's, whatever its `knowledge-metadata-reference` says: its validator
+    // (`rye/handlers/knowledge/handler.py` `validate`; the `validation_schema` of
+    // `knowledge_extractor.yaml`, applied by `rye/tools/sign.py`) refuses an entry without
+    // one, so rye's `sign` never signs it and `verify_item` never loads it.
     if doc.errors.is_empty() && !ryeos {
         for (keys, name) in REQUIRED {
-            if rye_format && keys == &["entry_type"] {
-                continue;
-            }
             let found = keys.iter().find_map(|key| value.entry(key));
             match found {
                 None => k.diagnostics.push(Diagnostic::new(
                     Code::N602,
                     open_range,
-                    format!("required field {name} is missing from the frontmatter"),
+                    format!(
+                        "required field {name} is missing from the frontmatter (rye's validator \
+                         requires it: its `sign` refuses the entry, and rye loads no unsigned entry)"
+                    ),
                 )),
                 Some(e) if is_empty(&e.value) => k.diagnostics.push(Diagnostic::new(
                     Code::N602,
@@ -501,13 +502,21 @@ mod tests {
         assert_snapshot!(out);
     }
 
-    /// Issue 13: rye's knowledge format (`category` and `version` required, no `entry_type`)
-    /// gets no N602 for `entry_type`; kiwi's own format still does.
+    /// Issue 23, cause 12: rye-os's validator requires `entry_type` of every entry, whatever
+    /// else it declares (`rye/handlers/knowledge/handler.py` `validate`, and the
+    /// `validation_schema` of rye's `knowledge_extractor.yaml` that `rye/tools/sign.py`
+    /// applies: its `sign` refuses the entry, and unsigned, `verify_item` refuses to load it).
     #[test]
-    fn rye_format_needs_no_entry_type() {
+    fn entry_type_is_required_in_ryes_format_too() {
         let rye = "---\nid: x\ntitle: T\ncategory: rye/core\nversion: \"1.0.0\"\n---\nbody\n";
-        assert_eq!(diags(rye), "");
+        let d = diags(rye);
+        assert!(
+            d.contains("N602 error") && d.contains("`entry_type`"),
+            "{d}"
+        );
         let kiwi = "---\nid: x\ntitle: T\ncategory: rye/core\n---\nbody\n";
         assert!(diags(kiwi).contains("N602"), "{}", diags(kiwi));
+        let full = "---\nid: x\ntitle: T\nentry_type: reference\ncategory: rye/core\nversion: \"1.0.0\"\n---\nbody\n";
+        assert_eq!(diags(full), "");
     }
 }
