@@ -1,6 +1,7 @@
 //! Diagnostics: stable codes (the catalogue of `08-diagnostics.md` as data), severities,
 //! byte ranges, related information and fixes expressed as text edits.
 
+pub mod provenance;
 pub mod view;
 
 use crate::text::TextRange;
@@ -66,7 +67,7 @@ codes! {
     D107 Error "invalid input declaration",
     D108 Error "placeholder naming no declared input",
     D109 Error "placeholder naming no system field",
-    D110 Error "duplicate step name",
+    D110 Warning "duplicate step name",
     D111 Warning "input declared but never used",
     D112 Hint "a kiwi:validated header's hash does not match the content",
     D113 Warning "step parameter the called tool's CONFIG_SCHEMA does not declare",
@@ -75,7 +76,7 @@ codes! {
     P201 Error "unknown permission element, attribute, resource, action or item type",
     P202 Error "action not allowed for the item type",
     P203 Error "glob does not compile, or path climbs out",
-    P204 Warning "grant far broader than needed",
+    P204 Hint "grant far broader than needed",
     P205 Warning "a step calls something no capability grants",
     P206 Hint "a grant no step uses",
     P207 Warning "a grant whose pattern can match no item in any space",
@@ -91,13 +92,13 @@ codes! {
     E401 Error "ENV_CONFIG or interpreter is not a dict",
     E402 Error "unknown resolver type",
     E403 Error "var missing or not a valid variable name",
-    E404 Error "unknown or repeated search location",
+    E404 Warning "unknown or repeated search location",
     E405 Error "a key the resolver type requires is missing",
     E406 Warning "key unknown for this resolver type",
     E407 Warning "nothing resolves on this machine and there is no fallback",
     E408 Info "resolves to the fallback only",
     E409 Warning "env value references an undefined variable",
-    E410 Warning "the chain passes a variable that the filter blocks",
+    E410 Info "the chain passes a variable that the filter blocks",
     E411 Warning "a .env value references a variable the filter blocks: left unset",
     E412 Warning "an absolute path into one person's home directory",
     X501 Error "invalid execution environment preference",
@@ -157,7 +158,10 @@ pub fn catalogue_markdown() -> String {
          KIWI_UPDATE_DOCS=1 cargo test -p kiwi-kernel --lib diag::tests::catalogue_page -->\n\n\
          Every diagnostic of `kiwi check`, `kiwi lsp` and MCP `validate` has one of these codes. \
          A code's meaning never changes once released; new codes may be added. The severity is \
-         the default one. The rules are in the specification's `08-diagnostics.md`.\n",
+         the default one, and *why* says what it rests on: what the runtime does (rye-os's, \
+         kiwi-mcp's or kiwi's own run; an error only where it fails or refuses, a warning where \
+         it accepts something very likely a mistake), or kiwi's advice (at most a hint). The \
+         rules are in the specification's `08-diagnostics.md`.\n",
     );
     let sections = [
         ('K', "Items"),
@@ -171,17 +175,22 @@ pub fn catalogue_markdown() -> String {
     ];
     for (letter, title) in sections {
         md.push_str(&format!(
-            "\n## {title}\n\n| code | severity | when |\n|---|---|---|\n"
+            "\n## {title}\n\n| code | severity | when | why |\n|---|---|---|---|\n"
         ));
         for c in CATALOGUE.iter().filter(|c| c.name.starts_with(letter)) {
-            md.push_str(&format!(
-                "| <a id=\"{0}\"></a>[{0}](#{0}) | {1} | {2} |\n",
-                c.name,
-                c.severity.as_str(),
-                c.summary
-                    .replace('|', "\\|")
+            let cell = |s: &str| {
+                s.replace('|', "\\|")
                     .replace('<', "&lt;")
                     .replace('>', "&gt;")
+            };
+            let why = provenance::of(c.code);
+            md.push_str(&format!(
+                "| <a id=\"{0}\"></a>[{0}](#{0}) | {1} | {2} | {3}: {4} |\n",
+                c.name,
+                c.severity.as_str(),
+                cell(c.summary),
+                why.ground.label(),
+                cell(why.why)
             ));
         }
     }

@@ -354,7 +354,7 @@ fn a_user_block_pattern_is_named_in_e410() {
     let b = w.build(&filter, &f.links());
     assert_eq!(
         f.render(&b),
-        "[link 0] E410 warning \"${EDITOR}\" this tool receives EDITOR, which the filter blocks by `env.block`; deliberate, made visible\n"
+        "[link 0] E410 info \"${EDITOR}\" this tool receives EDITOR, which the filter blocks by `env.block`; deliberate, made visible\n"
     );
 }
 
