@@ -112,7 +112,10 @@ fn corpus_workspaces() {
         (head + &out).replace(&home_s, "$HOME")
     });
     // The error-level diagnostics on these working files, reviewed one by one, per corpus.
-    // rye-os and kiwi-mcp (issue 13: 201 before, 51 after). ryeos's bundles are in the format
+    // rye-os and kiwi-mcp (issue 13: 201 before, 51 after; issue 23: 48 became 77 on rye-os
+    // with the 26 items whose `rye:signed` header their content no longer matches, R706,
+    // which rye refuses, and the 3 knowledge entries without `entry_type`, N602, which rye's
+    // sign refuses). ryeos's bundles are in the format
     // ryeos writes today, which kiwi does not read yet (issue 29): its tools (`@` executor
     // aliases, `# ryeos-tool:` headers naming no executor) and frontmatter directives get one
     // K007 hint per space and are not checked as Python-era items; its knowledge is read.
@@ -134,7 +137,7 @@ fn corpus_workspaces() {
 
 /// The reviewed number of error-level diagnostics of the corpus snapshot, per corpus.
 const MAX_CORPUS_ERRORS: &[(&str, usize)] =
-    &[("rye-os", 51), ("kiwi-mcp", 99), ("ryeos-2026-08", 999)];
+    &[("rye-os", 77), ("kiwi-mcp", 99), ("ryeos-2026-08", 999)];
 
 /// The path of a corpus file as MANIFEST.tsv spells it: `repo/path`.
 fn rel(path: &Path, corpus: &Path) -> String {
