@@ -92,7 +92,13 @@ pub fn run(reference: &str, project: Option<&Path>, as_json: bool) -> Result<Exi
     let chain_defined = |name: &str| {
         matches!(
             built.origins.get(name),
-            Some(Origin::Interpreter { .. } | Origin::EnvConfig { .. } | Origin::ConfigEnv { .. })
+            Some(
+                Origin::Interpreter { .. }
+                    | Origin::EnvConfig { .. }
+                    | Origin::ConfigEnv { .. }
+                    | Origin::Anchor { .. }
+                    | Origin::Kiwi
+            )
         ) && !filter.is_blocked(name)
     };
     // A link rye refuses for its content (R706): shown on the link, as `kiwi run` refuses it.
@@ -208,6 +214,10 @@ pub fn run(reference: &str, project: Option<&Path>, as_json: bool) -> Result<Exi
                 Some(Origin::ConfigEnv { link }) => {
                     format!("CONFIG.env of {}", links[n - 1 - link].id)
                 }
+                Some(Origin::Anchor { link }) => {
+                    format!("anchor of {}", links[n - 1 - link].id)
+                }
+                Some(Origin::Kiwi) => "kiwi: no bytecode written into a space".to_string(),
                 None => String::new(),
             };
             if chain_defined(k) {

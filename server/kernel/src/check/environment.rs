@@ -30,14 +30,36 @@ pub fn build_env(ws: &Workspace, links_tool_first: &[Arc<Item>]) -> env::BuiltEn
             }
         })
         .collect();
-    env::build(
+    let mut built = env::build(
         &ws.host.vars,
         ws.host.home.as_deref(),
         ws.project.as_deref(),
         &ws.user,
         &ws.config.filter,
         &links,
-    )
+    );
+    // rye's `anchor:` (the tool's folder and the runtime's `lib` on `PYTHONPATH`).
+    if let Some((at, vars)) = env::anchor::apply(ws, links_tool_first, &built.vars) {
+        let link = links_tool_first.len() - 1 - at;
+        for v in vars {
+            built
+                .origins
+                .insert(v.name.clone(), Origin::Anchor { link });
+            built.vars.insert(v.name, v.value);
+        }
+    }
+    // Nothing kiwi runs writes into a space: Python writes no bytecode cache (`__pycache__`)
+    // beside the modules a tool imports, which may lie in a read-only extra or builtin
+    // space (issue 23, cause 14). PYTHONDONTWRITEBYTECODE rather than PYTHONPYCACHEPREFIX:
+    // every Python honours it (the prefix needs 3.8 and a folder writable inside a
+    // container or sandbox), and a recompile of a tool's few modules costs milliseconds.
+    built
+        .vars
+        .insert("PYTHONDONTWRITEBYTECODE".into(), "1".into());
+    built
+        .origins
+        .insert("PYTHONDONTWRITEBYTECODE".into(), Origin::Kiwi);
+    built
 }
 
 /// The top-level CONFIG keys of every link of the chain, and, when other tools run through

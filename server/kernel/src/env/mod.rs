@@ -9,6 +9,7 @@
 //! Secrets: no trail, message or diagnostic carries the value of a variable; only names and
 //! paths.
 
+pub mod anchor;
 pub mod build;
 pub mod check;
 pub mod dotenv;
@@ -161,6 +162,13 @@ pub enum Origin {
     ConfigEnv {
         link: usize,
     },
+    /// The `anchor:` of link `link` (rye's module search paths, [`anchor`]).
+    Anchor {
+        link: usize,
+    },
+    /// kiwi itself: `PYTHONDONTWRITEBYTECODE`, so that nothing a tool runs writes into a
+    /// space (see `check::build_env`).
+    Kiwi,
 }
 
 #[derive(Debug, Clone, Default)]

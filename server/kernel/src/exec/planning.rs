@@ -83,7 +83,11 @@ fn plan_inner(
         .filter(|(k, o)| {
             matches!(
                 o,
-                Origin::Interpreter { .. } | Origin::EnvConfig { .. } | Origin::ConfigEnv { .. }
+                Origin::Interpreter { .. }
+                    | Origin::EnvConfig { .. }
+                    | Origin::ConfigEnv { .. }
+                    | Origin::Anchor { .. }
+                    | Origin::Kiwi
             ) && !filter.is_blocked(k)
         })
         .map(|(k, _)| k.clone())

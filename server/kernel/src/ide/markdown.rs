@@ -159,6 +159,8 @@ pub(super) fn var_markdown(ws: &Workspace, item: &Arc<Item>, name: &str) -> Stri
                 Origin::Interpreter { link } => (format!("the interpreter of `{}`", link_id(*link)), true),
                 Origin::EnvConfig { link } => (format!("`ENV_CONFIG.env` of `{}`", link_id(*link)), true),
                 Origin::ConfigEnv { link } => (format!("`CONFIG.env` of `{}`", link_id(*link)), true),
+                Origin::Anchor { link } => (format!("the `anchor:` of `{}`", link_id(*link)), true),
+                Origin::Kiwi => ("kiwi (no bytecode written into a space)".to_string(), true),
             };
             md.push_str(&format!("Defined by {from}"));
             match built.vars.get(name) {

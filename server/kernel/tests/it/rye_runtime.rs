@@ -105,3 +105,148 @@ fn stale_rye_signatures_on_tools_and_knowledge_are_errors_and_refuse_the_chain()
     // Positive control: the same tool on the fresh runtime plans.
     exec::prepare(&ws, "t/on_fresh", &Request::default()).expect("fresh chain plans");
 }
+
+/// The interpreter the tests run Python tools with: the absolute path of `python3`.
+fn python() -> Option<String> {
+    let out = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .ok()?;
+    let p = String::from_utf8(out.stdout).ok()?.trim().to_string();
+    (!p.is_empty()).then_some(p)
+}
+
+/// A system space shaped like rye's: `python_function_runtime.yaml` as rye ships it (its
+/// `anchor:`, an interpreter that falls back to Python, a `-c` loader that imports the tool
+/// by path, so the tool's folder is not on `sys.path` by itself), and the corpus's
+/// `test/anchor_demo` (a package: `__init__.py`, `helpers.py`, a tool that imports it).
+fn anchor_space(python: &str) -> String {
+    format!(
+        r#"//- sys/.ai/tools/rye/core/runtimes/python_function_runtime.yaml
+version: "1.0.0"
+tool_type: runtime
+executor_id: subprocess
+category: rye/core/runtimes
+description: "Python function runtime"
+env_config:
+  interpreter:
+    type: venv_python
+    venv_path: .venv
+    var: RYE_PYTHON
+    fallback: {python}
+  env:
+    PYTHONUNBUFFERED: "1"
+anchor:
+  enabled: true
+  mode: auto
+  markers_any: ["__init__.py", "pyproject.toml"]
+  root: tool_dir
+  lib: lib/python
+  env_paths:
+    PYTHONPATH:
+      prepend: ["{{anchor_path}}", "{{runtime_lib}}"]
+config:
+  command: "${{RYE_PYTHON}}"
+  args:
+    - "-c"
+    - "import sys,json,importlib.util\nspec=importlib.util.spec_from_file_location('tool',sys.argv[1])\nmod=importlib.util.module_from_spec(spec)\nspec.loader.exec_module(mod)\nprint(json.dumps(mod.execute(json.loads(sys.argv[2]))))"
+    - "{{tool_path}}"
+    - "{{params_json}}"
+  timeout: 30
+//- sys/.ai/tools/rye/core/runtimes/lib/python/runtime_helper.py
+SUFFIX = "!"
+//- sys/.ai/tools/test/anchor_demo/__init__.py
+//- sys/.ai/tools/test/anchor_demo/helpers.py
+from runtime_helper import SUFFIX
+
+
+def format_greeting(name):
+    return "Hello, " + name + SUFFIX
+//- sys/.ai/tools/test/anchor_demo/anchor_demo.py
+__version__ = "1.0.0"
+__tool_type__ = "python"
+__executor_id__ = "rye/core/runtimes/python_function_runtime"
+__category__ = "test/anchor_demo"
+__tool_description__ = "Demo tool testing anchor system with sibling imports"
+
+from helpers import format_greeting
+
+CONFIG_SCHEMA = {{"type": "object", "properties": {{"name": {{"type": "string"}}}}, "required": ["name"]}}
+
+
+def execute(params):
+    return {{"greeting": format_greeting(params["name"])}}
+"#
+    )
+}
+
+/// Causes 13 and 14: rye's `anchor:` puts the tool's folder and the runtime's `lib` on
+/// `PYTHONPATH` (`primitive_executor.py` `_anchor_applies`, `_resolve_anchor_path`,
+/// `_compute_anchor_context`, `_apply_anchor_env`), so `from helpers import …` works; kiwi
+/// does the same, shows it in the environment, and the run writes no `__pycache__` into
+/// the system space it imports from.
+#[test]
+fn anchor_puts_the_tool_folder_on_pythonpath_and_nothing_is_written_into_the_space() {
+    let Some(py) = python() else {
+        eprintln!("no python3: skipped");
+        return;
+    };
+    let f = Fixture::new(&anchor_space(&py));
+    let sys = f.root().join("sys");
+    let sys_s = sys.display().to_string();
+    let ws = f.workspace(&[("PATH", SYSTEM_PATH), ("KIWI_SPACES", &sys_s)]);
+    let tool = ws
+        .get(ItemType::Tool, "test/anchor_demo/anchor_demo")
+        .expect("the tool")
+        .clone();
+    // The environment `kiwi env` shows: PYTHONPATH = the tool's folder, then the runtime's lib.
+    let links = kiwi_kernel::chain::resolve(&ws, &tool)
+        .expect("chain")
+        .links;
+    let built = kiwi_kernel::check::build_env(&ws, &links);
+    let tool_dir = sys.join(".ai/tools/test/anchor_demo");
+    let lib = sys.join(".ai/tools/rye/core/runtimes/lib/python");
+    assert_eq!(
+        built.vars.get("PYTHONPATH").map(String::as_str),
+        Some(format!("{}:{}", tool_dir.display(), lib.display()).as_str()),
+        "{:?}",
+        built.vars
+    );
+    // The run imports the helpers (which import the runtime's lib).
+    let plan = exec::prepare(
+        &ws,
+        "test/anchor_demo/anchor_demo",
+        &Request {
+            params: serde_json::json!({"name": "Ada"}),
+            ..Request::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let r = common::rt()
+        .block_on(exec::run(
+            &plan,
+            &exec::NullSink,
+            &exec::CancellationToken::new(),
+        ))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let exec::Output::Process(p) = &r.output else {
+        panic!("not a process")
+    };
+    assert_eq!(p.exit_code, Some(0), "{}", p.stderr);
+    assert!(p.stdout.contains("Hello, Ada!"), "{}", p.stdout);
+    // Nothing was written into the system space: no bytecode cache beside the modules.
+    let mut stack = vec![sys.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            assert!(
+                !p.ends_with("__pycache__"),
+                "the run wrote {} into the system space",
+                p.display()
+            );
+            if p.is_dir() {
+                stack.push(p);
+            }
+        }
+    }
+}
