@@ -249,7 +249,8 @@ fn corpus_snapshots() {
     let manifest = std::fs::read_to_string(dir.join("MANIFEST.tsv")).unwrap_or_default();
     // The XML directives (MANIFEST's xml_status says `ok` or where the XML breaks); ryeos's
     // directives (xml_status `-`) are markdown with YAML frontmatter and no XML: no root.
-    let (directives, frontmatter): (Vec<(String, bool)>, Vec<(String, bool)>) = manifest
+    type Listed = Vec<(String, bool)>;
+    let (directives, frontmatter): (Listed, Listed) = manifest
         .lines()
         .filter_map(|l| {
             let f: Vec<&str> = l.split('\t').collect();
