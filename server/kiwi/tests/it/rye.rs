@@ -77,8 +77,11 @@ fn rye_file_system_ls_runs_from_the_system_space() {
     assert_eq!(names, [".ai", "notes.txt"], "{v}");
 }
 
+/// rye's `bash.py` was edited after it was signed: rye refuses to run it (`verify_item`:
+/// "Integrity failed"), and so does kiwi (R706); `kiwi env` still shows its chain, with the
+/// reason on the link.
 #[test]
-fn rye_bash_runs_a_command_and_env_names_the_space() {
+fn rye_bash_is_refused_as_rye_refuses_it_and_env_names_the_space() {
     let Some(rye) = Rye::new() else { return };
     let out = rye.kiwi(&[
         "run",
@@ -86,19 +89,21 @@ fn rye_bash_runs_a_command_and_env_names_the_space() {
         "--param",
         "command=echo hello from rye",
     ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+        stderr.contains("error[R706]") && stderr.contains("nothing was run"),
+        "{stderr}"
     );
-    let v: serde_json::Value = serde_json::from_str(stdout.trim()).expect(&stdout);
-    assert_eq!(v["stdout"], "hello from rye\n", "{v}");
 
     let out = rye.kiwi(&["env", "rye/bash/bash"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
     assert!(stdout.starts_with("rye/bash/bash (rye space)"), "{stdout}");
+    assert!(
+        stdout.contains("R706: this tool changed after it was signed"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("chain: rye/bash/bash -> rye/core/runtimes/python_script_runtime -> rye/core/primitives/subprocess"),
         "{stdout}"
