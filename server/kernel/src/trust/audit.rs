@@ -510,7 +510,10 @@ impl ItemVerification {
 /// Verify one item: its lock entry (files, signature, trust) and its inline rye signature.
 pub fn verify_item(ws: &Workspace, item: &Item) -> ItemVerification {
     let rye = super::rye::find_header(item.text()).map(|header| RyeCheck {
-        hash_matches: super::rye::content_hash(item).map(|h| h.eq_ignore_ascii_case(&header.hash)),
+        // rye's own computation; `None` where rye reads no `rye:signed` header (a `//` or
+        // `ryeos:` one) or cannot hash the content.
+        hash_matches: super::rye::rye_integrity(item.item_type, item.text())
+            .and_then(|r| r.actual.map(|a| a == r.expected)),
         verdict: trust_store(&ws.user).verify_rye(&header),
         header,
     });

@@ -3,8 +3,8 @@
 //! `<!-- rye:signed:…:… -->` (and `ryeos:signed:`, its successor's spelling).
 //!
 //! What rye-os does (read in its `rye/utils/integrity.py`, `trust_store.py` and
-//! `metadata_manager.py`): the hash is SHA-256 of the item's content (for a directive, its
-//! `<directive>` element: the kernel's D112 checks that, [`crate::directive::content_hash`]);
+//! `metadata_manager.py`): the hash is SHA-256 of the item's content, as [`rye_integrity`]
+//! computes it (R706 reports a mismatch);
 //! the signature is Ed25519 made by `sign_hash(content_hash, private_pem)` and checked by
 //! `verify_signature(hash, sig, public_pem)`; the signer's key is looked up in
 //! `trusted_keys/<fingerprint>.pem`. rye's `lilux.primitives.signing` module itself (the
@@ -108,42 +108,6 @@ impl TrustStore {
             _ => Verdict::BadSignature,
         }
     }
-}
-
-/// The hash rye-os signs for an item, by its rules (checked on the corpus with `kiwi verify`:
-/// 14 of the 22 signed directives, the one signed knowledge entry, 61 of the 79 signed Python
-/// tools and all 12 signed YAML tools reproduce their header's hash; the others were edited
-/// after signing):
-///
-/// - a directive: its `<directive>` element ([`crate::directive::content_hash`], D112's rule);
-/// - a tool: the file without its signature line and without a shebang line;
-/// - knowledge: what follows the YAML front matter, trimmed.
-pub fn content_hash(item: &crate::workspace::Item) -> Option<String> {
-    let text = item.text();
-    if let Some(d) = item.directive() {
-        return crate::directive::content_hash(text, d);
-    }
-    let mut rest: Vec<&str> = text.split('\n').collect();
-    // The signature line is line 1, or line 2 after a shebang.
-    let at = usize::from(rest.first().is_some_and(|l| l.starts_with("#!")));
-    rest.get(at).and_then(|l| parse_header(l))?;
-    rest.remove(at);
-    if at == 1 {
-        rest.remove(0);
-    }
-    let body = rest.join("\n");
-    let hashed: &str = if item.knowledge().is_some() {
-        match body
-            .strip_prefix("---")
-            .and_then(|b| b.find("---").map(|e| &b[e + 3..]))
-        {
-            Some(after) => after.trim(),
-            None => &body,
-        }
-    } else {
-        &body
-    };
-    Some(super::hex(&Sha256::digest(hashed.as_bytes())))
 }
 
 /// What rye-os's `verify_item` (`rye/utils/integrity.py`) finds when it compares an item's
