@@ -250,3 +250,47 @@ fn anchor_puts_the_tool_folder_on_pythonpath_and_nothing_is_written_into_the_spa
         }
     }
 }
+
+/// Items written here in the shapes rye's runtime reads (its `python_ast` and
+/// `markdown_frontmatter` parsers, `markdown_xml`, the extractors' `validation_schema`s, its
+/// signing rule), freshly signed: kiwi stays quiet on them (no error, no warning).
+#[test]
+fn items_in_ryes_shapes_freshly_signed_get_no_error_or_warning() {
+    let greet_body = tool_body(
+        "runtimes/script_runtime",
+        "python",
+        "__category__ = \"demo\"\n\nCONFIG_SCHEMA = {\n    \"type\": \"object\",\n    \"properties\": {\"name\": {\"type\": \"string\", \"description\": \"Who\"}},\n    \"required\": [\"name\"],\n}\n\n\ndef main():\n    print(\"hi\")\n\n\nif __name__ == \"__main__\":\n    main()\n",
+    );
+    let runtime_body = tool_body(
+        "subprocess",
+        "runtime",
+        "__category__ = \"runtimes\"\n\nENV_CONFIG = {\"interpreter\": {\"type\": \"local_binary\", \"binary\": \"python3\", \"var\": \"RT_PYTHON\", \"fallback\": \"/usr/bin/python3\"}}\nCONFIG = {\"command\": \"${RT_PYTHON}\", \"args\": [\"{tool_path}\", \"--params\", \"{params_json}\"], \"timeout\": 60}\n",
+    );
+    let kn_body = "# Greeting\n\nSay hello by name.";
+    let knowledge = format!(
+        "<!-- rye:signed:2026-02-14T00:35:18Z:{}:{SIG}:{FP} -->\n---\nid: greeting\ntitle: Greeting\nentry_type: pattern\ncategory: demo\nversion: \"1.0.0\"\ntags:\n  - demo\n---\n\n{kn_body}\n",
+        sha(kn_body)
+    );
+    let xml = "<directive name=\"greet\" version=\"1.0.0\">\n  <metadata>\n    <description>Greet someone</description>\n    <category>demo</category>\n    <author>me</author>\n    <permissions>\n      <execute resource=\"kiwi\" action=\"run\" item_type=\"tool\" id=\"demo/greet\"/>\n    </permissions>\n  </metadata>\n  <inputs>\n    <input name=\"name\" type=\"string\" required=\"true\">Who</input>\n  </inputs>\n  <process>\n    <step name=\"greet\">\n      <description>Greet</description>\n      <execute item_type=\"tool\" item_id=\"demo/greet\">\n        <param name=\"name\" value=\"{input:name}\"/>\n      </execute>\n    </step>\n  </process>\n</directive>";
+    let directive = format!(
+        "<!-- rye:signed:2026-02-14T00:35:18Z:{}:{SIG}:{FP} -->\n# Greet\n\n```xml\n{xml}\n```\n",
+        sha(xml)
+    );
+    let f = Fixture::new(&format!(
+        "//- project/.ai/tools/demo/greet.py\n{}//- project/.ai/tools/runtimes/script_runtime.py\n{}//- project/.ai/knowledge/demo/greeting.md\n{knowledge}//- project/.ai/directives/demo/greet.md\n{directive}",
+        signed_tool(&greet_body),
+        signed_tool(&runtime_body),
+    ));
+    let ws = f.workspace(&[("PATH", SYSTEM_PATH)]);
+    assert_eq!(
+        ws.items_in(kiwi_kernel::ids::Space::Project).len(),
+        4,
+        "every item was read"
+    );
+    let out = f.check(&[("PATH", SYSTEM_PATH)]);
+    let loud: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains(" error ") || l.contains(" warning "))
+        .collect();
+    assert!(loud.is_empty(), "{out}");
+}
