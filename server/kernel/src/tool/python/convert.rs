@@ -64,6 +64,15 @@ impl Conv<'_> {
     /// plain `NAME = literal` that ends before the use: a name also changed at module level
     /// (`+=`, `NAME.append`, `NAME[k] =`, bound twice), defined later or bound to something
     /// that is not a literal stays a T301.
+    ///
+    /// What rye's runtime sees there (issue 23, cause 11): its `python_ast` parser
+    /// (`ast.literal_eval` per assignment) would drop the whole `CONFIG_SCHEMA`, but no run
+    /// reads the schema through it (`rye/tools/sign.py` validates only the dunder fields);
+    /// the executor reads the name as `None` (`primitive_executor.py` `_ast_to_value`) and
+    /// never validates parameters with the schema; the agent's tool schemas come from
+    /// importing the module (`.ai/tools/rye/agent/threads/thread_directive.py`
+    /// `_build_tool_schemas`: `getattr(mod, "CONFIG_SCHEMA")`), where the name is the list.
+    /// So nothing rye does fails on it, and kiwi reads what the import reads: no diagnostic.
     fn name(&mut self, n: Node, depth: usize) -> Value {
         let name = self.text(n).to_string();
         let src = self.parse_src;
