@@ -269,3 +269,83 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Issue 31: completions for bash, zsh and fish, the manual pages and `--version` all come
+/// from the one CLI definition. The bash script, loaded in a real bash, completes `kiwi r`
+/// to the subcommands that start with `r`; every subcommand of `--help` has a man page.
+#[test]
+fn completions_man_pages_and_version_from_the_cli_definition() {
+    let kiwi = env!("CARGO_BIN_EXE_kiwi");
+    let out = |args: &[&str]| {
+        let o = Command::new(kiwi).args(args).output().unwrap();
+        assert!(o.status.success(), "{args:?}: {o:?}");
+        String::from_utf8(o.stdout).unwrap()
+    };
+    // The subcommands as `--help` lists them.
+    let help = out(&["--help"]);
+    let subcommands: Vec<String> = help
+        .split("Commands:")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .filter(|c| c != "help")
+        .collect();
+    assert!(subcommands.len() > 15, "{subcommands:?}");
+    for must in ["completions", "man", "run", "check"] {
+        assert!(
+            subcommands.iter().any(|c| c == must),
+            "{must}: {subcommands:?}"
+        );
+    }
+    // bash: the script loads, and completing `kiwi r` offers exactly those starting with r.
+    let tmp = tempfile::tempdir().unwrap();
+    let script = tmp.path().join("kiwi.bash");
+    std::fs::write(&script, out(&["completions", "bash"])).unwrap();
+    let probe = format!(
+        "source {}; COMP_WORDS=(kiwi r); COMP_CWORD=1; COMP_LINE='kiwi r'; COMP_POINT=6; _kiwi kiwi r kiwi; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        script.display()
+    );
+    let o = Command::new("bash")
+        .args(["--norc", "-c", &probe])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let mut offered: Vec<String> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    offered.sort();
+    let mut want: Vec<String> = subcommands
+        .iter()
+        .filter(|c| c.starts_with('r'))
+        .cloned()
+        .collect();
+    want.sort();
+    assert_eq!(offered, want);
+    assert!(out(&["completions", "zsh"]).starts_with("#compdef kiwi"));
+    assert!(out(&["completions", "fish"]).contains("complete -c kiwi"));
+    // Manual pages: kiwi(1) on stdout, and one page per subcommand with --dir.
+    let man = out(&["man"]);
+    assert!(man.contains(".TH kiwi 1"), "{}", &man[..200.min(man.len())]);
+    let dir = tmp.path().join("man");
+    out(&["man", "--dir", dir.to_str().unwrap()]);
+    for c in &subcommands {
+        assert!(dir.join(format!("kiwi-{c}.1")).is_file(), "no page for {c}");
+    }
+    // --version names the commit this binary was built from (this checkout's HEAD).
+    let version = out(&["--version"]);
+    let head = Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(repo())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    match head {
+        Some(h) => assert!(version.contains(&h), "{version} names {h}"),
+        None => assert!(version.contains("unknown commit"), "{version}"),
+    }
+}
