@@ -1,6 +1,7 @@
 //! `kiwi`: the command line face of the kernel (and, later, the LSP and MCP servers).
 
 mod cmd_check;
+mod cmd_doctor;
 mod cmd_env;
 mod cmd_keys;
 mod cmd_mcp;
@@ -262,6 +263,14 @@ values only for variables the chain itself defines) and runs nothing.")]
         #[arg(long)]
         json: bool,
     },
+    /// What kiwi finds on this machine — spaces, interpreters, execution environments, keys,
+    /// registries, editors, agent configs — and what to do about each gap. Reads only.
+    Doctor {
+        #[arg(long)]
+        project: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the completion script of a shell, generated from this CLI's own definition
     /// (bash: `kiwi completions bash > ~/.local/share/bash-completion/completions/kiwi`).
     Completions {
@@ -432,6 +441,7 @@ fn main() -> ExitCode {
             project,
             json,
         } => cmd_verify::run(&items, project.as_deref(), json),
+        Command::Doctor { project, json } => cmd_doctor::run(project.as_deref(), json),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             let mut out = Vec::new();

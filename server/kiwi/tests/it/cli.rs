@@ -349,3 +349,47 @@ fn completions_man_pages_and_version_from_the_cli_definition() {
         None => assert!(version.contains("unknown commit"), "{version}"),
     }
 }
+
+/// Issue 31: `kiwi doctor` on a machine with python3, node and bash only (the sandbox's fake
+/// PATH): those found, the rest gaps with what to do; the JSON form lists the same findings.
+#[test]
+fn doctor_names_what_is_found_and_what_to_do_about_each_gap() {
+    let sb = Sandbox::new();
+    let o = sb
+        .kiwi(&["doctor", "--project", "fixtures/demo", "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let find = |name: &str| {
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {name} in {v:#}"))
+    };
+    assert_eq!(find("python3")["status"], "ok");
+    assert_eq!(find("uv")["status"], "gap");
+    assert_eq!(find("uv")["fix"], "pip install uv");
+    assert_eq!(
+        find("sandbox")["status"],
+        "gap",
+        "no bwrap on the fake PATH"
+    );
+    assert!(find("project")["detail"]
+        .as_str()
+        .unwrap()
+        .contains("fixtures/demo"));
+    let human = sb
+        .kiwi(&["doctor", "--project", "fixtures/demo"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        text.contains("GAP  uv") && text.contains("→ pip install uv"),
+        "{text}"
+    );
+    assert!(text.trim_end().ends_with("is said above"), "{text}");
+}
