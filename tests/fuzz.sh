@@ -14,7 +14,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
-export PATH="$HOME/.cargo/bin:$PATH"
+# cargo-fuzz lives under target/ (installed there once), never in ~/.cargo/bin.
+tools="$PWD/target/tools"
+export PATH="$tools/bin:$PATH"
 export RUSTC_BOOTSTRAP=1
 # The fuzz workspace builds in its own target dir (different flags: it would only evict the
 # main build's artifacts from a shared one).
@@ -24,8 +26,9 @@ unset CARGO_TARGET_DIR
 export RUSTFLAGS="${RUSTFLAGS:-} -Cdebuginfo=0"
 
 if ! cargo fuzz --version >/dev/null 2>&1; then
-  echo "installing cargo-fuzz into ~/.cargo/bin"
-  cargo install cargo-fuzz --locked
+  echo "installing cargo-fuzz into $tools/bin"
+  CARGO_TARGET_DIR="$tools/build" cargo install cargo-fuzz --locked --root "$tools"
+  rm -rf "$tools/build"
 fi
 cargo fuzz --version
 

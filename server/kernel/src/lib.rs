@@ -9,6 +9,7 @@ pub(crate) mod config_schema;
 pub mod context;
 pub mod diag;
 pub mod directive;
+pub mod doctor;
 pub mod document;
 pub mod env;
 pub mod exec;

@@ -1,6 +1,7 @@
 //! `kiwi`: the command line face of the kernel (and, later, the LSP and MCP servers).
 
 mod cmd_check;
+mod cmd_doctor;
 mod cmd_env;
 mod cmd_keys;
 mod cmd_mcp;
@@ -59,10 +60,13 @@ fn release_free_memory() {
     unsafe { libmimalloc_sys::mi_collect(true) }
 }
 
+/// `kiwi --version`: the crate's version and the commit it was built from.
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("KIWI_COMMIT"), ")");
+
 #[derive(Parser)]
 #[command(
     name = "kiwi",
-    version,
+    version = VERSION,
     about = "Language server, MCP server and CLI for Kiwi agent workspaces"
 )]
 struct Cli {
@@ -259,6 +263,26 @@ values only for variables the chain itself defines) and runs nothing.")]
         #[arg(long)]
         json: bool,
     },
+    /// What kiwi finds on this machine — spaces, interpreters, execution environments, keys,
+    /// registries, editors, agent configs — and what to do about each gap. Reads only.
+    Doctor {
+        #[arg(long)]
+        project: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the completion script of a shell, generated from this CLI's own definition
+    /// (bash: `kiwi completions bash > ~/.local/share/bash-completion/completions/kiwi`).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page kiwi(1) (roff), generated from this CLI's own definition; with
+    /// --dir, write it and one page per subcommand (kiwi-run.1, …) there.
+    Man {
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -417,6 +441,14 @@ fn main() -> ExitCode {
             project,
             json,
         } => cmd_verify::run(&items, project.as_deref(), json),
+        Command::Doctor { project, json } => cmd_doctor::run(project.as_deref(), json),
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "kiwi", &mut out);
+            print_all(&out)
+        }
+        Command::Man { dir } => man(dir.as_deref()),
     };
     match result {
         Ok(code) => code,
@@ -425,6 +457,30 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Write generated text to stdout; a reader that stopped early (`kiwi man | head`) is no error.
+fn print_all(bytes: &[u8]) -> anyhow::Result<ExitCode> {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// `kiwi man`: kiwi(1) on stdout, or every page into a folder.
+fn man(dir: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
+    use anyhow::Context as _;
+    let cmd = <Cli as clap::CommandFactory>::command();
+    let Some(dir) = dir else {
+        let mut out = Vec::new();
+        clap_mangen::Man::new(cmd).render(&mut out)?;
+        return print_all(&out);
+    };
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    clap_mangen::generate_to(cmd, dir).with_context(|| format!("writing {}", dir.display()))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(test)]

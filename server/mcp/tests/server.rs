@@ -1920,6 +1920,83 @@ config:
   timeout: 1
 "#;
 
+/// A tool that exits 0 and answers `{"success": false, "error": …}` (rye's tools' own way of
+/// failing), and one that answers `{"ok": false}`.
+const SAYS_FAILED: &str = r#"version: "1.0.0"
+tool_type: yaml
+executor_id: subprocess
+category: test
+description: Exit 0 with a JSON answer that says it failed
+config:
+  command: bash
+  args: ["-c", "echo '{\"success\": false, \"error\": \"no such branch: main2\"}'"]
+  timeout: 20
+"#;
+
+const SAYS_NOT_OK: &str = r#"version: "1.0.0"
+tool_type: yaml
+executor_id: subprocess
+category: test
+description: Exit 0 with ok false
+config:
+  command: bash
+  args: ["-c", "echo '{\"ok\": false}'"]
+  timeout: 20
+"#;
+
+const SAYS_SUCCEEDED: &str = r#"version: "1.0.0"
+tool_type: yaml
+executor_id: subprocess
+category: test
+description: Exit 0 with success true
+config:
+  command: bash
+  args: ["-c", "echo '{\"success\": true, \"ok\": true, \"data\": 1}'"]
+  timeout: 20
+"#;
+
+/// Issue 26, 6: a tool's own JSON answer `success: false` (or `ok: false`) is an error the
+/// agent sees as one, with the tool's error text; exit 0 with `success: true` stays a success.
+#[tokio::test]
+async fn a_tool_answering_success_false_is_an_error() {
+    let (d, mut c) = setup().await;
+    let ai = d.path().canonicalize().unwrap().join("proj/.ai");
+    write(&ai, "tools/t/says_failed.yaml", SAYS_FAILED);
+    write(&ai, "tools/t/says_not_ok.yaml", SAYS_NOT_OK);
+    write(&ai, "tools/t/says_succeeded.yaml", SAYS_SUCCEEDED);
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "t/says_failed"}),
+        )
+        .await;
+    assert_eq!(e["error"], "tool_failed", "{e:#}");
+    assert_eq!(e["result"]["exit_code"], 0, "{e:#}");
+    let m = e["message"].as_str().unwrap();
+    assert!(
+        m.contains("success: false") && m.contains("no such branch: main2"),
+        "{m}"
+    );
+    let e = c
+        .err(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "t/says_not_ok"}),
+        )
+        .await;
+    assert_eq!(e["error"], "tool_failed", "{e:#}");
+    assert!(
+        e["message"].as_str().unwrap().contains("ok: false"),
+        "{e:#}"
+    );
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "t/says_succeeded"}),
+        )
+        .await;
+    assert_eq!(v["result"]["json"]["data"], 1, "{v:#}");
+}
+
 #[tokio::test]
 async fn a_failed_or_timed_out_run_is_an_error_with_its_output() {
     let (d, mut c) = setup().await;

@@ -47,10 +47,6 @@ local function show(buf)
   vim.api.nvim_set_current_win(win)
 end
 
-local function set_lines(buf, lines)
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-end
-
 local function split_lines(text)
   local out = {}
   for _, l in ipairs(vim.split(text, '\n', { plain = true })) do
@@ -59,11 +55,27 @@ local function split_lines(text)
   return out
 end
 
+--- Buffer lines from lines that may hold newlines themselves (a server's message often does:
+--- nvim_buf_set_lines refuses an item with a newline, and the whole message was lost).
+local function buffer_lines(lines)
+  local out = {}
+  for _, l in ipairs(lines) do
+    for _, part in ipairs(split_lines(tostring(l))) do
+      table.insert(out, part)
+    end
+  end
+  return out
+end
+
+local function set_lines(buf, lines)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, buffer_lines(lines))
+end
+
 local function append(buf, lines)
   if not vim.api.nvim_buf_is_valid(buf) then
     return
   end
-  vim.api.nvim_buf_set_lines(buf, -1, -1, false, lines)
+  vim.api.nvim_buf_set_lines(buf, -1, -1, false, buffer_lines(lines))
   local win = vim.fn.bufwinid(buf)
   if win ~= -1 then
     vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(buf), 0 })

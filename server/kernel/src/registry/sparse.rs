@@ -52,47 +52,85 @@ fn encode(rel: &str) -> String {
     out
 }
 
-/// GET `rel` under the registry's base URL, at most `cap` bytes; `None` on 404.
-fn get(url: &str, rel: &str, cap: u64) -> Result<Option<Vec<u8>>> {
-    let full = format!("{}{}", base(url), encode(rel));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| RegistryError::io("the HTTP client", e))?;
-    let net = |e: reqwest::Error| RegistryError::new(ErrorKind::Git, format!("GET {full}: {e}"));
-    rt.block_on(async {
+/// The HTTP side of every sparse read: one async client (its connection pool kept between
+/// requests) on one runtime of its own, on its own thread. The registry operations are
+/// synchronous and are called from anywhere — the CLI's plain threads, and the MCP and LSP
+/// servers' async tasks and blocking threads, where starting a runtime of their own panics
+/// ("Cannot start a runtime from within a runtime", issue 26, 10). A request is sent to this
+/// runtime and its answer awaited on a channel, which works in every one of those places.
+struct Http {
+    rt: tokio::runtime::Runtime,
+    client: reqwest::Client,
+}
+
+fn http() -> std::result::Result<&'static Http, String> {
+    static HTTP: std::sync::OnceLock<std::result::Result<Http, String>> =
+        std::sync::OnceLock::new();
+    HTTP.get_or_init(|| {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("kiwi-http")
+            .enable_all()
+            .build()
+            .map_err(|e| format!("the HTTP client could not start: {e}"))?;
         let client = reqwest::Client::builder()
             .timeout(Duration::from_secs(60))
             .connect_timeout(Duration::from_secs(15))
             .build()
-            .map_err(net)?;
-        let mut resp = client.get(&full).send().await.map_err(net)?;
-        if resp.status() == reqwest::StatusCode::NOT_FOUND {
-            return Ok(None);
-        }
-        if !resp.status().is_success() {
-            return Err(RegistryError::new(
-                ErrorKind::Git,
-                format!("GET {full}: HTTP {}", resp.status()),
-            ));
-        }
-        let too_big = || {
-            RegistryError::hostile(format!(
-                "{full} is larger than the cap of {cap} bytes: refused"
-            ))
-        };
-        if resp.content_length().is_some_and(|n| n > cap) {
+            .map_err(|e| format!("the HTTP client could not start: {e}"))?;
+        Ok(Http { rt, client })
+    })
+    .as_ref()
+    .map_err(|e| e.clone())
+}
+
+/// GET `rel` under the registry's base URL, at most `cap` bytes; `None` on 404.
+fn get(url: &str, rel: &str, cap: u64) -> Result<Option<Vec<u8>>> {
+    let full = format!("{}{}", base(url), encode(rel));
+    let http = http().map_err(|e| RegistryError::new(ErrorKind::Git, e))?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let client = http.client.clone();
+    let url = full.clone();
+    http.rt.spawn(async move {
+        let _ = tx.send(fetch(&client, &url, cap).await);
+    });
+    // The client's own timeout bounds the request; the channel closes if the task dies.
+    rx.recv().unwrap_or_else(|_| {
+        Err(RegistryError::new(
+            ErrorKind::Git,
+            format!("GET {full}: the HTTP client stopped"),
+        ))
+    })
+}
+
+async fn fetch(client: &reqwest::Client, full: &str, cap: u64) -> Result<Option<Vec<u8>>> {
+    let net = |e: reqwest::Error| RegistryError::new(ErrorKind::Git, format!("GET {full}: {e}"));
+    let mut resp = client.get(full).send().await.map_err(net)?;
+    if resp.status() == reqwest::StatusCode::NOT_FOUND {
+        return Ok(None);
+    }
+    if !resp.status().is_success() {
+        return Err(RegistryError::new(
+            ErrorKind::Git,
+            format!("GET {full}: HTTP {}", resp.status()),
+        ));
+    }
+    let too_big = || {
+        RegistryError::hostile(format!(
+            "{full} is larger than the cap of {cap} bytes: refused"
+        ))
+    };
+    if resp.content_length().is_some_and(|n| n > cap) {
+        return Err(too_big());
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = resp.chunk().await.map_err(net)? {
+        body.extend_from_slice(&chunk);
+        if body.len() as u64 > cap {
             return Err(too_big());
         }
-        let mut body = Vec::new();
-        while let Some(chunk) = resp.chunk().await.map_err(net)? {
-            body.extend_from_slice(&chunk);
-            if body.len() as u64 > cap {
-                return Err(too_big());
-            }
-        }
-        Ok(Some(body))
-    })
+    }
+    Ok(Some(body))
 }
 
 fn write(dir: &Path, rel: &str, bytes: &[u8]) -> Result<()> {

@@ -122,7 +122,7 @@ pub fn run_failure(id: &str, r: &exec::RunResult) -> Option<(&'static str, Strin
                     ),
                 ))
             } else {
-                None
+                p.json.as_ref().and_then(|j| says_failed(id, j))
             }
         }
         exec::Output::Http(h) if h.status >= 400 => Some((
@@ -134,6 +134,32 @@ pub fn run_failure(id: &str, r: &exec::RunResult) -> Option<(&'static str, Strin
         )),
         exec::Output::Http(_) => None,
     }
+}
+
+/// A tool that exits 0 may still say it failed, in its JSON answer: rye's tools answer
+/// `{"success": false, "error": "…"}`, others `{"ok": false, …}`. Only the literal `false`
+/// counts (a missing key, `null` or a string is no verdict).
+fn says_failed(id: &str, answer: &Json) -> Option<(&'static str, String)> {
+    let key = ["success", "ok"]
+        .into_iter()
+        .find(|k| answer.get(k) == Some(&Json::Bool(false)))?;
+    let why = ["error", "message"]
+        .into_iter()
+        .find_map(|k| match answer.get(k)? {
+            Json::String(s) => Some(s.clone()),
+            Json::Null => None,
+            other => Some(other.to_string()),
+        });
+    let why: String = why
+        .map(|w| {
+            let w: String = w.chars().take(500).collect();
+            format!(": {w}")
+        })
+        .unwrap_or_default();
+    Some((
+        "tool_failed",
+        format!("tool `{id}` exited 0 but answered `{key}: false`{why}; its output is in result"),
+    ))
 }
 
 fn exec_error(e: &exec::ExecError) -> OpError {

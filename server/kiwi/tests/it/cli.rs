@@ -269,3 +269,127 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Issue 31: completions for bash, zsh and fish, the manual pages and `--version` all come
+/// from the one CLI definition. The bash script, loaded in a real bash, completes `kiwi r`
+/// to the subcommands that start with `r`; every subcommand of `--help` has a man page.
+#[test]
+fn completions_man_pages_and_version_from_the_cli_definition() {
+    let kiwi = env!("CARGO_BIN_EXE_kiwi");
+    let out = |args: &[&str]| {
+        let o = Command::new(kiwi).args(args).output().unwrap();
+        assert!(o.status.success(), "{args:?}: {o:?}");
+        String::from_utf8(o.stdout).unwrap()
+    };
+    // The subcommands as `--help` lists them.
+    let help = out(&["--help"]);
+    let subcommands: Vec<String> = help
+        .split("Commands:")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .filter(|c| c != "help")
+        .collect();
+    assert!(subcommands.len() > 15, "{subcommands:?}");
+    for must in ["completions", "man", "run", "check"] {
+        assert!(
+            subcommands.iter().any(|c| c == must),
+            "{must}: {subcommands:?}"
+        );
+    }
+    // bash: the script loads, and completing `kiwi r` offers exactly those starting with r.
+    let tmp = tempfile::tempdir().unwrap();
+    let script = tmp.path().join("kiwi.bash");
+    std::fs::write(&script, out(&["completions", "bash"])).unwrap();
+    let probe = format!(
+        "source {}; COMP_WORDS=(kiwi r); COMP_CWORD=1; COMP_LINE='kiwi r'; COMP_POINT=6; _kiwi kiwi r kiwi; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        script.display()
+    );
+    let o = Command::new("bash")
+        .args(["--norc", "-c", &probe])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let mut offered: Vec<String> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    offered.sort();
+    let mut want: Vec<String> = subcommands
+        .iter()
+        .filter(|c| c.starts_with('r'))
+        .cloned()
+        .collect();
+    want.sort();
+    assert_eq!(offered, want);
+    assert!(out(&["completions", "zsh"]).starts_with("#compdef kiwi"));
+    assert!(out(&["completions", "fish"]).contains("complete -c kiwi"));
+    // Manual pages: kiwi(1) on stdout, and one page per subcommand with --dir.
+    let man = out(&["man"]);
+    assert!(man.contains(".TH kiwi 1"), "{}", &man[..200.min(man.len())]);
+    let dir = tmp.path().join("man");
+    out(&["man", "--dir", dir.to_str().unwrap()]);
+    for c in &subcommands {
+        assert!(dir.join(format!("kiwi-{c}.1")).is_file(), "no page for {c}");
+    }
+    // --version names the commit this binary was built from (this checkout's HEAD).
+    let version = out(&["--version"]);
+    let head = Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(repo())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    match head {
+        Some(h) => assert!(version.contains(&h), "{version} names {h}"),
+        None => assert!(version.contains("unknown commit"), "{version}"),
+    }
+}
+
+/// Issue 31: `kiwi doctor` on a machine with python3, node and bash only (the sandbox's fake
+/// PATH): those found, the rest gaps with what to do; the JSON form lists the same findings.
+#[test]
+fn doctor_names_what_is_found_and_what_to_do_about_each_gap() {
+    let sb = Sandbox::new();
+    let o = sb
+        .kiwi(&["doctor", "--project", "fixtures/demo", "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let find = |name: &str| {
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {name} in {v:#}"))
+    };
+    assert_eq!(find("python3")["status"], "ok");
+    assert_eq!(find("uv")["status"], "gap");
+    assert_eq!(find("uv")["fix"], "pip install uv");
+    assert_eq!(
+        find("sandbox")["status"],
+        "gap",
+        "no bwrap on the fake PATH"
+    );
+    assert!(find("project")["detail"]
+        .as_str()
+        .unwrap()
+        .contains("fixtures/demo"));
+    let human = sb
+        .kiwi(&["doctor", "--project", "fixtures/demo"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        text.contains("GAP  uv") && text.contains("→ pip install uv"),
+        "{text}"
+    );
+    assert!(text.trim_end().ends_with("is said above"), "{text}");
+}

@@ -934,3 +934,54 @@ fn registry_pulls_into_the_user_space_are_pinned_in_its_lockfile() {
         FileState::Matches
     );
 }
+
+/// Issue 26, 10: an MCP `load` (and `search`) from a sparse registry answers: before, every
+/// call panicked in sparse.rs ("Cannot start a runtime from within a runtime"), found or not.
+#[test]
+fn registry_sparse_through_mcp_search_load_and_pull() {
+    use crate::common::{mcp_with_env, Proc};
+    use serde_json::json;
+    let tmp = tempfile::tempdir().unwrap();
+    let (reg, _maint, user) = published_registry(tmp.path());
+    let http = StaticHttp::start(&reg);
+    let url = format!("sparse+http://127.0.0.1:{}/", http.port);
+    user.ok(&["registry", "add", "web", &url]);
+    let mut p = mcp_with_env(
+        &user.project,
+        &user.space,
+        &[
+            ("HOME", user.home.to_str().unwrap()),
+            ("GIT_CONFIG_NOSYSTEM", "1"),
+        ],
+    );
+    let r = p.call(
+        "search",
+        json!({"item_type": "tool", "query": "count words", "source": "registry"}),
+    );
+    assert_eq!(
+        Proc::structured(&r)["results"][0]["id"],
+        "text/word_count",
+        "{r}"
+    );
+    let r = p.call(
+        "load",
+        json!({"item_type": "tool", "item_id": "text/word_count", "source": "registry:web"}),
+    );
+    assert_ne!(r["isError"], json!(true), "{r}");
+    assert_eq!(Proc::structured(&r)["version"], "1.0.0", "{r}");
+    // Not found: an answer that says so, not a crash.
+    let r = p.call(
+        "load",
+        json!({"item_type": "tool", "item_id": "text/nothing", "source": "registry:web"}),
+    );
+    assert_eq!(r["isError"], json!(true), "{r}");
+    // Pulled into the project through MCP.
+    let r = p.call(
+        "load",
+        json!({"item_type": "tool", "item_id": "text/word_count", "source": "registry:web", "destination": "project"}),
+    );
+    assert_ne!(r["isError"], json!(true), "{r}");
+    assert_eq!(user.read("tools/text/word_count.py").unwrap(), WORD_COUNT);
+    drop(p);
+    drop(http);
+}
