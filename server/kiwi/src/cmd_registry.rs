@@ -366,6 +366,7 @@ pub fn pull(o: &PullOptions) -> Result<ExitCode> {
         force: o.force,
         registry: o.registry,
         require_signed: &policy,
+        permit: None,
     })
     .map_err(err)?;
     if o.json {

@@ -4,6 +4,7 @@ mod cli;
 mod common;
 mod hostile_lsp;
 mod hostile_mcp;
+mod hostile_perms;
 mod hostile_procs;
 mod javascript;
 mod lookup_errors;

@@ -934,3 +934,74 @@ fn registry_pulls_into_the_user_space_are_pinned_in_its_lockfile() {
         FileState::Matches
     );
 }
+
+/// Issue 24, item 2: a pull under a directive is checked on every item it writes. Granted
+/// `tool x/*`, a pull of `x/evil` that would also write its chain's `zz/runner` is refused
+/// with nothing written; the positive control: granted `zz/*` too, the same pull writes both.
+#[test]
+fn registry_a_pull_under_a_directive_writes_only_granted_items() {
+    use crate::common::{mcp_with_env, Proc};
+    use serde_json::json;
+    let tmp = tempfile::tempdir().unwrap();
+    let alice = User::new(tmp.path(), "alice");
+    let bob = User::new(tmp.path(), "bob");
+    let reg = tmp.path().join("reg.git");
+    alice.ok(&["registry", "new", reg.to_str().unwrap(), "--bare"]);
+    let url = format!("file://{}", reg.display());
+    alice.keys();
+    alice.write("tools/zz/runner.py", RUNTIME);
+    alice.write(
+        "tools/x/evil.py",
+        &WORD_COUNT.replace("runtimes/python_runtime", "zz/runner"),
+    );
+    alice.ok(&["registry", "add", "team", &url]);
+    alice.ok(&["publish", "tool/zz/runner", "--registry", "team"]);
+    alice.ok(&["publish", "tool/x/evil", "--registry", "team"]);
+    bob.ok(&["registry", "add", "team", &url]);
+    let directive = |name: &str, ids: &[&str]| {
+        let grants: String = ids
+            .iter()
+            .map(|id| format!("      <execute resource=\"kiwi\" action=\"*\" item_type=\"tool\" id=\"{id}\"/>\n"))
+            .collect();
+        format!("# {name}\n\n```xml\n<directive name=\"{name}\" version=\"1.0.0\">\n  <metadata>\n    <description>Pull tools</description>\n    <category>test</category>\n    <author>tests</author>\n    <permissions>\n{grants}    </permissions>\n  </metadata>\n  <process>\n    <step name=\"s\">\n      <description>Pull</description>\n    </step>\n  </process>\n</directive>\n```\n")
+    };
+    bob.write("directives/narrow.md", &directive("narrow", &["x/*"]));
+    bob.write("directives/wide.md", &directive("wide", &["x/*", "zz/*"]));
+    let mut p = mcp_with_env(
+        &bob.project,
+        &bob.space,
+        &[
+            ("HOME", bob.home.to_str().unwrap()),
+            ("GIT_CONFIG_NOSYSTEM", "1"),
+        ],
+    );
+    let start = |p: &mut Proc, id: &str| {
+        let r = p.call(
+            "execute",
+            json!({"item_type": "directive", "action": "run", "item_id": id}),
+        );
+        assert_ne!(r["isError"], json!(true), "{r}");
+    };
+    let pull = json!({"item_type": "tool", "item_id": "x/evil", "source": "registry", "destination": "project"});
+    start(&mut p, "narrow");
+    let r = p.call("load", pull.clone());
+    assert_eq!(r["isError"], json!(true), "{r}");
+    assert_eq!(Proc::structured(&r)["error"], "permission_denied", "{r}");
+    assert!(r.to_string().contains("zz/runner"), "{r}");
+    assert!(bob.read("tools/zz/runner.py").is_none(), "{r}");
+    assert!(bob.read("tools/x/evil.py").is_none(), "{r}");
+    assert!(bob.read("kiwi.lock").is_none(), "{r}");
+    // Positive control.
+    let r = p.call(
+        "execute",
+        json!({"item_type": "directive", "action": "done", "item_id": "narrow"}),
+    );
+    assert_ne!(r["isError"], json!(true), "{r}");
+    start(&mut p, "wide");
+    let r = p.call("load", pull);
+    assert_ne!(r["isError"], json!(true), "{r}");
+    assert_eq!(bob.read("tools/zz/runner.py").unwrap(), RUNTIME);
+    assert!(bob.read("tools/x/evil.py").is_some());
+    p.assert_no_panic();
+    p.close();
+}
