@@ -196,6 +196,11 @@ pub fn run(o: &Options) -> Result<ExitCode> {
         Ok(p) => p,
         Err(e) => return Ok(fail(&e, o.json)),
     };
+    if !o.json {
+        for n in &plan.summary().execution.project_notes {
+            err(&format!("kiwi: note: {n}"));
+        }
+    }
     if o.dry_run {
         print_plan(&plan, o.json)?;
         return Ok(ExitCode::SUCCESS);

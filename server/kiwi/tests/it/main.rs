@@ -6,6 +6,7 @@ mod hostile_lsp;
 mod hostile_mcp;
 mod hostile_perms;
 mod hostile_procs;
+mod hostile_project;
 mod javascript;
 mod lookup_errors;
 mod mcp_cli;
