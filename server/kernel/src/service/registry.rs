@@ -146,7 +146,7 @@ impl Service {
                         "item_type": t.as_str(),
                         "id": id,
                         "source": registry::search::source_name(&e.name),
-                        "registry": e.url,
+                        "registry": crate::redact::urls(&e.url),
                         "commit": clone.commit,
                         "versions": v.list(),
                         "version": chosen.line.version,

@@ -1005,3 +1005,67 @@ fn registry_a_pull_under_a_directive_writes_only_granted_items() {
     p.assert_no_panic();
     p.close();
 }
+
+/// Issue 24, item 11: a token in a registry URL (`sparse+http://ci:glpat-…@host/`) is used to
+/// fetch, and never written into `.ai/kiwi.lock` nor shown by `registry add`/`list`, `pull`,
+/// `verify`, `search` or an MCP answer. Positive control: the pull works, and the lock names
+/// the registry by its URL without the credentials.
+#[test]
+fn registry_a_token_in_the_url_is_never_stored_or_shown() {
+    use crate::common::{mcp_with_env, Proc};
+    use serde_json::json;
+    let tmp = tempfile::tempdir().unwrap();
+    let (reg, _maint, user) = published_registry(tmp.path());
+    let http = StaticHttp::start(&reg);
+    let token = "glpat-SeCrEt0123456789";
+    let url = format!("sparse+http://ci:{token}@127.0.0.1:{}/", http.port);
+    let clean = format!("sparse+http://127.0.0.1:{}/", http.port);
+    let mut shown = vec![
+        user.ok(&["registry", "add", "web", &url]),
+        user.ok(&["registry", "list"]),
+        user.ok(&["registry", "list", "--json"]),
+        user.ok(&[
+            "search",
+            "count words",
+            "--source",
+            "registry:web",
+            "--json",
+        ]),
+        user.ok(&["pull", "tool/text/word_count"]),
+    ];
+    assert_eq!(user.read("tools/text/word_count.py").unwrap(), WORD_COUNT);
+    shown.push(user.ok(&["pull", "tool/text/word_count", "--force", "--json"]));
+    let v = user.kiwi(&["verify"]);
+    shown.push(String::from_utf8_lossy(&v.stdout).into_owned());
+    shown.push(String::from_utf8_lossy(&v.stderr).into_owned());
+    let lock_text = user.read("kiwi.lock").unwrap();
+    let lock = user.lock();
+    assert_eq!(lock.get("tool", "text/word_count").unwrap().registry, clean);
+    shown.push(lock_text);
+    let mut p = mcp_with_env(
+        &user.project,
+        &user.space,
+        &[("HOME", user.home.to_str().unwrap())],
+    );
+    let r = p.call(
+        "load",
+        json!({"item_type": "tool", "item_id": "text/word_count", "source": "registry:web"}),
+    );
+    assert_ne!(r["isError"], json!(true), "{r}");
+    assert_eq!(Proc::structured(&r)["registry"], clean.as_str(), "{r}");
+    shown.push(r.to_string());
+    let r = p.call(
+        "search",
+        json!({"item_type": "tool", "query": "count words", "source": "registry"}),
+    );
+    shown.push(r.to_string());
+    p.close();
+    // An error that names the URL: the server is gone.
+    drop(http);
+    let out = user.kiwi(&["registry", "update", "web"]);
+    shown.push(String::from_utf8_lossy(&out.stderr).into_owned());
+    for s in &shown {
+        assert!(!s.contains(token), "the token leaked: {s}");
+        assert!(!s.contains("glpat-"), "the token leaked: {s}");
+    }
+}
