@@ -7,6 +7,7 @@ mod hostile_mcp;
 mod hostile_perms;
 mod hostile_procs;
 mod hostile_project;
+mod hostile_terminal;
 mod javascript;
 mod lookup_errors;
 mod mcp_cli;
