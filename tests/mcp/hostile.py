@@ -278,6 +278,21 @@ def make_project(tmp: Path, marker: str) -> Path:
     (d / "loader.md").write_text(directive(
         "loader", '      <load resource="kiwi" action="load" item_type="knowledge" id="*"/>',
         '<param name="path" value="{input:target}"/>'))
+    # Issue 24: a deny holds under every name of the item (`deploy` is `danger/deploy`).
+    dz = proj / ".ai" / "tools" / "danger"
+    dz.mkdir(parents=True)
+    (dz / "deploy.yaml").write_text(yaml_tool("Deploy", "", '  command: sh\n  args: ["-c", "echo deployed-ran"]\n  timeout: 30\n'))
+    (d / "narrow.md").write_text(directive(
+        "narrow",
+        '      <execute resource="kiwi" action="run" item_type="tool" id="*"/>\n'
+        '      <load resource="kiwi" action="load" item_type="tool" id="*"/>\n'
+        '      <deny resource="kiwi" item_type="tool" id="danger/*"/>\n'
+        '      <execute resource="kiwi" action="run" item_type="directive" id="*"/>\n'
+        '      <deny resource="kiwi" item_type="directive" id="admin/*"/>',
+        ""))
+    (proj / ".ai" / "directives" / "admin").mkdir(parents=True)
+    (proj / ".ai" / "directives" / "admin" / "root.md").write_text(directive(
+        "root", '      <execute resource="kiwi" action="*" item_type="*" id="*"/>', ""))
     k = proj / ".ai" / "knowledge" / "h"
     k.mkdir(parents=True)
     os.symlink(outside / "secret.md", k / "linked.md")
@@ -567,7 +582,28 @@ async def common_probes(s: Suite, api, proj: Path, tmp: Path, user_space: Path):
             except Exception as e:  # noqa: BLE001 - an error answer is fine; its text is checked
                 s.wire.append(str(e))
 
+    async def deny_by_every_name():
+        r, v = await call(s, api, "execute", {"item_type": "directive", "action": "run", "item_id": "h/narrow"})
+        assert not r.is_error, v
+        try:
+            # Positive control: a granted tool runs by its bare name.
+            r, v = await call(s, api, "execute", run_args("goodconfig"))
+            assert not r.is_error and "goodconfig-ran" in v["result"]["stdout"], v
+            for name in ["danger/deploy", "deploy"]:
+                for args in [run_args(name), run_args(name, dry_run=True)]:
+                    r, v = await call(s, api, "execute", args)
+                    assert r.is_error and v["error"] == "permission_denied", (name, v)
+                    assert "deployed-ran" not in json.dumps(v)
+                r, v = await call(s, api, "load", {"item_type": "tool", "item_id": name})
+                assert r.is_error and v["error"] == "permission_denied", (name, v)
+            for name in ["admin/root", "root"]:
+                r, v = await call(s, api, "execute", {"item_type": "directive", "action": "run", "item_id": name})
+                assert r.is_error and v["error"] == "permission_denied", (name, v)
+        finally:
+            await call(s, api, "execute", {"item_type": "directive", "action": "done", "item_id": "h/narrow"})
+
     for name, fn in [
+        ("a deny holds under every name of the item (bare deploy, bare root)", deny_by_every_name),
         ("load destination under a directive granting only load", load_destination),
         ("a refused symlinked knowledge copy writes nothing", symlinked_copy),
         ("a tool whose CONFIG has an error is refused", bad_config),
