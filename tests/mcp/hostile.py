@@ -289,10 +289,11 @@ def make_project(tmp: Path, marker: str) -> Path:
         '      <deny resource="kiwi" item_type="tool" id="danger/*"/>\n'
         '      <execute resource="kiwi" action="run" item_type="directive" id="*"/>\n'
         '      <deny resource="kiwi" item_type="directive" id="admin/*"/>',
-        ""))
+        '<param name="path" value="{input:target}"/>'))
     (proj / ".ai" / "directives" / "admin").mkdir(parents=True)
     (proj / ".ai" / "directives" / "admin" / "root.md").write_text(directive(
-        "root", '      <execute resource="kiwi" action="*" item_type="*" id="*"/>', ""))
+        "root", '      <execute resource="kiwi" action="*" item_type="*" id="*"/>',
+        '<param name="path" value="{input:target}"/>'))
     k = proj / ".ai" / "knowledge" / "h"
     k.mkdir(parents=True)
     os.symlink(outside / "secret.md", k / "linked.md")
