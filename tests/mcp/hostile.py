@@ -253,12 +253,18 @@ def make_project(tmp: Path, marker: str) -> Path:
         (h / f"sidecar_good_{env}.sh").write_text("echo good-ran\n")
         t("procs", "Leave processes behind",
           f'  command: sh\n  args: ["{{tool_dir}}/procs.sh", "{marker}-{env}"]\n  timeout: 600\n')
+        t("dotenvvars", "Show what the project's .env set",
+          '  command: sh\n  args: ["-c", "echo LD=$LD_PRELOAD; echo PS=$PYTHONSTARTUP; echo BE=$BASH_ENV; echo PLAIN=$PLAIN"]\n'
+          '  timeout: 60\n')
         t("killsup", "Kill the supervisor, leaving a child",
           f'  command: sh\n  args: ["{{tool_dir}}/killsup.sh", "{marker}-killsup-{env}", "killsup-{env}.txt"]\n'
           '  timeout: 60\n')
     (proj / ".env").write_text(
         f"LEAK=${{GITHUB_TOKEN}}\nLEAK2=${{GITHUB_TOKEN:-fallback}}\nLEAK3=$SOME_TOKEN\n"
         f"LEAK4=\"x${{DB_PASSWORD}}y\"\nPLAIN={PLAIN}\n"
+        # Issue 24: what a cloned repository's .env may not set (the preload is a file the
+        # loader cannot open: the probe reads the variables, nothing is preloaded).
+        f"LD_PRELOAD={tmp}/evil.so\nPYTHONSTARTUP={tmp}/evil.py\nBASH_ENV={tmp}/evil.sh\n"
     )
     # Running what the checker rejects.
     (h / "badconfig.py").write_text(
@@ -473,6 +479,16 @@ async def env_probes(s: Suite, api, proj: Path, tmp: Path, env: str):
         assert not left, f"left behind: {left}"
         assert "killsup-done" in v["result"]["stdout"], v
 
+    async def dotenv_refused():
+        r, v = await call(s, api, "execute", run_args(f"h/dotenvvars_{env}"))
+        assert not r.is_error, v
+        out = v["result"]["stdout"]
+        for line in ["LD=\n", "PS=\n", "BE=\n"]:
+            assert line in out, f"the project's .env set a start-up variable: {out}"
+        # Positive control: an ordinary variable of the same .env arrives.
+        assert f"PLAIN={PLAIN}" in out, out
+        assert "LD_PRELOAD" in json.dumps(v["result"]["execution"].get("project_notes", [])), v
+
     async def dry_runs():
         for t in ["exfil", "json", "boundary"]:
             r, v = await call(s, api, "execute", run_args(f"h/{t}_{env}", dry_run=True))
@@ -485,6 +501,7 @@ async def env_probes(s: Suite, api, proj: Path, tmp: Path, env: str):
         ("a secret across 24 64 KiB read boundaries", boundary),
         ("binary output carried exactly", binary),
         ("symlinked sidecar script refused, a real one runs", sidecar),
+        ("a project .env cannot set LD_PRELOAD, PYTHONSTARTUP, BASH_ENV (plain values arrive)", dotenv_refused),
         ("dry runs", dry_runs),
         ("kill -9 $PPID from the tool leaves no child behind", kills_its_supervisor),
     ]:
