@@ -253,12 +253,18 @@ def make_project(tmp: Path, marker: str) -> Path:
         (h / f"sidecar_good_{env}.sh").write_text("echo good-ran\n")
         t("procs", "Leave processes behind",
           f'  command: sh\n  args: ["{{tool_dir}}/procs.sh", "{marker}-{env}"]\n  timeout: 600\n')
+        t("dotenvvars", "Show what the project's .env set",
+          '  command: sh\n  args: ["-c", "echo LD=$LD_PRELOAD; echo PS=$PYTHONSTARTUP; echo BE=$BASH_ENV; echo PLAIN=$PLAIN"]\n'
+          '  timeout: 60\n')
         t("killsup", "Kill the supervisor, leaving a child",
           f'  command: sh\n  args: ["{{tool_dir}}/killsup.sh", "{marker}-killsup-{env}", "killsup-{env}.txt"]\n'
           '  timeout: 60\n')
     (proj / ".env").write_text(
         f"LEAK=${{GITHUB_TOKEN}}\nLEAK2=${{GITHUB_TOKEN:-fallback}}\nLEAK3=$SOME_TOKEN\n"
         f"LEAK4=\"x${{DB_PASSWORD}}y\"\nPLAIN={PLAIN}\n"
+        # Issue 24: what a cloned repository's .env may not set (the preload is a file the
+        # loader cannot open: the probe reads the variables, nothing is preloaded).
+        f"LD_PRELOAD={tmp}/evil.so\nPYTHONSTARTUP={tmp}/evil.py\nBASH_ENV={tmp}/evil.sh\n"
     )
     # Running what the checker rejects.
     (h / "badconfig.py").write_text(
@@ -277,6 +283,22 @@ def make_project(tmp: Path, marker: str) -> Path:
     (d / "typo.md").write_text(directive("typo", "", '<param name="path" value="{input:targte}"/>'))
     (d / "loader.md").write_text(directive(
         "loader", '      <load resource="kiwi" action="load" item_type="knowledge" id="*"/>',
+        '<param name="path" value="{input:target}"/>'))
+    # Issue 24: a deny holds under every name of the item (`deploy` is `danger/deploy`).
+    dz = proj / ".ai" / "tools" / "danger"
+    dz.mkdir(parents=True)
+    (dz / "deploy.yaml").write_text(yaml_tool("Deploy", "", '  command: sh\n  args: ["-c", "echo deployed-ran"]\n  timeout: 30\n'))
+    (d / "narrow.md").write_text(directive(
+        "narrow",
+        '      <execute resource="kiwi" action="run" item_type="tool" id="*"/>\n'
+        '      <load resource="kiwi" action="load" item_type="tool" id="*"/>\n'
+        '      <deny resource="kiwi" item_type="tool" id="danger/*"/>\n'
+        '      <execute resource="kiwi" action="run" item_type="directive" id="*"/>\n'
+        '      <deny resource="kiwi" item_type="directive" id="admin/*"/>',
+        '<param name="path" value="{input:target}"/>'))
+    (proj / ".ai" / "directives" / "admin").mkdir(parents=True)
+    (proj / ".ai" / "directives" / "admin" / "root.md").write_text(directive(
+        "root", '      <execute resource="kiwi" action="*" item_type="*" id="*"/>',
         '<param name="path" value="{input:target}"/>'))
     k = proj / ".ai" / "knowledge" / "h"
     k.mkdir(parents=True)
@@ -457,6 +479,16 @@ async def env_probes(s: Suite, api, proj: Path, tmp: Path, env: str):
         assert not left, f"left behind: {left}"
         assert "killsup-done" in v["result"]["stdout"], v
 
+    async def dotenv_refused():
+        r, v = await call(s, api, "execute", run_args(f"h/dotenvvars_{env}"))
+        assert not r.is_error, v
+        out = v["result"]["stdout"]
+        for line in ["LD=\n", "PS=\n", "BE=\n"]:
+            assert line in out, f"the project's .env set a start-up variable: {out}"
+        # Positive control: an ordinary variable of the same .env arrives.
+        assert f"PLAIN={PLAIN}" in out, out
+        assert "LD_PRELOAD" in json.dumps(v["result"]["execution"].get("project_notes", [])), v
+
     async def dry_runs():
         for t in ["exfil", "json", "boundary"]:
             r, v = await call(s, api, "execute", run_args(f"h/{t}_{env}", dry_run=True))
@@ -469,6 +501,7 @@ async def env_probes(s: Suite, api, proj: Path, tmp: Path, env: str):
         ("a secret across 24 64 KiB read boundaries", boundary),
         ("binary output carried exactly", binary),
         ("symlinked sidecar script refused, a real one runs", sidecar),
+        ("a project .env cannot set LD_PRELOAD, PYTHONSTARTUP, BASH_ENV (plain values arrive)", dotenv_refused),
         ("dry runs", dry_runs),
         ("kill -9 $PPID from the tool leaves no child behind", kills_its_supervisor),
     ]:
@@ -567,7 +600,28 @@ async def common_probes(s: Suite, api, proj: Path, tmp: Path, user_space: Path):
             except Exception as e:  # noqa: BLE001 - an error answer is fine; its text is checked
                 s.wire.append(str(e))
 
+    async def deny_by_every_name():
+        r, v = await call(s, api, "execute", {"item_type": "directive", "action": "run", "item_id": "h/narrow"})
+        assert not r.is_error, v
+        try:
+            # Positive control: a granted tool runs by its bare name.
+            r, v = await call(s, api, "execute", run_args("goodconfig"))
+            assert not r.is_error and "goodconfig-ran" in v["result"]["stdout"], v
+            for name in ["danger/deploy", "deploy"]:
+                for args in [run_args(name), run_args(name, dry_run=True)]:
+                    r, v = await call(s, api, "execute", args)
+                    assert r.is_error and v["error"] == "permission_denied", (name, v)
+                    assert "deployed-ran" not in json.dumps(v)
+                r, v = await call(s, api, "load", {"item_type": "tool", "item_id": name})
+                assert r.is_error and v["error"] == "permission_denied", (name, v)
+            for name in ["admin/root", "root"]:
+                r, v = await call(s, api, "execute", {"item_type": "directive", "action": "run", "item_id": name})
+                assert r.is_error and v["error"] == "permission_denied", (name, v)
+        finally:
+            await call(s, api, "execute", {"item_type": "directive", "action": "done", "item_id": "h/narrow"})
+
     for name, fn in [
+        ("a deny holds under every name of the item (bare deploy, bare root)", deny_by_every_name),
         ("load destination under a directive granting only load", load_destination),
         ("a refused symlinked knowledge copy writes nothing", symlinked_copy),
         ("a tool whose CONFIG has an error is refused", bad_config),

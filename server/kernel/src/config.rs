@@ -18,6 +18,35 @@ pub struct Config {
     pub sources: Vec<PathBuf>,
     /// Problems reading them: (file, message). They never stop a check.
     pub problems: Vec<(PathBuf, String)>,
+    /// What the project's file changed of the user's settings, or tried to and was refused
+    /// ([`Config::load`]: a project narrows, never widens).
+    pub project_settings: Vec<ProjectSetting>,
+}
+
+/// A setting of the project's `config.yaml` that the user is told about: refused (it would
+/// widen what the user's configuration allows) or applied where it changes how the user's
+/// own items run.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ProjectSetting {
+    pub file: PathBuf,
+    /// The key, dotted (`env.allow`, `execution.default`).
+    pub key: String,
+    /// The value as written (for `env.allow`, the one entry).
+    pub value: String,
+    pub refused: bool,
+    pub message: String,
+}
+
+/// How isolated an execution environment is: a project may move the user's default only
+/// towards more isolation.
+fn isolation(env: Option<&str>) -> u8 {
+    match env.map(str::trim) {
+        None | Some("") | Some("local") => 0,
+        Some("container") => 1,
+        Some("sandbox") => 1,
+        // An unknown name: the run refuses it; ranked above so it is reported, not hidden.
+        Some(_) => 2,
+    }
 }
 
 /// One entry of `spaces:` in a `config.yaml`: a directory that holds an `.ai/` (a plain
@@ -97,32 +126,117 @@ impl RequireSigned {
 }
 
 impl Config {
-    /// Read `<user>/config.yaml` then `<project>/.ai/config.yaml`; the project's scalars win,
-    /// lists are joined.
+    /// Read `<user>/config.yaml` then `<project>/.ai/config.yaml`. The project, a folder
+    /// the user may have cloned from anyone, may narrow what the user's file allows, never
+    /// widen it ([`Config::merge_project`]).
     pub fn load(user: &Path, project: Option<&Path>) -> Config {
-        let mut cfg = Config::default();
-        let mut files = vec![(user.join("config.yaml"), user.to_path_buf())];
-        if let Some(p) = project {
-            files.push((p.join(".ai").join("config.yaml"), p.to_path_buf()));
-        }
-        let mut user_spaces = Vec::new();
-        for (i, (file, base)) in files.into_iter().enumerate() {
-            let Ok(text) = std::fs::read_to_string(&file) else {
-                continue;
-            };
-            cfg.merge_text(&file, &text);
-            for s in cfg.spaces.iter_mut() {
-                if s.base.as_os_str().is_empty() {
-                    s.base = base.clone();
+        let read = |file: PathBuf, base: &Path| {
+            let mut c = Config::default();
+            if let Ok(text) = std::fs::read_to_string(&file) {
+                c.merge_text(&file, &text);
+                for s in c.spaces.iter_mut() {
+                    s.base = base.to_path_buf();
                 }
             }
-            if i == 0 {
-                user_spaces = std::mem::take(&mut cfg.spaces);
+            c
+        };
+        let mut cfg = read(user.join("config.yaml"), user);
+        if let Some(p) = project {
+            let file = p.join(".ai").join("config.yaml");
+            if file.is_file() {
+                let project = read(file.clone(), p);
+                cfg.merge_project(&file, project);
             }
         }
-        // The project's extra spaces come before the user's.
-        cfg.spaces.extend(user_spaces);
         cfg
+    }
+
+    /// Join the project's settings to the user's (`self`): the one rule for what a project
+    /// may change (issue 24).
+    ///
+    /// - `env.block`, `trust.require_signed`: joined (they only narrow).
+    /// - `env.allow`: adds names the filter does not block; never releases a blocked one
+    ///   (the user's own `env.allow` can). A blocked exact name is refused and reported.
+    /// - `execution.default`: applied when at least as isolated as the user's (`local` <
+    ///   `sandbox`, `container`); else refused and reported.
+    /// - `execution.image`: applied, and reported (it changes where the user's own tools run).
+    /// - `spaces:`: the project's come first (they hold items, as the project does).
+    pub fn merge_project(&mut self, file: &Path, project: Config) {
+        let user_filter = crate::env::Filter::new(&self.filter);
+        let mut told = |key: &str, value: &str, refused: bool, message: String| {
+            self.project_settings.push(ProjectSetting {
+                file: file.to_path_buf(),
+                key: key.to_string(),
+                value: value.to_string(),
+                refused,
+                message,
+            })
+        };
+        for a in &project.filter.allow {
+            if !crate::env::filter::is_pattern(a) && user_filter.is_blocked(a) {
+                told(
+                    "env.allow",
+                    a,
+                    true,
+                    format!(
+                        "the project's env.allow names {a}, which your configuration blocks: a project cannot release a blocked variable (only your own config.yaml's env.allow can); ignored"
+                    ),
+                );
+            }
+        }
+        match (&self.execution_default, &project.execution_default) {
+            (_, None) => {}
+            (mine, Some(theirs)) if isolation(Some(theirs)) < isolation(mine.as_deref()) => told(
+                "execution.default",
+                theirs,
+                true,
+                format!(
+                    "the project's execution.default `{theirs}` would run tools less isolated than your execution.default `{}`; ignored (a project may only ask for more isolation)",
+                    mine.as_deref().unwrap_or("local")
+                ),
+            ),
+            (mine, Some(theirs)) => {
+                if mine.as_deref() != Some(theirs.as_str()) {
+                    told(
+                        "execution.default",
+                        theirs,
+                        false,
+                        format!(
+                            "the project sets execution.default `{theirs}` (yours: `{}`): tools without a preference, yours too, run there",
+                            mine.as_deref().unwrap_or("local")
+                        ),
+                    );
+                }
+                self.execution_default = Some(theirs.clone());
+            }
+        }
+        if let Some(image) = &project.execution_image {
+            if self.execution_image.as_deref() != Some(image.as_str()) {
+                told(
+                    "execution.image",
+                    image,
+                    false,
+                    format!(
+                        "the project sets execution.image `{image}`: container runs of your own tools use it too"
+                    ),
+                );
+            }
+            self.execution_image = Some(image.clone());
+        }
+        self.filter.block.extend(project.filter.block);
+        self.filter.project_allow.extend(project.filter.allow);
+        self.filter
+            .project_allow
+            .extend(project.filter.project_allow);
+        self.require_signed.all |= project.require_signed.all;
+        self.require_signed
+            .registries
+            .extend(project.require_signed.registries);
+        let user_spaces = std::mem::take(&mut self.spaces);
+        self.spaces = project.spaces;
+        self.spaces.extend(user_spaces);
+        self.sources.extend(project.sources);
+        self.problems.extend(project.problems);
     }
 
     pub fn merge_text(&mut self, file: &Path, text: &str) {
@@ -180,4 +294,103 @@ impl Config {
             },
         }
     }
+}
+
+/// `kiwi check`'s report of what a project's files change of the user's settings: E420 on
+/// its `config.yaml` ([`Config::project_settings`]), E421 on each line of its `.env` files
+/// that is not applied. One entry per file with diagnostics: (path, text, diagnostics).
+pub fn project_reports(
+    user: &Path,
+    project: &Path,
+    cfg: &Config,
+) -> Vec<(
+    PathBuf,
+    crate::text::SourceText,
+    Vec<crate::diag::Diagnostic>,
+)> {
+    use crate::diag::{Code, Diagnostic, Severity};
+    use crate::text::{SourceText, TextRange};
+    let read = |p: &Path| {
+        crate::ids::read_regular(p)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default()
+    };
+    let line_of = |text: &str, at: Option<usize>| {
+        let start = at.map_or(0, |i| text[..i].rfind('\n').map_or(0, |n| n + 1));
+        let end = text[start..].find('\n').map_or(text.len(), |n| start + n);
+        TextRange::new(start, end)
+    };
+    let mut out = Vec::new();
+    let file = project.join(".ai").join("config.yaml");
+    let settings: Vec<&ProjectSetting> = cfg
+        .project_settings
+        .iter()
+        .filter(|p| p.file == file)
+        .collect();
+    if !settings.is_empty() {
+        let text = read(&file);
+        let mut diags: Vec<Diagnostic> = settings
+            .iter()
+            .map(|p| {
+                let key = p.key.rsplit('.').next().unwrap_or(&p.key);
+                let at = text
+                    .match_indices(p.value.as_str())
+                    .map(|(i, _)| i)
+                    .find(|&i| text[..i].contains(key));
+                let d = Diagnostic::new(Code::E420, line_of(&text, at), p.message.clone());
+                if p.refused {
+                    d
+                } else {
+                    d.severity(Severity::Info)
+                }
+            })
+            .collect();
+        crate::diag::normalize(&mut diags);
+        out.push((file, SourceText::new(text), diags));
+    }
+    let filter = crate::env::Filter::new(&cfg.filter);
+    for path in crate::env::dotenv_files(user, Some(project))
+        .into_iter()
+        .skip(1)
+    {
+        let Some((entries, _)) = crate::env::build::read_dotenv(&path) else {
+            continue;
+        };
+        let refused: Vec<String> = entries
+            .into_iter()
+            .map(|e| e.key)
+            .filter(|k| !crate::env::build::project_dotenv_may_set(&filter, k))
+            .collect();
+        if refused.is_empty() {
+            continue;
+        }
+        let text = read(&path);
+        let mut diags: Vec<Diagnostic> = refused
+            .into_iter()
+            .map(|name| {
+                let at = text
+                    .lines()
+                    .scan(0usize, |off, l| {
+                        let here = *off;
+                        *off += l.len() + 1;
+                        Some((here, l))
+                    })
+                    .find(|(_, l)| {
+                        let l = l.trim_start();
+                        let l = l.strip_prefix("export ").unwrap_or(l).trim_start();
+                        l.strip_prefix(name.as_str())
+                            .is_some_and(|r| r.trim_start().starts_with('='))
+                    })
+                    .map(|(i, _)| i);
+                let r = crate::env::DotenvRefused {
+                    path: path.clone(),
+                    name,
+                };
+                Diagnostic::new(Code::E421, line_of(&text, at), r.message())
+            })
+            .collect();
+        crate::diag::normalize(&mut diags);
+        out.push((path, SourceText::new(text), diags));
+    }
+    out
 }

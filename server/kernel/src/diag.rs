@@ -101,6 +101,8 @@ codes! {
     E410 Info "the chain passes a variable that the filter blocks",
     E411 Warning "a .env value references a variable the filter blocks: left unset",
     E412 Warning "an absolute path into one person's home directory",
+    E420 Warning "a project's config.yaml setting that would widen what your configuration allows (ignored), or that changes how your own tools run",
+    E421 Warning "a project's .env sets a variable that changes how programs start (LD_*, PATH, PYTHONSTARTUP, NODE_OPTIONS, …) or that your env.block blocks: not applied unless your own env.allow names it",
     X501 Error "invalid execution environment preference",
     X502 Warning "execution environment cannot run on this machine",
     N601 Error "frontmatter missing or not valid YAML",

@@ -168,8 +168,16 @@ impl Lockfile {
         Ok(lock)
     }
 
+    /// A registry URL as a lockfile keeps it: never its credentials (it is committed).
+    fn keep_url(e: &mut LockEntry) {
+        if let std::borrow::Cow::Owned(u) = crate::redact::urls(&e.registry) {
+            e.registry = u;
+        }
+    }
+
     fn normalize(&mut self) {
         for e in &mut self.entries {
+            Self::keep_url(e);
             e.files.sort();
             e.files.dedup();
         }

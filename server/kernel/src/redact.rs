@@ -524,3 +524,132 @@ mod tests {
         }
     }
 }
+
+/// Query parameters whose value is a credential (compared lowercase, `-` as `_`).
+const URL_SECRET_PARAMS: &[&str] = &[
+    "token",
+    "access_token",
+    "private_token",
+    "auth",
+    "auth_token",
+    "key",
+    "api_key",
+    "apikey",
+    "secret",
+    "client_secret",
+    "password",
+    "passwd",
+    "sig",
+    "signature",
+    "x_amz_signature",
+    "x_amz_credential",
+    "x_amz_security_token",
+    "code",
+];
+
+/// Every URL in `text` without its credentials: the userinfo of `scheme://user:pass@host`
+/// is dropped, and the value of a query parameter that names a credential (`?token=…`,
+/// [`URL_SECRET_PARAMS`]) is [`REDACTED`]. The one function for a URL kiwi stores or shows
+/// (issue 24: a registry URL with a token is written to `.ai/kiwi.lock`, a committed file,
+/// and shown by `registry list`, `pull`, `verify` and MCP answers).
+pub fn urls(text: &str) -> Cow<'_, str> {
+    if !text.contains("://") {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        // The scheme: letters, digits, `+`, `-`, `.` before `://`.
+        let start = rest[..at]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+            .map_or(0, |i| i + 1);
+        let end = rest[at + 3..]
+            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | '`' | ')'))
+            .map_or(rest.len(), |i| at + 3 + i);
+        out.push_str(&rest[..start]);
+        if start == at {
+            out.push_str(&rest[start..end]);
+        } else {
+            out.push_str(&one_url(&rest[start..end], at - start));
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    if out == text {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(out)
+    }
+}
+
+/// [`urls`] for one URL whose `://` is at `sep`.
+fn one_url(u: &str, sep: usize) -> String {
+    let (head, after) = u.split_at(sep + 3);
+    let auth_end = after.find(['/', '?', '#']).unwrap_or(after.len());
+    let (authority, tail) = after.split_at(auth_end);
+    let host = authority
+        .rfind('@')
+        .map_or(authority, |i| &authority[i + 1..]);
+    let mut out = format!("{head}{host}");
+    let (path, fragment) = match tail.find('#') {
+        Some(i) => tail.split_at(i),
+        None => (tail, ""),
+    };
+    match path.split_once('?') {
+        None => out.push_str(path),
+        Some((p, query)) => {
+            out.push_str(p);
+            out.push('?');
+            let parts: Vec<String> = query
+                .split('&')
+                .map(|kv| match kv.split_once('=') {
+                    Some((k, _))
+                        if URL_SECRET_PARAMS
+                            .contains(&k.to_ascii_lowercase().replace('-', "_").as_str()) =>
+                    {
+                        format!("{k}={REDACTED}")
+                    }
+                    _ => kv.to_string(),
+                })
+                .collect();
+            out.push_str(&parts.join("&"));
+        }
+    }
+    out.push_str(fragment);
+    out
+}
+
+#[cfg(test)]
+mod url_tests {
+    use super::urls;
+
+    #[test]
+    fn credentials_leave_every_url() {
+        for (have, want) in [
+            (
+                "sparse+http://ci:glpat-abc123@host:8080/reg/",
+                "sparse+http://host:8080/reg/",
+            ),
+            (
+                "https://ghp_x@github.com/o/r.git",
+                "https://github.com/o/r.git",
+            ),
+            (
+                "GET https://h/i?private_token=glpat-9&v=1#x: 404",
+                "GET https://h/i?private_token=[redacted]&v=1#x: 404",
+            ),
+            (
+                "cannot clone `git@a:b` or file:///srv/reg.git (ok)",
+                "cannot clone `git@a:b` or file:///srv/reg.git (ok)",
+            ),
+            (
+                "two: http://a:b@x/ and http://c@y/z",
+                "two: http://x/ and http://y/z",
+            ),
+            ("no url here", "no url here"),
+            ("://odd", "://odd"),
+        ] {
+            assert_eq!(urls(have), want, "{have}");
+        }
+    }
+}

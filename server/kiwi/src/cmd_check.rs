@@ -120,6 +120,12 @@ pub fn run(paths: &[PathBuf], format: Format, locked: bool) -> Result<ExitCode> 
             }
         }
         checked.extend(items.into_iter().zip(results));
+        if filters.contains(&root) && space == Space::Project {
+            // What the project's own settings change of the user's (issue 24).
+            lock_files.extend(kiwi_kernel::config::project_reports(
+                &ws.user, &root, &ws.config,
+            ));
+        }
         if filters.contains(&root) {
             lock_files.extend(kiwi_kernel::trust::audit::lock_reports(
                 kiwi_kernel::trust::audit::lock_problems(&ws, space, locked),

@@ -41,6 +41,13 @@ pub fn warn_spaces(ws: &Workspace) {
     }
 }
 
+/// What the project's `config.yaml` changed of the user's settings, or was refused.
+pub fn note_project_settings(ws: &Workspace) {
+    for p in &ws.config.project_settings {
+        eprintln!("note: {}: {}", p.file.display(), p.message);
+    }
+}
+
 pub fn find_tool(ws: &Workspace, reference: &str) -> Result<Arc<Item>> {
     kiwi_kernel::exec::find_tool(ws, reference).map_err(|e| anyhow::anyhow!(e.message))
 }
@@ -53,6 +60,7 @@ pub fn run(reference: &str, project: Option<&Path>, as_json: bool) -> Result<Exi
     let project = project_for(project)?;
     let ws = Workspace::load(project, Host::from_process());
     warn_spaces(&ws);
+    note_project_settings(&ws);
     let tool = find_tool(&ws, reference)?;
     let (links, broken) = match chain::resolve(&ws, &tool) {
         Ok(c) => (c.links, None),

@@ -27,12 +27,17 @@ pub enum KeysCommand {
     },
     /// Trust a publisher's public key: a file, `-` for stdin, or the key itself (PEM, base64, hex).
     Trust {
+        // A PEM starts with `-----`: taken as the value, never echoed by an argument error.
+        #[arg(allow_hyphen_values = true)]
         key: String,
         #[arg(long)]
         json: bool,
     },
     /// Stop trusting a key, by its fingerprint (kiwi's, or rye-os's 16-character one).
-    Untrust { fingerprint: String },
+    Untrust {
+        #[arg(allow_hyphen_values = true)]
+        fingerprint: String,
+    },
 }
 
 fn user_space() -> PathBuf {

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 fn out(text: &str) {
     let mut o = std::io::stdout().lock();
-    let _ = o.write_all(text.as_bytes());
+    let _ = o.write_all(crate::term::escape(text).as_bytes());
     let _ = o.write_all(b"\n");
     let _ = o.flush();
 }

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 fn out(text: &str) {
     let mut o = std::io::stdout().lock();
-    let _ = o.write_all(text.as_bytes());
+    let _ = o.write_all(crate::term::escape(text).as_bytes());
     let _ = o.write_all(b"\n");
     let _ = o.flush();
 }
@@ -23,6 +23,11 @@ fn out(text: &str) {
 fn json_out(v: &serde_json::Value) -> Result<ExitCode> {
     out(&serde_json::to_string_pretty(v)?);
     Ok(ExitCode::SUCCESS)
+}
+
+/// A registry URL as shown: without its credentials ([`kiwi_kernel::redact::urls`]).
+fn shown(url: &str) -> String {
+    kiwi_kernel::redact::urls(url).into_owned()
 }
 
 fn err(e: RegistryError) -> anyhow::Error {
@@ -68,7 +73,7 @@ pub fn add(name: &str, url: &str, json: bool) -> Result<ExitCode> {
         if e.url != url {
             bail!(
                 "a registry named `{name}` exists ({}); `kiwi registry remove {name}` first",
-                e.url
+                shown(&e.url)
             );
         }
     }
@@ -83,12 +88,13 @@ pub fn add(name: &str, url: &str, json: bool) -> Result<ExitCode> {
     config::save(&us, &cfg.entries).map_err(err)?;
     if json {
         return json_out(&json!({
-            "added": name, "url": url, "commit": updated.clone.commit,
+            "added": name, "url": shown(&url), "commit": updated.clone.commit,
             "versions": updated.new_versions.len(),
         }));
     }
     out(&format!(
-        "added registry `{name}` ({url}) at {}: {} version(s)",
+        "added registry `{name}` ({}) at {}: {} version(s)",
+        shown(&url),
         store::short(&updated.clone.commit),
         updated.new_versions.len()
     ));
@@ -107,7 +113,7 @@ pub fn list(json: bool) -> Result<ExitCode> {
             let clone = store::open(&us, e).ok();
             json!({
                 "name": e.name,
-                "url": e.url,
+                "url": shown(&e.url),
                 "require_signed": policy.for_registry(&e.name),
                 "commit": clone.as_ref().map(|c| c.commit.clone()),
                 "fetched": clone.is_some(),
@@ -128,7 +134,7 @@ pub fn list(json: bool) -> Result<ExitCode> {
         out(&format!(
             "{:<16} {}  ({at}{})",
             e.name,
-            e.url,
+            shown(&e.url),
             if policy.for_registry(&e.name) {
                 ", signed items only"
             } else {
@@ -287,7 +293,7 @@ pub fn publish(o: &PublishOptions) -> Result<ExitCode> {
         "published {} to `{}` ({}) at {}{}",
         published.line.label(),
         entry.registry,
-        entry.url,
+        shown(&entry.url),
         store::short(&published.committed.commit),
         if published.committed.attempts > 1 {
             format!(
@@ -366,6 +372,7 @@ pub fn pull(o: &PullOptions) -> Result<ExitCode> {
         force: o.force,
         registry: o.registry,
         require_signed: &policy,
+        permit: None,
     })
     .map_err(err)?;
     if o.json {

@@ -135,14 +135,14 @@ impl<W: Write> WriteLock for Mutex<W> {
 /// Print to stdout / stderr, ignoring a closed stream (`kiwi run x | head -1` is no panic).
 fn out(text: &str) {
     let mut o = std::io::stdout().lock();
-    let _ = o.write_all(text.as_bytes());
+    let _ = o.write_all(crate::term::escape(text).as_bytes());
     let _ = o.write_all(b"\n");
     let _ = o.flush();
 }
 
 fn err(text: &str) {
     let mut e = std::io::stderr().lock();
-    let _ = e.write_all(text.as_bytes());
+    let _ = e.write_all(crate::term::escape(text).as_bytes());
     let _ = e.write_all(b"\n");
 }
 
@@ -196,6 +196,11 @@ pub fn run(o: &Options) -> Result<ExitCode> {
         Ok(p) => p,
         Err(e) => return Ok(fail(&e, o.json)),
     };
+    if !o.json {
+        for n in &plan.summary().execution.project_notes {
+            err(&format!("kiwi: note: {n}"));
+        }
+    }
     if o.dry_run {
         print_plan(&plan, o.json)?;
         return Ok(ExitCode::SUCCESS);

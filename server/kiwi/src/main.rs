@@ -1,5 +1,23 @@
 //! `kiwi`: the command line face of the kernel (and, later, the LSP and MCP servers).
 
+// The CLI's output boundary (`term`): every print of this crate is escaped.
+macro_rules! println {
+    () => { std::println!() };
+    ($($arg:tt)*) => { std::println!("{}", $crate::term::escape(&format!($($arg)*))) };
+}
+macro_rules! eprintln {
+    () => { std::eprintln!() };
+    ($($arg:tt)*) => { std::eprintln!("{}", $crate::term::escape(&format!($($arg)*))) };
+}
+#[allow(unused_macros)]
+macro_rules! print {
+    ($($arg:tt)*) => { std::print!("{}", $crate::term::escape(&format!($($arg)*))) };
+}
+#[allow(unused_macros)]
+macro_rules! eprint {
+    ($($arg:tt)*) => { std::eprint!("{}", $crate::term::escape(&format!($($arg)*))) };
+}
+
 mod cmd_check;
 mod cmd_doctor;
 mod cmd_env;
@@ -10,6 +28,7 @@ mod cmd_run;
 mod cmd_sign;
 mod cmd_verify;
 mod report;
+mod term;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;

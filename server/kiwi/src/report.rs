@@ -212,7 +212,7 @@ fn printable(s: &str) -> String {
     for c in s.chars() {
         match c {
             '\t' => out.push_str(&" ".repeat(TAB_WIDTH)),
-            c if c.is_control() => out.push('\u{FFFD}'),
+            c if crate::term::hidden(c) => out.push('\u{FFFD}'),
             c => out.push(c),
         }
     }
@@ -263,14 +263,14 @@ fn human_diagnostic(
             sev_style,
             &format!("{}[{}]", diag.severity.as_str(), diag.code)
         ),
-        paint.paint(BOLD, &format!(": {}", diag.message)),
+        paint.paint(BOLD, &format!(": {}", crate::term::escape(&diag.message))),
     );
     //  --> path:line:col
     let _ = writeln!(
         out,
         "{pad}{} {}:{}:{}",
         paint.paint(GUTTER, "-->"),
-        display_path(file.path),
+        crate::term::escape(&display_path(file.path)),
         at.line,
         at.column
     );
@@ -315,7 +315,7 @@ fn human_diagnostic(
             out,
             "{pad} {eq} {}: {location}: {}",
             paint.paint(BOLD, "note"),
-            related.message
+            crate::term::escape(&related.message)
         );
     }
     for fix in &diag.fixes {
@@ -323,7 +323,7 @@ fn human_diagnostic(
             out,
             "{pad} {eq} {}: {}",
             paint.paint(BOLD, "help"),
-            fix.title
+            crate::term::escape(&fix.title)
         );
     }
 }
@@ -396,7 +396,11 @@ fn render_github(files: &[FileReport]) -> String {
                 let _ = write!(props, ",endColumn={}", s.end_column);
             }
             let _ = write!(props, ",title={}", github_property(diag.code.as_str()));
-            let _ = writeln!(out, "::{command} {props}::{}", github_data(&diag.message));
+            let _ = writeln!(
+                out,
+                "::{command} {props}::{}",
+                github_data(&crate::term::escape(&diag.message))
+            );
         }
     }
     out

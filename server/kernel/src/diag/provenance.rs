@@ -76,8 +76,8 @@ pub const PROVENANCE: &[Provenance] = &[
     p(Code::D105, Accepts, "rye's `markdown_xml.py` `_extract_from_xml` reads the elements it knows and ignores the others"),
     p(Code::D106, Refuses, "`description` is required by the directive extractor's `validation_schema`: rye's `sign` refuses (`rye/tools/sign.py` `_sign_directive`)"),
     p(Code::D107, Refuses, "each input needs `name` and `type` (`item_required` in the directive extractor's `validation_schema`: rye's `sign` refuses); kiwi validates the caller's values against the declaration before a run (spec/05-mcp.md, `execute directive run`), which an invalid declaration makes impossible"),
-    p(Code::D108, Accepts, "rye leaves a placeholder it has no input for as it is (`rye/tools/execute.py` `_interpolate_parsed`): the agent reads the literal text"),
-    p(Code::D109, Accepts, "a `{system.…}` field that does not exist is filled with nothing: the agent reads an empty or literal value"),
+    p(Code::D108, Refuses, "kiwi's run refuses the directive (spec/08-diagnostics.md: an error; `service::directive_run` `refuse_directive_errors`) rather than hand the agent an instruction with a hole; rye leaves the placeholder as literal text (`rye/tools/execute.py` `_interpolate_parsed`)"),
+    p(Code::D109, Refuses, "kiwi's run refuses the directive (spec/08-diagnostics.md: an error; `service::directive_run` `refuse_directive_errors`) rather than fill a `{system.…}` field that does not exist with nothing; rye fills it with an empty or literal value"),
     p(Code::D110, Accepts, "rye runs every step whatever its name (`markdown_xml.py` `_extract_from_xml`); two steps of one name make the trail ambiguous"),
     p(Code::D111, Accepts, "rye accepts an input the body never uses (`_interpolate_parsed` fills only what is named): the caller's value goes nowhere"),
     p(Code::D112, Advice, "a `kiwi:validated` header is kiwi's own record; no runtime checks it (rye's check of `rye:signed` is R706)"),
@@ -112,6 +112,8 @@ pub const PROVENANCE: &[Provenance] = &[
     p(Code::E410, Informs, "the chain passes a variable the filter blocks, on purpose; the runtime passes it (spec/02-environment.md), and the secret reaches the tool"),
     p(Code::E411, Accepts, "a `.env` value built from a variable the filter blocks is left unset by kiwi's environment (spec/02-environment.md), though its author meant it set"),
     p(Code::E412, Accepts, "the runtime uses the path as written; it exists only in one person's home, so the item fails everywhere else"),
+    p(Code::E420, Accepts, "kiwi ignores a project setting that would widen the user's (`config::Config::merge_project`: a project narrows, never widens) and tells the user of one that changes how their own tools run"),
+    p(Code::E421, Accepts, "kiwi's run leaves out a project `.env` variable that changes how programs start, or that the user's `env.block` blocks (`env::filter` `PROJECT_DOTENV_REFUSED`), unless the user's own `env.allow` names it: the project meant it set"),
     p(Code::X501, Refuses, "kiwi's run fails with a clear error on an unknown mode, or `specific` without `target` (spec/03-execution.md, execution environments; seeds/002)"),
     p(Code::X502, Refuses, "the preference cannot be met on this machine, so the run fails with a clear error and nothing runs (spec/03-execution.md, execution environments)"),
     p(Code::N601, Refuses, "rye's `markdown_frontmatter` parser returns an error (`.ai/tools/rye/core/parsers/markdown_frontmatter.py`), `rye/tools/sign.py` `_sign_knowledge` refuses (\"Invalid knowledge structure\"), and rye loads no unsigned entry (`verify_item`)"),
@@ -128,12 +130,8 @@ pub const PROVENANCE: &[Provenance] = &[
 
 /// Codes whose severity is still above what their provenance allows, each awaiting a
 /// decision; remove a code once it complies:
-/// - N604: owned by issue 23's causes 1-9 (another change sets its severity);
-/// - D108, D109: rye accepts them, but kiwi's MCP refuses to run a directive that has them
-///   rather than hand the agent a placeholder filled with "" (`service::directive_run`
-///   `refuse_directive_errors`, pinned by `tests/mcp/e2e.py`): lowering them drops that
-///   refusal, a decision for the lead.
-pub const PENDING: &[Code] = &[Code::D108, Code::D109, Code::N604];
+/// - N604: owned by issue 23's causes 1-9 (another change sets its severity).
+pub const PENDING: &[Code] = &[Code::N604];
 
 /// A code's provenance.
 pub fn of(code: Code) -> &'static Provenance {

@@ -59,6 +59,40 @@ impl DotenvBlocked {
     }
 }
 
+/// A line of a project's `.env` that was not applied: the variable changes how programs
+/// start ([`super::filter::PROJECT_DOTENV_REFUSED`]) and the user's `env.allow` does not name
+/// it, or the user's `env.block` blocks it (issue 24: a project narrows, never widens).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct DotenvRefused {
+    pub path: PathBuf,
+    pub name: String,
+}
+
+impl DotenvRefused {
+    /// The one-line explanation (names only).
+    pub fn message(&self) -> String {
+        format!(
+            "{} in {} was not applied: a project's .env may not set {} (it changes how programs start, or your env.block blocks it); name it in your own config.yaml's env.allow to let projects set it",
+            self.name,
+            self.path.display(),
+            self.name
+        )
+    }
+}
+
+/// Whether `path` (one of [`dotenv_files`]) is the project's, not the user's own.
+fn is_project_dotenv(user: &Path, path: &Path) -> bool {
+    path != user.join(".env")
+}
+
+/// Whether a project's `.env` may set `name`, under the user's filter.
+pub fn project_dotenv_may_set(filter: &Filter, name: &str) -> bool {
+    if filter.is_allowed_exactly(name) {
+        return true;
+    }
+    !super::filter::refused_from_project_dotenv(name) && !filter.is_blocked_explicitly(name)
+}
+
 /// Parse one dotenv file (never executed; references not expanded yet). `None` when it
 /// cannot be read.
 pub fn read_dotenv(path: &Path) -> Option<(Vec<super::dotenv::Entry>, usize)> {
@@ -157,8 +191,16 @@ impl Builder<'_> {
                 continue;
             };
             let mut names = Vec::new();
+            let project_file = is_project_dotenv(self.user, &path);
             for e in entries {
                 let k = e.key;
+                if project_file && !project_dotenv_may_set(&self.filter, &k) {
+                    self.out.dotenv_refused.push(DotenvRefused {
+                        path: path.clone(),
+                        name: k,
+                    });
+                    continue;
+                }
                 let mut v = String::new();
                 for seg in e.value {
                     match seg {

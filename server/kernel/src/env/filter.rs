@@ -36,6 +36,69 @@ pub const DEFAULT_BLOCK: &[&str] = &[
     "DOCKER_*",
 ];
 
+/// Variables that change how a program starts or finds its code (the dynamic loader,
+/// interpreter start-up hooks, the search path): a project's `.env` may not set them, unless
+/// the user's own `env.allow` names the variable exactly (issue 24). A cloned repository
+/// would otherwise run its code inside the user's own tools.
+pub const PROJECT_DOTENV_REFUSED: &[&str] = &[
+    "LD_*",
+    "DYLD_*",
+    "GCONV_PATH",
+    "GLIBC_TUNABLES",
+    "MALLOC_*",
+    "PATH",
+    "IFS",
+    "BASH_ENV",
+    "ENV",
+    "BASH_FUNC_*",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "PS4",
+    "PROMPT_COMMAND",
+    "PYTHONSTARTUP",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONUSERBASE",
+    "PYTHONINSPECT",
+    "PYTHONEXECUTABLE",
+    "PYTHONBREAKPOINT",
+    "VIRTUAL_ENV",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "NODE_REPL_EXTERNAL_MODULE",
+    "PERL5OPT",
+    "PERL5LIB",
+    "PERLLIB",
+    "PERL5DB",
+    "RUBYOPT",
+    "RUBYLIB",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+    "CLASSPATH",
+    "GIT_*",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "NODE_EXTRA_CA_CERTS",
+    "HOME",
+    "TMPDIR",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "KIWI_*",
+];
+
+static PROJECT_DOTENV_REFUSED_SET: LazyLock<Globs> = LazyLock::new(|| {
+    let (set, _) = Globs::new(PROJECT_DOTENV_REFUSED.iter().copied(), true);
+    set
+});
+
+/// Whether a project's `.env` may not set `name` ([`PROJECT_DOTENV_REFUSED`]).
+pub fn refused_from_project_dotenv(name: &str) -> bool {
+    PROJECT_DOTENV_REFUSED_SET.is_match(name)
+}
+
 static DEFAULT_BLOCK_SET: LazyLock<Globs> = LazyLock::new(|| {
     let (set, _) = Globs::new(DEFAULT_BLOCK.iter().copied(), true);
     set
@@ -64,6 +127,9 @@ fn eq_name(a: &str, b: &str) -> bool {
 pub struct Filter {
     allow_exact: Vec<String>,
     allow: Globs,
+    /// The project's `env.allow`, names and patterns: never over a block.
+    project_allow_exact: Vec<String>,
+    project_allow: Globs,
     block: Globs,
     /// `env.block` entries that are not valid globs: blocked as exact names (fail closed).
     block_literal: Vec<String>,
@@ -86,9 +152,25 @@ impl Filter {
             cfg!(windows),
         );
         let (block, block_literal) = Globs::new(config.block.iter().map(String::as_str), true);
+        let project_allow_exact = config
+            .project_allow
+            .iter()
+            .filter(|a| !is_pattern(a))
+            .cloned()
+            .collect();
+        let (project_allow, _) = Globs::new(
+            config
+                .project_allow
+                .iter()
+                .map(String::as_str)
+                .filter(|a| is_pattern(a)),
+            cfg!(windows),
+        );
         Filter {
             allow_exact,
             allow,
+            project_allow_exact,
+            project_allow,
             block,
             block_literal,
         }
@@ -109,7 +191,16 @@ impl Filter {
         DEFAULT_BLOCK_SET.is_match(name)
     }
 
-    /// Named exactly (not by a pattern) by `env.allow`.
+    /// Blocked by the user's or the project's `env.block` (not only by a default pattern).
+    pub fn is_blocked_explicitly(&self, name: &str) -> bool {
+        self.block.is_match(name)
+            || self
+                .block_literal
+                .iter()
+                .any(|b| b.eq_ignore_ascii_case(name))
+    }
+
+    /// Named exactly (not by a pattern) by the user's `env.allow`.
     pub fn is_allowed_exactly(&self, name: &str) -> bool {
         self.allow_exact.iter().any(|a| eq_name(a, name))
     }
@@ -119,10 +210,13 @@ impl Filter {
         DEFAULT_ALLOW_SET.is_match(name)
             || self.is_allowed_exactly(name)
             || self.allow.is_match(name)
+            || self.project_allow_exact.iter().any(|a| eq_name(a, name))
+            || self.project_allow.is_match(name)
     }
 
     /// Whether the server's variable `name` goes into the base environment: allowed and not
-    /// blocked, or named exactly by `env.allow`.
+    /// blocked, or named exactly by the user's `env.allow` (a project's never releases a
+    /// blocked variable).
     pub fn passes(&self, name: &str) -> bool {
         self.is_allowed_exactly(name) || (self.is_allowed(name) && !self.is_blocked(name))
     }

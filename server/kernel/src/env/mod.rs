@@ -23,7 +23,7 @@ pub mod spec;
 #[cfg(test)]
 mod tests;
 
-pub use build::{dotenv_files, DotenvBlocked, DotenvFile};
+pub use build::{dotenv_files, DotenvBlocked, DotenvFile, DotenvRefused};
 pub use check::default_var_name;
 pub use expand::{expand, is_valid_var_name, references, Expansion, VarRef};
 pub use filter::Filter;
@@ -128,8 +128,13 @@ impl Resolution {
 /// Filtering configuration (`env.allow` / `env.block` of the user's and project's config.yaml).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FilterConfig {
+    /// The user's `env.allow` (an exact name passes even a blocked variable).
     pub allow: Vec<String>,
+    /// `env.block` of both files (a project may narrow).
     pub block: Vec<String>,
+    /// The project's `env.allow`: it may add names the filter does not block, never
+    /// release a blocked one (issue 24: a project narrows, never widens).
+    pub project_allow: Vec<String>,
 }
 
 /// One link of a chain, as the environment builder sees it.
@@ -185,6 +190,8 @@ pub struct BuiltEnv {
     pub dotenv: Vec<DotenvFile>,
     /// Dotenv values that referenced a blocked variable (left unset: E411).
     pub dotenv_blocked: Vec<DotenvBlocked>,
+    /// Lines of a project's `.env` that were not applied.
+    pub dotenv_refused: Vec<DotenvRefused>,
 }
 
 /// Check an `ENV_CONFIG` value: E401-E406 (and E409 for references with no definition at

@@ -247,6 +247,10 @@ pub struct ExecutionSummary {
     pub reason: String,
     pub description: String,
     pub mode: preference::Mode,
+    /// What the project (a folder the user may have cloned) changed of this run, or was
+    /// refused: the user is told on every run (issue 24).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub project_notes: Vec<String>,
 }
 
 /// A plan as it may be shown: variable names, values only for what the chain itself

@@ -191,12 +191,14 @@ fn plan_inner(
             reason: c.reason.clone(),
             description: c.description.clone(),
             mode: c.preference.mode,
+            project_notes: project_notes(ws, tool, &built),
         },
         None => ExecutionSummary {
             environment: "local".to_string(),
             reason: "http_client runs in the kiwi process".to_string(),
             description: "the kiwi process".to_string(),
             mode: preference::of_tool(tool).mode,
+            project_notes: project_notes(ws, tool, &built),
         },
     };
     let mut summary = PlanSummary {
@@ -231,6 +233,33 @@ fn plan_inner(
         summary,
         secrets,
     })
+}
+
+/// What the project's files changed of a run of `tool`, or were refused (names only, never
+/// a value): its `config.yaml` settings the user is told about, the lines of its `.env` not
+/// applied, and, for a tool that is not the project's own, the variables its `.env` set.
+fn project_notes(ws: &Workspace, tool: &Item, built: &env::BuiltEnv) -> Vec<String> {
+    let mut notes: Vec<String> = ws
+        .config
+        .project_settings
+        .iter()
+        .map(|p| p.message.clone())
+        .collect();
+    notes.extend(built.dotenv_refused.iter().map(|r| r.message()));
+    if tool.space != crate::ids::Space::Project {
+        for f in &built.dotenv {
+            if f.path != ws.user.join(".env") && !f.names.is_empty() {
+                notes.push(format!(
+                    "{} (the project's, not yours) sets {} for `{}`, a tool of the {} space; add a name to env.block in your config.yaml to refuse it",
+                    f.path.display(),
+                    f.names.join(", "),
+                    tool.id,
+                    tool.space
+                ));
+            }
+        }
+    }
+    notes
 }
 
 /// Run a plan. The output (streamed and kept, its parsed JSON included) and any error

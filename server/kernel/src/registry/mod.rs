@@ -49,9 +49,11 @@ pub struct RegistryError {
 
 impl RegistryError {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        // Every message: no URL in it keeps its credentials (git and HTTP errors name it).
+        let message = message.into();
         RegistryError {
             kind,
-            message: message.into(),
+            message: crate::redact::urls(&message).into_owned(),
         }
     }
     pub fn hostile(message: impl Into<String>) -> Self {

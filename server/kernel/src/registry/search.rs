@@ -65,7 +65,7 @@ pub fn build(
                 },
                 id,
                 source: source_name(&e.name),
-                path: Some(PathBuf::from(&e.url)),
+                path: Some(PathBuf::from(crate::redact::urls(&e.url).as_ref())),
                 body,
             });
         }

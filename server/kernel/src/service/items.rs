@@ -91,9 +91,9 @@ impl Service {
             .map_err(at)?;
         let source = parse_source(a.source.as_deref(), &extra).map_err(at)?;
         check_id(t, &a.item_id).map_err(at)?;
-        session.check("load", t, Some(&a.item_id)).map_err(at)?;
         let project = self.project_for(a.project_path.as_deref()).map_err(at)?;
         if t == ItemType::System {
+            session.check("load", t, Some(&a.item_id)).map_err(at)?;
             if a.destination.is_some() {
                 return Err(at(OpError::new(
                     "read_only",
@@ -104,6 +104,7 @@ impl Service {
             return system_item(&a.item_id, &self.host, project.as_deref(), session).map_err(at);
         }
         let ws = self.workspace(a.project_path.as_deref()).map_err(at)?;
+        session.check_name(&ws, "load", t, &a.item_id).map_err(at)?;
         let item = find_needing_project(&ws, t, &a.item_id, source).map_err(at)?;
         match &a.destination {
             None => Ok(describe(&ws, &item)),

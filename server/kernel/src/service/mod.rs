@@ -234,7 +234,13 @@ impl Service {
                 v => v,
             };
             let s = session.lock().unwrap_or_else(|p| p.into_inner()).clone();
-            s.check(verb, t, Some(&a.item_id)).map_err(at)?;
+            // On every item the name can resolve to (a workspace that cannot be had runs
+            // nothing: the call fails below with its reason).
+            match self.workspace(a.project_path.as_deref()) {
+                Ok(ws) => s.check_name(&ws, verb, t, &a.item_id),
+                Err(_) => s.check(verb, t, Some(&a.item_id)),
+            }
+            .map_err(at)?;
         }
         let pp = a.project_path.as_deref();
         match (t, action) {

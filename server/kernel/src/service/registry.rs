@@ -146,7 +146,7 @@ impl Service {
                         "item_type": t.as_str(),
                         "id": id,
                         "source": registry::search::source_name(&e.name),
-                        "registry": e.url,
+                        "registry": crate::redact::urls(&e.url),
                         "commit": clone.commit,
                         "versions": v.list(),
                         "version": chosen.line.version,
@@ -171,12 +171,26 @@ impl Service {
             }
         };
         let ws = self.workspace(a.project_path.as_deref())?;
-        let verb = if ws.get(t, &id).is_some() && a.force {
-            "update"
-        } else {
-            "create"
+        // Every item the pull writes (the chain's too) is checked, before anything is
+        // written: `create`, or `update` for one it replaces.
+        let refused: std::cell::RefCell<Option<OpError>> = std::cell::RefCell::new(None);
+        let permit = |t: ItemType, id: &str, replaces: bool| {
+            let verb = if replaces && a.force {
+                "update"
+            } else {
+                "create"
+            };
+            session.check(verb, t, Some(id)).map_err(|e| {
+                let why = e.message.clone();
+                *refused.borrow_mut() = Some(e);
+                why
+            })
         };
-        session.check(verb, t, Some(&id))?;
+        if let Err(why) = permit(t, &id, ws.get(t, &id).is_some()) {
+            return Err(refused
+                .take()
+                .unwrap_or_else(|| OpError::new("permission_denied", why)));
+        }
         let project = self.project_for(a.project_path.as_deref())?;
         if to == ops::Destination::Project && project.is_none() {
             return Err(super::error::no_project(
@@ -195,8 +209,12 @@ impl Service {
             force: a.force,
             registry: only,
             require_signed: &policy,
+            permit: Some(&permit),
         })
-        .map_err(op_error)?;
+        .map_err(|e| match refused.take() {
+            Some(denied) => denied.with("nothing_written", json!(true)),
+            None => op_error(e),
+        })?;
         Ok(json!({"pulled": pulled}))
     }
 }

@@ -76,15 +76,11 @@ impl Service {
             e.at(Some("directive"), Some("run"), Some(id))
                 .redacted(&secrets)
         };
-        session
-            .check("load", ItemType::Directive, Some(id))
-            .map_err(at)?;
         let ws = self.workspace(None).map_err(at)?;
-        let item = find(&ws, ItemType::Directive, id, None).map_err(at)?;
-        // As for `load`: the item the id resolved to must be granted too.
         session
-            .check("load", ItemType::Directive, Some(&item.id))
+            .check_name(&ws, "load", ItemType::Directive, id)
             .map_err(at)?;
+        let item = find(&ws, ItemType::Directive, id, None).map_err(at)?;
         let Some(d) = item.directive() else {
             return Err(at(OpError::new(
                 "invalid_content",
@@ -229,8 +225,8 @@ impl Service {
         };
         let t = parse_type(t)?;
         check_id(t, id)?;
-        session.check("load", t, Some(id))?;
         if t == ItemType::System {
+            session.check("load", t, Some(id))?;
             let project = self.project_for(None)?;
             let v = system_item(id, &self.host, project.as_deref(), session)?;
             return Ok((
@@ -239,9 +235,8 @@ impl Service {
             ));
         }
         let ws = self.workspace(None)?;
+        session.check_name(&ws, "load", t, id)?;
         let item = find(&ws, t, id, None)?;
-        // As for `load`: the item the id resolved to must be granted too.
-        session.check("load", t, Some(&item.id))?;
         if let workspace::Parsed::Unreadable(d) = &item.parsed {
             return Err(OpError::new(
                 "invalid_item",

@@ -38,7 +38,19 @@ impl Session {
         self.stack.last()
     }
 
-    /// Whether the session may do `verb` on the item (`id: None` for a search).
+    /// Whether the session may do `verb` on what an agent named `name`: on every item the
+    /// name can resolve to in `ws` ([`Workspace::ids_named`]), and on the name itself (an
+    /// item about to be created). The one check for a name that came from a call: a bare
+    /// `deploy` is refused where `danger/deploy`, which it names, is denied (issue 24).
+    pub fn check_name(&self, ws: &Workspace, verb: &str, t: ItemType, name: &str) -> Res<()> {
+        for id in ws.ids_named(t, name) {
+            self.check(verb, t, Some(&id))?;
+        }
+        Ok(())
+    }
+
+    /// Whether the session may do `verb` on the item with id `id` (`None` for a search).
+    /// `id` is an item's own id; a name from a call goes through [`Session::check_name`].
     pub fn check(&self, verb: &str, t: ItemType, id: Option<&str>) -> Res<()> {
         if self.stack.is_empty() && GRANTED_ONLY.contains(&verb) {
             let cap = cap_string(verb, t, id);

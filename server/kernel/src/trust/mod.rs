@@ -51,6 +51,9 @@ pub enum TrustError {
     BadKey { what: String, reason: String },
     /// A key to untrust that is not in the trust store.
     NotTrusted { fingerprint: String },
+    /// An argument that is not a fingerprint (a key pasted by mistake): never echoed, only
+    /// its length is said.
+    NotAFingerprint { chars: usize },
     Io {
         path: PathBuf,
         error: std::io::Error,
@@ -84,6 +87,10 @@ impl fmt::Display for TrustError {
             TrustError::NotTrusted { fingerprint } => {
                 write!(f, "no trusted key has the fingerprint {fingerprint}")
             }
+            TrustError::NotAFingerprint { chars } => write!(
+                f,
+                "that is not a fingerprint ({chars} characters, not shown: it may be a key); a fingerprint is 32 hex digits, or rye-os's 16 (`kiwi keys list` shows them)"
+            ),
             TrustError::Io { path, error } => write!(f, "{}: {error}", path.display()),
         }
     }
@@ -518,8 +525,15 @@ impl TrustStore {
     /// Stop trusting a key: remove every file of the store that holds it (by kiwi's or
     /// rye-os's fingerprint). Returns the files removed.
     pub fn untrust(user_space: &Path, fingerprint: &str) -> Result<Vec<PathBuf>, TrustError> {
-        let store = Self::load(user_space)?;
         let fp = fingerprint.trim().to_ascii_lowercase();
+        // Only a fingerprint is ever shown back: anything else (a private key pasted by
+        // mistake) is refused unseen.
+        if fp.is_empty() || fp.len() > 64 || !fp.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(TrustError::NotAFingerprint {
+                chars: fingerprint.chars().count(),
+            });
+        }
+        let store = Self::load(user_space)?;
         let mut removed = Vec::new();
         for k in store.keys() {
             if k.fingerprint == fp || k.rye_fingerprint == fp {

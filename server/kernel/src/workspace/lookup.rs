@@ -119,6 +119,37 @@ impl Workspace {
         }
     }
 
+    /// Every id `reference` can name: the reference itself, and each id [`Workspace::find`]
+    /// could resolve it to under any space restriction a call may pass (a bare name names
+    /// the id that ends with it in a space where no item has the exact id). A permission
+    /// check covers all of them, so no other name of an item gets round a deny on it
+    /// (issue 24). A superset is safe: it can only refuse more.
+    pub fn ids_named(&self, item_type: ItemType, reference: &str) -> Vec<String> {
+        let mut out = vec![reference.to_string()];
+        if reference.contains('/') || ids::validate_id(reference).is_err() {
+            return out;
+        }
+        let Some(bare) = self.by_bare.get(&(item_type, reference.to_string())) else {
+            return out;
+        };
+        let exact: Vec<Space> = self
+            .all_with_id(item_type, reference)
+            .iter()
+            .map(|i| i.space)
+            .collect();
+        for id in bare {
+            if id != reference
+                && self
+                    .all_with_id(item_type, id)
+                    .iter()
+                    .any(|i| !exact.contains(&i.space))
+            {
+                out.push(id.clone());
+            }
+        }
+        out
+    }
+
     /// The ids closest to a reference that names nothing, best first.
     pub fn suggest(
         &self,

@@ -487,3 +487,64 @@ fn named_pipes_as_item_files_are_refused_not_waited_for() {
     healthy(&mut p);
     p.close();
 }
+
+/// Issue 24, item 15: a request too large (64 MiB) or nested too deep (100,000 levels, in its
+/// params or as a whole) gets a JSON-RPC error with its id, within a bound (it was dropped,
+/// and the client waited forever); the server keeps serving. Positive control: a 10 MB
+/// argument still reaches the tool (refused by its own limit, with a message).
+#[test]
+fn a_request_too_large_or_too_deep_gets_an_error_reply() {
+    let pr = project();
+    let mut p = common::mcp(&pr.root, &pr.user);
+    healthy(&mut p);
+    let bound = Duration::from_secs(60);
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":7001,"method":"tools/call","params":{{"name":"search","arguments":{{"item_type":"tool","query":"{}"}}}}}}"#,
+        "x".repeat(64 << 20)
+    );
+    p.write_raw(format!("{big}\n").as_bytes());
+    drop(big);
+    let r = p.answer(&json!(7001), bound);
+    assert!(rpc_error(&r).contains("at most"), "{r}");
+    healthy(&mut p);
+    // The id after the params: found all the same.
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"search","arguments":{{"item_type":"tool","query":"{}"}}}},"id":"late"}}"#,
+        "y".repeat(40 << 20)
+    );
+    p.write_raw(format!("{big}\n").as_bytes());
+    drop(big);
+    let r = p.answer(&json!("late"), bound);
+    assert!(rpc_error(&r).contains("at most"), "{r}");
+    healthy(&mut p);
+    let n = 100_000;
+    let deep_params = format!(
+        r#"{{"jsonrpc":"2.0","id":7002,"method":"tools/call","params":{{"name":"search","arguments":{{"item_type":"tool","query":"x","deep":{}}}}}}}"#,
+        deep(n, "[", "]")
+    );
+    p.write_raw(format!("{deep_params}\n").as_bytes());
+    let r = p.answer(&json!(7002), bound);
+    assert!(rpc_error(&r).contains("deep"), "{r}");
+    healthy(&mut p);
+    let deep_end = format!(
+        r#"{{"jsonrpc":"2.0","method":"tools/list","params":{{"x":{}}},"id":7003}}"#,
+        deep(n, "{\"a\":", "}")
+    );
+    p.write_raw(format!("{deep_end}\n").as_bytes());
+    let r = p.answer(&json!(7003), bound);
+    assert!(rpc_error(&r).contains("deep"), "{r}");
+    healthy(&mut p);
+    // Positive control: 10 MB reaches the tool, which says its own limit.
+    let r = p.call(
+        "search",
+        json!({"item_type": "tool", "query": "x ".repeat(5 << 20)}),
+    );
+    assert!(
+        tool_error(&r).contains("at most"),
+        "{}",
+        &r.to_string()[..300]
+    );
+    healthy(&mut p);
+    p.assert_no_panic();
+    p.close();
+}

@@ -935,6 +935,141 @@ fn registry_pulls_into_the_user_space_are_pinned_in_its_lockfile() {
     );
 }
 
+/// Issue 24, item 2: a pull under a directive is checked on every item it writes. Granted
+/// `tool x/*`, a pull of `x/evil` that would also write its chain's `zz/runner` is refused
+/// with nothing written; the positive control: granted `zz/*` too, the same pull writes both.
+#[test]
+fn registry_a_pull_under_a_directive_writes_only_granted_items() {
+    use crate::common::{mcp_with_env, Proc};
+    use serde_json::json;
+    let tmp = tempfile::tempdir().unwrap();
+    let alice = User::new(tmp.path(), "alice");
+    let bob = User::new(tmp.path(), "bob");
+    let reg = tmp.path().join("reg.git");
+    alice.ok(&["registry", "new", reg.to_str().unwrap(), "--bare"]);
+    let url = format!("file://{}", reg.display());
+    alice.keys();
+    alice.write("tools/zz/runner.py", RUNTIME);
+    alice.write(
+        "tools/x/evil.py",
+        &WORD_COUNT.replace("runtimes/python_runtime", "zz/runner"),
+    );
+    alice.ok(&["registry", "add", "team", &url]);
+    alice.ok(&["publish", "tool/zz/runner", "--registry", "team"]);
+    alice.ok(&["publish", "tool/x/evil", "--registry", "team"]);
+    bob.ok(&["registry", "add", "team", &url]);
+    let directive = |name: &str, ids: &[&str]| {
+        let grants: String = ids
+            .iter()
+            .map(|id| format!("      <execute resource=\"kiwi\" action=\"*\" item_type=\"tool\" id=\"{id}\"/>\n"))
+            .collect();
+        format!("# {name}\n\n```xml\n<directive name=\"{name}\" version=\"1.0.0\">\n  <metadata>\n    <description>Pull tools</description>\n    <category>test</category>\n    <author>tests</author>\n    <permissions>\n{grants}    </permissions>\n  </metadata>\n  <process>\n    <step name=\"s\">\n      <description>Pull</description>\n    </step>\n  </process>\n</directive>\n```\n")
+    };
+    bob.write("directives/narrow.md", &directive("narrow", &["x/*"]));
+    bob.write("directives/wide.md", &directive("wide", &["x/*", "zz/*"]));
+    let mut p = mcp_with_env(
+        &bob.project,
+        &bob.space,
+        &[
+            ("HOME", bob.home.to_str().unwrap()),
+            ("GIT_CONFIG_NOSYSTEM", "1"),
+        ],
+    );
+    let start = |p: &mut Proc, id: &str| {
+        let r = p.call(
+            "execute",
+            json!({"item_type": "directive", "action": "run", "item_id": id}),
+        );
+        assert_ne!(r["isError"], json!(true), "{r}");
+    };
+    let pull = json!({"item_type": "tool", "item_id": "x/evil", "source": "registry", "destination": "project"});
+    start(&mut p, "narrow");
+    let r = p.call("load", pull.clone());
+    assert_eq!(r["isError"], json!(true), "{r}");
+    assert_eq!(Proc::structured(&r)["error"], "permission_denied", "{r}");
+    assert!(r.to_string().contains("zz/runner"), "{r}");
+    assert!(bob.read("tools/zz/runner.py").is_none(), "{r}");
+    assert!(bob.read("tools/x/evil.py").is_none(), "{r}");
+    assert!(bob.read("kiwi.lock").is_none(), "{r}");
+    // Positive control.
+    let r = p.call(
+        "execute",
+        json!({"item_type": "directive", "action": "done", "item_id": "narrow"}),
+    );
+    assert_ne!(r["isError"], json!(true), "{r}");
+    start(&mut p, "wide");
+    let r = p.call("load", pull);
+    assert_ne!(r["isError"], json!(true), "{r}");
+    assert_eq!(bob.read("tools/zz/runner.py").unwrap(), RUNTIME);
+    assert!(bob.read("tools/x/evil.py").is_some());
+    p.assert_no_panic();
+    p.close();
+}
+
+/// Issue 24, item 11: a token in a registry URL (`sparse+http://ci:glpat-…@host/`) is used to
+/// fetch, and never written into `.ai/kiwi.lock` nor shown by `registry add`/`list`, `pull`,
+/// `verify`, `search` or an MCP answer. Positive control: the pull works, and the lock names
+/// the registry by its URL without the credentials.
+#[test]
+fn registry_a_token_in_the_url_is_never_stored_or_shown() {
+    use crate::common::{mcp_with_env, Proc};
+    use serde_json::json;
+    let tmp = tempfile::tempdir().unwrap();
+    let (reg, _maint, user) = published_registry(tmp.path());
+    let http = StaticHttp::start(&reg);
+    let token = "glpat-SeCrEt0123456789";
+    let url = format!("sparse+http://ci:{token}@127.0.0.1:{}/", http.port);
+    let clean = format!("sparse+http://127.0.0.1:{}/", http.port);
+    let mut shown = vec![
+        user.ok(&["registry", "add", "web", &url]),
+        user.ok(&["registry", "list"]),
+        user.ok(&["registry", "list", "--json"]),
+        user.ok(&[
+            "search",
+            "count words",
+            "--source",
+            "registry:web",
+            "--json",
+        ]),
+        user.ok(&["pull", "tool/text/word_count"]),
+    ];
+    assert_eq!(user.read("tools/text/word_count.py").unwrap(), WORD_COUNT);
+    shown.push(user.ok(&["pull", "tool/text/word_count", "--force", "--json"]));
+    let v = user.kiwi(&["verify"]);
+    shown.push(String::from_utf8_lossy(&v.stdout).into_owned());
+    shown.push(String::from_utf8_lossy(&v.stderr).into_owned());
+    let lock_text = user.read("kiwi.lock").unwrap();
+    let lock = user.lock();
+    assert_eq!(lock.get("tool", "text/word_count").unwrap().registry, clean);
+    shown.push(lock_text);
+    let mut p = mcp_with_env(
+        &user.project,
+        &user.space,
+        &[("HOME", user.home.to_str().unwrap())],
+    );
+    let r = p.call(
+        "load",
+        json!({"item_type": "tool", "item_id": "text/word_count", "source": "registry:web"}),
+    );
+    assert_ne!(r["isError"], json!(true), "{r}");
+    assert_eq!(Proc::structured(&r)["registry"], clean.as_str(), "{r}");
+    shown.push(r.to_string());
+    let r = p.call(
+        "search",
+        json!({"item_type": "tool", "query": "count words", "source": "registry"}),
+    );
+    shown.push(r.to_string());
+    p.close();
+    // An error that names the URL: the server is gone.
+    drop(http);
+    let out = user.kiwi(&["registry", "update", "web"]);
+    shown.push(String::from_utf8_lossy(&out.stderr).into_owned());
+    for s in &shown {
+        assert!(!s.contains(token), "the token leaked: {s}");
+        assert!(!s.contains("glpat-"), "the token leaked: {s}");
+    }
+}
+
 /// Issue 26, 10: an MCP `load` (and `search`) from a sparse registry answers: before, every
 /// call panicked in sparse.rs ("Cannot start a runtime from within a runtime"), found or not.
 #[test]

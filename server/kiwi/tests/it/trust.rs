@@ -617,3 +617,41 @@ fn lsp_reports_a_missing_locked_item_on_the_lockfile() {
     p.notify("exit", Json::Null);
     p.close();
 }
+
+/// Issue 24, item 16: `keys untrust` with a private key pasted by mistake (its PEM, or its
+/// one-line base64) does not echo it. Positive control: a fingerprint that is trusted by
+/// no one is still named in the error.
+#[test]
+fn untrust_never_echoes_what_is_not_a_fingerprint() {
+    let w = World::new();
+    w.run("alice", &["keys", "new"]).ok();
+    let private = w.user("alice").join("keys").join("private_key.pem");
+    let private = if private.is_file() {
+        private
+    } else {
+        std::fs::read_dir(w.user("alice").join("keys"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains("PRIVATE")))
+            .expect("the private key file")
+    };
+    let pem = std::fs::read_to_string(&private).unwrap();
+    let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
+    for pasted in [
+        pem.as_str(),
+        body.as_str(),
+        "ssh-ed25519 AAAAsecretish\u{1b}]52;c;x\u{7}",
+    ] {
+        let out = w.run("bob", &["keys", "untrust", pasted]);
+        assert_eq!(out.code(), 2, "{}", out.all());
+        let all = out.all();
+        assert!(!all.contains(&body[4..30]), "echoed the key: {all}");
+        assert!(!all.contains("AAAAsecretish"), "echoed: {all}");
+        assert!(!all.contains('\u{1b}'), "echoed: {all}");
+        assert!(all.contains("not a fingerprint"), "{all}");
+    }
+    let out = w.run("bob", &["keys", "untrust", "00ff00ff00ff00ff"]);
+    assert_eq!(out.code(), 2);
+    assert!(out.stderr().contains("00ff00ff00ff00ff"), "{}", out.all());
+}

@@ -88,6 +88,7 @@ fn base_is_filtered() {
     let f = FilterConfig {
         allow: vec!["GITHUB_TOKEN".into(), "EDITOR".into(), "*_PASSWORD".into()],
         block: vec![],
+        ..Default::default()
     };
     let b = w.build(&f, &[]);
     assert_eq!(
@@ -274,11 +275,25 @@ fn interpreter_uses_the_path_being_built() {
         r#"{"interpreter": {"type": "system_binary", "binary": "deno", "var": "KIWI_DENO"}}"#,
         "",
     )]);
+    // A project's `.env` may not rewrite PATH (issue 24): refused, and said...
     let b = w.build(&FilterConfig::default(), &f.links());
+    assert_ne!(
+        b.vars.get("KIWI_DENO").map(String::as_str),
+        other.join("deno").to_str()
+    );
+    assert_eq!(b.dotenv_refused.len(), 1, "{:?}", b.dotenv_refused);
+    assert_eq!(b.dotenv_refused[0].name, "PATH");
+    // ...unless the user's own `env.allow` names it: then the resolution sees it.
+    let allow = FilterConfig {
+        allow: vec!["PATH".into()],
+        ..Default::default()
+    };
+    let b = w.build(&allow, &f.links());
     assert_eq!(
         b.vars.get("KIWI_DENO").map(String::as_str),
         other.join("deno").to_str()
     );
+    assert!(b.dotenv_refused.is_empty());
 }
 
 #[test]
@@ -350,6 +365,7 @@ fn a_user_block_pattern_is_named_in_e410() {
     let filter = FilterConfig {
         allow: vec![],
         block: vec!["EDIT*".into()],
+        ..Default::default()
     };
     let b = w.build(&filter, &f.links());
     assert_eq!(

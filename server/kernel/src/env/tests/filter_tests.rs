@@ -9,6 +9,7 @@ fn cfg(allow: &[&str], block: &[&str]) -> FilterConfig {
     FilterConfig {
         allow: allow.iter().map(|s| s.to_string()).collect(),
         block: block.iter().map(|s| s.to_string()).collect(),
+        ..Default::default()
     }
 }
 

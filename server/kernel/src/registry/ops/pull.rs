@@ -32,7 +32,14 @@ pub struct PullArgs<'a> {
     pub registry: Option<&'a str>,
     /// `trust.require_signed` of the configuration.
     pub require_signed: &'a crate::config::RequireSigned,
+    /// Asked for every item the pull would write (its chain's too), before anything is
+    /// written: its type, id and whether it replaces an item of the workspace; an `Err`
+    /// (why) refuses the whole pull. An agent's session checks its permissions here.
+    pub permit: Option<&'a Permit<'a>>,
 }
+
+/// See [`PullArgs::permit`].
+pub type Permit<'a> = dyn Fn(ItemType, &str, bool) -> std::result::Result<(), String> + 'a;
 
 /// One item a pull wrote.
 #[derive(Debug, Clone, Serialize)]
@@ -189,6 +196,19 @@ pub fn pull(a: &PullArgs) -> Result<Vec<PulledItem>> {
             verdict,
         });
     }
+    // Every item written is permitted, before anything is.
+    if let Some(permit) = a.permit {
+        for p in &plan {
+            let t = p.line.item_type();
+            let replaces = a.ws.is_some_and(|ws| ws.get(t, &p.line.id).is_some());
+            permit(t, &p.line.id, replaces).map_err(|why| {
+                RegistryError::new(
+                    ErrorKind::Untrusted,
+                    format!("{why} ({}); nothing was written", p.reason),
+                )
+            })?;
+        }
+    }
     // Nothing is overwritten without force; and one id is one file.
     for p in &plan {
         for t in &p.targets {
@@ -275,7 +295,7 @@ pub fn pull(a: &PullArgs) -> Result<Vec<PulledItem>> {
             item_type: l.item_type.clone(),
             id: l.id.clone(),
             version: l.version.clone(),
-            registry: p.clone.url.clone(),
+            registry: crate::redact::urls(&p.clone.url).into_owned(),
             commit: p.clone.commit.clone(),
             digest: l.digest.clone(),
             signer: l.signer.clone().unwrap_or_default(),
@@ -302,7 +322,7 @@ pub fn pull(a: &PullArgs) -> Result<Vec<PulledItem>> {
             id: p.line.id.clone(),
             version: p.line.version.clone(),
             registry: p.clone.name.clone(),
-            url: p.clone.url.clone(),
+            url: crate::redact::urls(&p.clone.url).into_owned(),
             commit: p.clone.commit.clone(),
             digest: p.line.digest.clone(),
             signer: p.line.signer.clone(),

@@ -55,7 +55,7 @@ pub(super) fn transact(
                 let commit = git::rev_parse(&clone.dir, "HEAD")?;
                 return Ok(Committed {
                     registry: entry.name.clone(),
-                    url: entry.url.clone(),
+                    url: crate::redact::urls(&entry.url).into_owned(),
                     commit,
                     attempts: attempt,
                 });
