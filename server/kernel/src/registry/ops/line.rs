@@ -146,6 +146,8 @@ pub fn line_for(
         published_at: crate::trust::now_rfc3339(),
         yanked: false,
     };
+    format::check_own_files(&line, item.item_type, &item.id)
+        .map_err(|e| RegistryError::invalid(format!("{}; nothing was published", e.message)))?;
     let mut line = line;
     line.digest = format::line_digest(&line, &files);
     Ok((line, files))
