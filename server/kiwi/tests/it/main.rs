@@ -5,6 +5,7 @@ mod common;
 mod hostile_lsp;
 mod hostile_mcp;
 mod hostile_procs;
+mod hostile_registry;
 mod javascript;
 mod lookup_errors;
 mod mcp_cli;
