@@ -6,6 +6,7 @@ mod hostile_lsp;
 mod hostile_mcp;
 mod hostile_procs;
 mod hostile_registry;
+mod hostile_sandbox;
 mod javascript;
 mod lookup_errors;
 mod mcp_cli;
