@@ -173,6 +173,17 @@ pub struct IndexLine {
     pub published_at: String,
     #[serde(default)]
     pub yanked: bool,
+    /// A yank (or un-yank) line of a signed version: the fingerprint of the key that signed
+    /// the record, the time, and the Ed25519 signature over `kiwi-yank-v1` (type, id,
+    /// version, digest, the state it sets, the time, the signer:
+    /// [`crate::registry::ops::yank_bytes`]). Absent on a version's first line and on the
+    /// yank lines of older kiwis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub yank_signer: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub yank_signature: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub yanked_at: Option<String>,
 }
 
 impl IndexLine {
@@ -457,7 +468,12 @@ impl ItemVersions {
                             line.digest
                         )));
                     }
-                    v.yanked = line.yanked;
+                    // A change of state counts when the version's signer signed it; an
+                    // unsigned yank still withholds the version (older indexes stay
+                    // readable), an unsigned un-yank of a signed version never counts.
+                    if line.yanked != v.yanked && super::ops::yank_counts(&v.line, &line) {
+                        v.yanked = line.yanked;
+                    }
                 }
                 None => out.versions.push(VersionEntry {
                     version,
@@ -643,6 +659,9 @@ mod tests {
             signed_at: None,
             published_at: "2026-11-24T07:00:00Z".into(),
             yanked: false,
+            yank_signer: None,
+            yank_signature: None,
+            yanked_at: None,
         }
     }
     const D1: &str = "sha256:1111111111111111111111111111111111111111111111111111111111111111";

@@ -399,3 +399,99 @@ fn hostile_registry_nothing_is_written_or_read_through_a_symlinked_folder() {
         e.state(&ai)
     );
 }
+
+/// Item 9: the `yanked` flag is covered by a signature. Someone with push access and no key
+/// appends a line that un-yanks a signed version (a vulnerable one, yanked by its
+/// publisher): the version stays yanked, under `require_signed` too. Positive controls: the
+/// publisher's yank (signed) is honored; an old-style unsigned yank still withholds.
+#[test]
+fn hostile_registry_an_unsigned_unyank_of_a_signed_version_does_not_count() {
+    let tmp = tempfile::tempdir().unwrap();
+    let maint = User::new(tmp.path(), "maintainer");
+    let user = User::new(tmp.path(), "user");
+    let reg = tmp.path().join("reg");
+    maint.ok(&["registry", "new", reg.to_str().unwrap(), "--name", "team"]);
+    maint.ok(&["registry", "add", "team", reg.to_str().unwrap()]);
+    let keys = maint.keys();
+    user.trust(&keys);
+    for v in ["1.0.0", "1.1.0"] {
+        maint.write("tools/text/word_count.py", &WORD_COUNT.replace("1.0.0", v));
+        maint.ok(&["publish", "tool/text/word_count", "--registry", "team"]);
+    }
+    maint.ok(&["yank", "tool/text/word_count@1.1.0"]);
+    let index = reg.join("index/tool/text/word_count.jsonl");
+    let text = std::fs::read_to_string(&index).unwrap();
+    let yank: Json = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(yank["yanked"], true, "{yank}");
+    assert_eq!(
+        yank["yank_signer"].as_str(),
+        Some(keys.fingerprint().as_str()),
+        "kiwi yank signs the record: {yank}"
+    );
+
+    // Positive control: the signed yank is honored.
+    user.append_config("trust:\n  require_signed: true\n");
+    user.ok(&["registry", "add", "team", reg.to_str().unwrap()]);
+    let err = user.refused(&["pull", "tool/text/word_count@1.1.0"]);
+    assert!(err.contains("yanked"), "{err}");
+    user.ok(&["registry", "remove", "team"]);
+
+    // The attack: the yank line copied with `yanked: false` (its signature, if any, kept).
+    let mut unyank = yank.clone();
+    unyank["yanked"] = false.into();
+    std::fs::write(&index, format!("{text}{unyank}\n")).unwrap();
+    commit_all(&reg, "un-yank");
+    let mut bare = yank.clone();
+    bare["yanked"] = false.into();
+    for k in ["yank_signer", "yank_signature", "yanked_at"] {
+        if let Some(o) = bare.as_object_mut() {
+            o.remove(k);
+        }
+    }
+    let with_bare = format!("{text}{bare}\n");
+    for (what, content) in [
+        ("copied signature", None),
+        ("no signature", Some(with_bare)),
+    ] {
+        if let Some(c) = content {
+            std::fs::write(&index, c).unwrap();
+            commit_all(&reg, what);
+        }
+        let _ = user.kiwi(&["registry", "remove", "team"]);
+        user.ok(&["registry", "add", "team", reg.to_str().unwrap()]);
+        let out = user.kiwi(&["pull", "tool/text/word_count", "--force"]);
+        let lock = user.lock();
+        let pinned = lock
+            .get("tool", "text/word_count")
+            .map(|e| e.version.clone());
+        assert_ne!(
+            pinned.as_deref(),
+            Some("1.1.0"),
+            "{what}: the un-yanked version was pulled: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert!(
+            out.status.success(),
+            "{what}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(pinned.as_deref(), Some("1.0.0"), "{what}");
+        let err = user.refused(&["pull", "tool/text/word_count@1.1.0", "--force"]);
+        assert!(err.contains("yanked"), "{what}: {err}");
+    }
+
+    // Positive control: an un-yank signed by the version's own key counts.
+    let mut line: kiwi_kernel::registry::format::IndexLine =
+        serde_json::from_value(yank.clone()).unwrap();
+    line.yanked = false;
+    kiwi_kernel::registry::ops::sign_yank(&maint.space, &mut line).unwrap();
+    std::fs::write(&index, format!("{text}{}", line.to_json_line())).unwrap();
+    commit_all(&reg, "signed un-yank");
+    user.ok(&["registry", "remove", "team"]);
+    user.ok(&["registry", "add", "team", reg.to_str().unwrap()]);
+    user.ok(&["pull", "tool/text/word_count@1.1.0", "--force"]);
+    assert_eq!(
+        user.lock().get("tool", "text/word_count").unwrap().version,
+        "1.1.0"
+    );
+}
