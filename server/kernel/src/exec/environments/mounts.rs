@@ -8,8 +8,9 @@
 //! - the user space is readable but its `keys/` folder (the private signing key) is hidden
 //!   behind an empty read-only folder: never readable;
 //! - with the network off, host Unix sockets do not answer: the sandbox hides `/run` (and
-//!   `/var/run`), the host's `XDG_RUNTIME_DIR`, the ssh-agent socket (`SSH_AUTH_SOCK`) and
-//!   the D-Bus session socket; `/tmp` is private. (A socket elsewhere, in the project or
+//!   `/var/run`); the sandbox and the host-root container hide the host's
+//!   `XDG_RUNTIME_DIR`, the ssh-agent socket (`SSH_AUTH_SOCK`) and the D-Bus session
+//!   socket; `/tmp` is private. (A socket elsewhere, in the project or
 //!   in a folder kiwi is not told of, still answers: see the README's security table.)
 
 use super::{Setup, HOST_ROOT_IMAGE};
@@ -60,25 +61,30 @@ fn m(path: impl Into<PathBuf>, access: Access, why: &str) -> Mount {
     }
 }
 
-/// Where host Unix sockets live that a tool must not reach with the network off: `/run`
-/// (system D-Bus, podman, docker, systemd), `/var/run` when it is a folder of its own, the
-/// host's `XDG_RUNTIME_DIR`, and the sockets the host's environment names (`SSH_AUTH_SOCK`,
-/// `DBUS_SESSION_BUS_ADDRESS=unix:path=…`). Only paths that exist; none below `/tmp`
-/// (private anyway) or below another of them.
-fn socket_places(setup: &Setup) -> Vec<PathBuf> {
+/// Where host Unix sockets live that a tool must not reach with the network off: in the
+/// sandbox `/run` (system D-Bus, podman, docker, systemd) and `/var/run` when it is a folder
+/// of its own (a container has its own `/run`, where podman puts `.containerenv`; the host's
+/// `/run` is not bound there); and the host's `XDG_RUNTIME_DIR` and the sockets the host's
+/// environment names (`SSH_AUTH_SOCK`, `DBUS_SESSION_BUS_ADDRESS=unix:path=…`). Only paths
+/// that exist; none below `/tmp` (private anyway) or below another of them.
+fn socket_places(setup: &Setup, sandbox: bool) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
     let mut add = |p: PathBuf| {
-        let covered = p.starts_with("/tmp") || out.iter().any(|o| p.starts_with(o));
+        let covered = p.starts_with("/tmp")
+            || (!sandbox && p.starts_with("/run"))
+            || out.iter().any(|o| p.starts_with(o));
         if p.is_absolute() && !covered && p.symlink_metadata().is_ok() {
             out.push(p);
         }
     };
-    add(PathBuf::from("/run"));
-    if Path::new("/var/run")
-        .symlink_metadata()
-        .is_ok_and(|m| m.is_dir())
-    {
-        add(PathBuf::from("/var/run"));
+    if sandbox {
+        add(PathBuf::from("/run"));
+        if Path::new("/var/run")
+            .symlink_metadata()
+            .is_ok_and(|m| m.is_dir())
+        {
+            add(PathBuf::from("/var/run"));
+        }
     }
     for name in ["XDG_RUNTIME_DIR", "SSH_AUTH_SOCK"] {
         if let Some(v) = setup.host.get(name).filter(|v| !v.is_empty()) {
@@ -168,7 +174,7 @@ pub fn plan(environment: &str, setup: &Setup) -> Vec<Mount> {
             .into_iter()
             .flatten()
             .collect();
-        for p in socket_places(setup) {
+        for p in socket_places(setup, environment == "sandbox") {
             if bound.iter().any(|b| b.starts_with(&p)) {
                 continue;
             }
