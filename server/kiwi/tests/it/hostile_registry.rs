@@ -352,6 +352,42 @@ fn hostile_registry_a_registry_that_never_answers_is_bounded_and_ends_with_kiwi(
     if !left.is_empty() {
         kill_all(&format!("git outlived kiwi: {left:?}"));
     }
+
+    // 3. The same under `kiwi mcp`: a load from the registry waits on git's clone; the client goes
+    //    away (stdin closed): the server ends, and git with it.
+    std::fs::write(
+        user.space.join("config.yaml"),
+        format!("registries:\n  slow:\n    url: \"{url}\"\n"),
+    )
+    .unwrap();
+    let mut p = crate::common::mcp_with_env(
+        &user.project,
+        &user.space,
+        &[
+            ("HOME", user.home.to_str().unwrap()),
+            ("GIT_CONFIG_NOSYSTEM", "1"),
+            ("KIWI_GIT_TIMEOUT", "600"),
+        ],
+    );
+    let id = p.fresh_id();
+    p.send(&serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "load", "arguments": {"item_type": "tool", "item_id": "x", "source": "registry"}}}));
+    let started = Instant::now();
+    while processes_with(&needle).is_empty() {
+        if started.elapsed() > Duration::from_secs(20) {
+            kill_all("git never started under kiwi mcp");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let status = p.close();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !processes_with(&needle).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left = processes_with(&needle);
+    if !left.is_empty() {
+        kill_all(&format!("git outlived kiwi mcp ({status:?}): {left:?}"));
+    }
     drop(silent);
     // Positive control (git still works through the bounded runner): every other registry
     // test, e.g. the one below.
