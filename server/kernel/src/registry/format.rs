@@ -176,7 +176,7 @@ pub struct IndexLine {
     /// A yank (or un-yank) line of a signed version: the fingerprint of the key that signed
     /// the record, the time, and the Ed25519 signature over `kiwi-yank-v1` (type, id,
     /// version, digest, the state it sets, the time, the signer:
-    /// [`crate::registry::ops::yank_bytes`]). Absent on a version's first line and on the
+    /// [`yank_bytes`]). Absent on a version's first line and on the
     /// yank lines of older kiwis.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub yank_signer: Option<String>,
@@ -419,6 +419,61 @@ pub fn check_own_files(line: &IndexLine, item_type: ItemType, id: &str) -> Resul
     Ok(())
 }
 
+/// The bytes a yank (or un-yank) record's signature covers: its own domain
+/// (`kiwi-yank-v1`, never an item's envelope) and the state it sets, so that a yank's
+/// signature cannot be replayed as an un-yank, nor an item's as a yank. Each field is
+/// `name:<len>:<value>\n`, as in [`crate::trust::Envelope::canonical_bytes`].
+pub fn yank_bytes(line: &IndexLine, signed_at: &str, signer: &str) -> Vec<u8> {
+    let mut out = b"kiwi-yank-v1\n".to_vec();
+    let state = if line.yanked { "true" } else { "false" };
+    for (name, value) in [
+        ("type", line.item_type.as_str()),
+        ("id", line.id.as_str()),
+        ("version", line.version.as_str()),
+        ("digest", line.digest.as_str()),
+        ("yanked", state),
+        ("signed_at", signed_at),
+        ("signer", signer),
+    ] {
+        out.extend_from_slice(format!("{name}:{}:{value}\n", value.len()).as_bytes());
+    }
+    out
+}
+
+/// Whether `change`, a later line of the version first published as `version`, changes its
+/// yanked state: always for an unsigned version (whoever can push can publish it anyway);
+/// for a signed one, when the record is signed by the version's own key (verified like the
+/// item: that key's fingerprint is the signer's), or when it yanks (a yank only withholds a
+/// version: the unsigned yanks of older indexes keep counting). An unsigned or forged
+/// un-yank of a signed version never counts.
+pub fn yank_counts(version: &IndexLine, change: &IndexLine) -> bool {
+    let (Some(signer), Some(key)) = (version.signer.as_deref(), version.public_key.as_deref())
+    else {
+        return true;
+    };
+    change.yanked || signed_by(key, signer, change)
+}
+
+fn signed_by(key: &str, signer: &str, change: &IndexLine) -> bool {
+    use ed25519_dalek::Verifier as _;
+    let (Some(by), Some(sig), Some(at)) = (
+        change.yank_signer.as_deref(),
+        change.yank_signature.as_deref(),
+        change.yanked_at.as_deref(),
+    ) else {
+        return false;
+    };
+    let (Ok(key), Some(sig)) = (
+        crate::trust::parse_public_key(key),
+        crate::trust::parse_signature(sig),
+    ) else {
+        return false;
+    };
+    by == signer
+        && crate::trust::fingerprint_of(&key) == signer
+        && key.verify(&yank_bytes(change, at, by), &sig).is_ok()
+}
+
 /// The versions of one item, from its index file: each version with its first line (what
 /// was published) and whether its last line yanks it.
 #[derive(Debug, Clone, Default)]
@@ -471,7 +526,7 @@ impl ItemVersions {
                     // A change of state counts when the version's signer signed it; an
                     // unsigned yank still withholds the version (older indexes stay
                     // readable), an unsigned un-yank of a signed version never counts.
-                    if line.yanked != v.yanked && super::ops::yank_counts(&v.line, &line) {
+                    if line.yanked != v.yanked && yank_counts(&v.line, &line) {
                         v.yanked = line.yanked;
                     }
                 }

@@ -32,27 +32,6 @@ pub fn sign(user_space: &Path, line: &mut IndexLine) -> Result<()> {
     Ok(())
 }
 
-/// The bytes a yank (or un-yank) record's signature covers: its own domain
-/// (`kiwi-yank-v1`, never an item's envelope) and the state it sets, so that a yank's
-/// signature cannot be replayed as an un-yank, nor an item's as a yank. Each field is
-/// `name:<len>:<value>\n`, as in [`crate::trust::Envelope::canonical_bytes`].
-pub fn yank_bytes(line: &IndexLine, signed_at: &str, signer: &str) -> Vec<u8> {
-    let mut out = b"kiwi-yank-v1\n".to_vec();
-    let state = if line.yanked { "true" } else { "false" };
-    for (name, value) in [
-        ("type", line.item_type.as_str()),
-        ("id", line.id.as_str()),
-        ("version", line.version.as_str()),
-        ("digest", line.digest.as_str()),
-        ("yanked", state),
-        ("signed_at", signed_at),
-        ("signer", signer),
-    ] {
-        out.extend_from_slice(format!("{name}:{}:{value}\n", value.len()).as_bytes());
-    }
-    out
-}
-
 /// Sign a yank line (its `yanked` state as it is) with the user's key.
 pub fn sign_yank(user_space: &Path, line: &mut IndexLine) -> Result<()> {
     let keys = crate::trust::Keys::load(user_space).map_err(|e| {
@@ -63,46 +42,12 @@ pub fn sign_yank(user_space: &Path, line: &mut IndexLine) -> Result<()> {
     })?;
     let at = crate::trust::now_rfc3339();
     let signer = keys.fingerprint();
-    let sig = keys.sign_bytes(&yank_bytes(line, &at, &signer));
+    let sig = keys.sign_bytes(&crate::registry::format::yank_bytes(line, &at, &signer));
     use base64::Engine as _;
     line.yank_signature = Some(base64::engine::general_purpose::STANDARD.encode(sig.to_bytes()));
     line.yank_signer = Some(signer);
     line.yanked_at = Some(at);
     Ok(())
-}
-
-/// Whether `change`, a later line of the version first published as `version`, changes its
-/// yanked state: always for an unsigned version (whoever can push can publish it anyway);
-/// for a signed one, when the record is signed by the version's own key (verified like the
-/// item: that key's fingerprint is the signer's), or when it yanks (a yank only withholds a
-/// version: the unsigned yanks of older indexes keep counting). An unsigned or forged
-/// un-yank of a signed version never counts.
-pub fn yank_counts(version: &IndexLine, change: &IndexLine) -> bool {
-    let (Some(signer), Some(key)) = (version.signer.as_deref(), version.public_key.as_deref())
-    else {
-        return true;
-    };
-    change.yanked || signed_by(key, signer, change)
-}
-
-fn signed_by(key: &str, signer: &str, change: &IndexLine) -> bool {
-    use ed25519_dalek::Verifier as _;
-    let (Some(by), Some(sig), Some(at)) = (
-        change.yank_signer.as_deref(),
-        change.yank_signature.as_deref(),
-        change.yanked_at.as_deref(),
-    ) else {
-        return false;
-    };
-    let (Ok(key), Some(sig)) = (
-        crate::trust::parse_public_key(key),
-        crate::trust::parse_signature(sig),
-    ) else {
-        return false;
-    };
-    by == signer
-        && crate::trust::fingerprint_of(&key) == signer
-        && key.verify(&yank_bytes(change, at, by), &sig).is_ok()
 }
 
 /// The envelope a line's signature covers, when it is signed.
