@@ -204,6 +204,14 @@ while pid >= 1:
 print("memscan-done")
 """
 
+REACH_SH = r"""# Issue 24, item 7: $1 the tool's own folder, $2 the user space. What the tool can do.
+if ( : > "$1/planted-by-reach" ) 2>/dev/null; then echo tool_dir_write=yes; else echo tool_dir_write=no; fi
+if cat "$2/keys/private_key.pem" > /dev/null 2>&1; then echo key_read=yes; else echo key_read=no; fi
+if cat "$2/knowledge/reach-note.md" > /dev/null 2>&1; then echo user_read=yes; else echo user_read=no; fi
+if ( : > "$PWD/reach-wrote" ) 2>/dev/null; then echo project_write=yes; else echo project_write=no; fi
+"""
+
+
 def yaml_tool(desc, env_block, config):
     return (
         f'version: "1.0.0"\ntool_type: bash\nexecutor_id: subprocess\ncategory: hostile\n'
@@ -229,11 +237,19 @@ def make_project(tmp: Path, marker: str) -> Path:
     (h / "killsup.sh").write_text(KILLSUP_SH)
     (h / "good.sh").write_text("echo good-ran\n")
     (h / "memscan.pyscript").write_text(MEMSCAN_PY)
+    (h / "reach.sh").write_text(REACH_SH)
+    # The user space's private key (a stand-in) and a plain file of it.
+    (tmp / "user" / "keys").mkdir(parents=True, exist_ok=True)
+    (tmp / "user" / "keys" / "private_key.pem").write_text("reach-private-key\n")
+    (tmp / "user" / "knowledge").mkdir(parents=True, exist_ok=True)
+    (tmp / "user" / "knowledge" / "reach-note.md").write_text("note\n")
     for env, block in ENVS.items():
         t = lambda name, desc, cfg: (h / f"{name}_{env}.yaml").write_text(yaml_tool(desc, block, cfg))  # noqa: E731
         t("exfil", "Read kiwi's environment",
           f'  command: sh\n  args: ["{{tool_dir}}/exfil.sh", "exfil-{env}"]\n  timeout: 60\n'
           f'  env:\n    NAMED: "${{{PASSED[0]}}}"\n')
+        t("reach", "What the tool can read and write",
+          f'  command: sh\n  args: ["{{tool_dir}}/reach.sh", "{{tool_dir}}", "{tmp / "user"}"]\n  timeout: 60\n')
         t("memscan", "Read the memory of every ancestor",
           f'  command: python3\n  args: ["{{tool_dir}}/memscan.pyscript", "memscan-{env}.txt"]\n  timeout: 120\n')
         t("json", "A JSON answer holding a secret",
@@ -489,6 +505,24 @@ async def env_probes(s: Suite, api, proj: Path, tmp: Path, env: str):
         assert f"PLAIN={PLAIN}" in out, out
         assert "LD_PRELOAD" in json.dumps(v["result"]["execution"].get("project_notes", [])), v
 
+    async def reach():
+        # Issue 24, item 7: in the sandbox and a container the tool's own folder is read-only
+        # and the user space's private key is never readable. Positive controls: the project
+        # is writable and the rest of the user space readable there; on the host (local)
+        # the same tool can do all four, so the probe is not vacuous.
+        planted = proj / ".ai" / "tools" / "h" / "planted-by-reach"
+        planted.unlink(missing_ok=True)
+        r, v = await call(s, api, "execute", run_args(f"h/reach_{env}"))
+        assert not r.is_error, v
+        got = dict(l.split("=", 1) for l in v["result"]["stdout"].split() if "=" in l)
+        assert got.get("project_write") == "yes" and got.get("user_read") == "yes", got
+        if env == "local":
+            assert got.get("tool_dir_write") == "yes" and got.get("key_read") == "yes", got
+        else:
+            assert got.get("tool_dir_write") == "no" and not planted.exists(), got
+            assert got.get("key_read") == "no", got
+        planted.unlink(missing_ok=True)
+
     async def dry_runs():
         for t in ["exfil", "json", "boundary"]:
             r, v = await call(s, api, "execute", run_args(f"h/{t}_{env}", dry_run=True))
@@ -502,6 +536,7 @@ async def env_probes(s: Suite, api, proj: Path, tmp: Path, env: str):
         ("binary output carried exactly", binary),
         ("symlinked sidecar script refused, a real one runs", sidecar),
         ("a project .env cannot set LD_PRELOAD, PYTHONSTARTUP, BASH_ENV (plain values arrive)", dotenv_refused),
+        ("the tool's folder read-only and keys/ hidden (sandbox, container); the project writable", reach),
         ("dry runs", dry_runs),
         ("kill -9 $PPID from the tool leaves no child behind", kills_its_supervisor),
     ]:

@@ -57,6 +57,9 @@ fn line(i: usize, version: &str) -> (IndexLine, String) {
         signed_at: None,
         published_at: "2026-11-24T00:00:00Z".into(),
         yanked: false,
+        yank_signer: None,
+        yank_signature: None,
+        yanked_at: None,
     };
     l.digest = format::line_digest(&l, &[(name, text.clone().into_bytes())]);
     (l, text)

@@ -31,6 +31,43 @@ impl std::fmt::Display for WriteError {
 
 impl std::error::Error for WriteError {}
 
+/// Whether writing `path` stays inside `root` with no link in the way: `path` lies below
+/// `root` through plain names only (no `..`, no `.`), and no component of it that exists —
+/// `root` excluded, every folder below it and the file itself — is a symbolic link (a folder
+/// that does not exist yet will be created as a plain folder). Checked BEFORE anything is
+/// created: a symlinked folder is refused, not followed and found out afterwards.
+pub fn check_unlinked(root: &Path, path: &Path) -> Result<(), String> {
+    let rel = path
+        .strip_prefix(root)
+        .map_err(|_| format!("{} is not inside {}", path.display(), root.display()))?;
+    if rel.as_os_str().is_empty() {
+        return Err(format!("{} is the folder itself", path.display()));
+    }
+    let mut p = root.to_path_buf();
+    for c in rel.components() {
+        let Component::Normal(name) = c else {
+            return Err(format!(
+                "{} climbs out of {} (`..` or `.`)",
+                path.display(),
+                root.display()
+            ));
+        };
+        p.push(name);
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(format!(
+                    "{} is a symbolic link; kiwi writes and reads nothing through links",
+                    p.display()
+                ))
+            }
+            Ok(_) => {}
+            // Not there yet: nothing below it exists either.
+            Err(_) => break,
+        }
+    }
+    Ok(())
+}
+
 /// Write a file atomically (a temporary file in the same folder, then a rename), refusing a
 /// target outside `root` (through `..` or a symlinked folder) and an existing file unless
 /// `force`. On failure the target is untouched and no temporary file is left.
@@ -83,6 +120,11 @@ pub fn write_atomic(
     let parent = target
         .parent()
         .ok_or_else(|| err(WriteErrorKind::Refused, "no parent folder".into()))?;
+    // No folder is created through a link: the whole path is checked first.
+    if target.starts_with(root) {
+        check_unlinked(root, target)
+            .map_err(|e| err(WriteErrorKind::Refused, format!("refused: {e}")))?;
+    }
     std::fs::create_dir_all(root).map_err(io)?;
     // Create the folders one by one, refusing any that resolves outside the space.
     std::fs::create_dir_all(parent).map_err(io)?;

@@ -300,8 +300,9 @@ impl LockEntry {
     }
 
     /// The digest of the entry's files as they are now under `space_ai` (the `.ai/` folder
-    /// they were written to), or the files that are missing. A file that is a symlink, or that
-    /// resolves outside `space_ai`, counts as missing: kiwi never reads through links here.
+    /// they were written to), or the files that are missing. A file reached through a
+    /// symlink (the file itself or any folder between `space_ai` and it) counts as missing:
+    /// kiwi never reads through links here.
     pub fn current_digest(&self, space_ai: &Path) -> Result<String, Vec<String>> {
         let mut files = Vec::with_capacity(self.files.len());
         let mut missing = Vec::new();
@@ -311,8 +312,12 @@ impl LockEntry {
                 continue;
             }
             let p = space_ai.join(rel);
+            if !crate::ids::inside_without_links(space_ai, &p) {
+                missing.push(rel.clone());
+                continue;
+            }
             match std::fs::symlink_metadata(&p) {
-                Ok(m) if m.file_type().is_file() => match std::fs::read(&p) {
+                Ok(m) if m.file_type().is_file() => match crate::ids::read_regular(&p) {
                     Ok(b) => files.push((rel.clone(), b)),
                     Err(_) => missing.push(rel.clone()),
                 },

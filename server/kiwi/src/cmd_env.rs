@@ -242,12 +242,26 @@ pub fn run(reference: &str, project: Option<&Path>, as_json: bool) -> Result<Exi
         }
         match &execution {
             None => {}
-            Some(Ok(c)) => println!(
-                "\nexecution: {} — {} ({})",
-                c["environment"].as_str().unwrap_or("?"),
-                c["description"].as_str().unwrap_or(""),
-                c["reason"].as_str().unwrap_or("")
-            ),
+            Some(Ok(c)) => {
+                println!(
+                    "\nexecution: {} — {} ({})",
+                    c["environment"].as_str().unwrap_or("?"),
+                    c["description"].as_str().unwrap_or(""),
+                    c["reason"].as_str().unwrap_or("")
+                );
+                // The mount plan: what the tool can read, write and reach.
+                if let Ok(mounts) = serde_json::from_value::<
+                    Vec<kiwi_kernel::exec::environments::mounts::Mount>,
+                >(c["mounts"].clone())
+                {
+                    if !mounts.is_empty() {
+                        println!("mounts:");
+                        for line in kiwi_kernel::exec::environments::mounts::describe(&mounts) {
+                            println!("  {line}");
+                        }
+                    }
+                }
+            }
             Some(Err(e)) => println!(
                 "\nexecution: cannot run here: {}",
                 secrets.redact(&e.message)

@@ -20,6 +20,7 @@ use crate::tool::Field;
 use crate::value::{Value, ValueKind};
 use crate::workspace::{Item, Workspace};
 use serde::Serialize;
+use std::path::Path;
 use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -213,6 +214,8 @@ pub struct Choice {
     /// the container CLI's variables).
     #[serde(skip)]
     pub setup: Setup,
+    /// What the run exposes: each path, its access, why ([`environments::mounts::plan`]).
+    pub mounts: Vec<environments::mounts::Mount>,
 }
 
 impl Choice {
@@ -231,19 +234,13 @@ impl Choice {
 /// The setup of a run of `tool` in `ws`: the project read-write, the user space and the
 /// tool's folder read-only, the server's PATH to find bwrap and the container CLIs.
 pub fn setup_for(ws: &Workspace, tool: &Item, pref: &Preference) -> Setup {
-    let mut read_only = vec![ws.user.clone()];
-    if !tool.is_builtin() {
-        if let Some(dir) = tool.tool_path().parent() {
-            let inside = ws.project.as_ref().is_some_and(|p| dir.starts_with(p))
-                || dir.starts_with(&ws.user);
-            if !inside {
-                read_only.push(dir.to_path_buf());
-            }
-        }
-    }
+    let tool_dir = (!tool.is_builtin())
+        .then(|| tool.tool_path().parent().map(Path::to_path_buf))
+        .flatten();
     Setup {
         project: ws.project.clone(),
-        read_only,
+        user: Some(ws.user.clone()),
+        tool_dir,
         network: pref.network,
         image: pref
             .image
@@ -264,12 +261,14 @@ pub fn choose(ws: &Workspace, tool: &Item, asked: Option<&str>) -> Result<Choice
     let unavailable = |msg: String| ExecError::new(ErrorKind::Unavailable, msg);
     let make = |environment: &'static str, reason: String, setup: Setup| {
         let description = describe(environment, &setup);
+        let mounts = environments::mounts::plan(environment, &setup);
         Ok(Choice {
             environment,
             reason,
             description,
             preference: pref.clone(),
             setup,
+            mounts,
         })
     };
     if let Some(asked) = asked {

@@ -219,6 +219,89 @@ pub async fn stop_all(bound: Duration) -> bool {
     }
 }
 
+/// What [`run_blocking`] saw: the status (`None` when the time limit ended the command),
+/// and the first bytes of stdout and stderr.
+#[derive(Debug)]
+pub struct BlockingOutput {
+    pub status: Option<std::process::ExitStatus>,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+/// Run a short command of kiwi's own (git, a probe) synchronously, held as a tool's run is:
+/// on Linux under the per-run supervisor ([`super::supervisor`]), so that when it outlives
+/// `timeout`, or when kiwi dies (even by SIGKILL), every process it started is killed;
+/// elsewhere in a process group of its own, killed on timeout. stdin is `/dev/null`; at most
+/// `max_output` bytes of stdout and of stderr are kept (the rest is drained). Nothing kiwi
+/// starts waits forever.
+pub fn run_blocking(
+    mut cmd: std::process::Command,
+    timeout: Duration,
+    max_output: u64,
+) -> std::io::Result<BlockingOutput> {
+    use std::io::Read;
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    #[cfg(target_os = "linux")]
+    let pending = super::supervisor::install(&mut cmd, None, Isolation::Subreaper)?;
+    let spawned = cmd.spawn();
+    #[cfg(target_os = "linux")]
+    let mut control = pending.spawned();
+    let mut child = spawned?;
+    let drain = |s: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut kept = Vec::new();
+            if let Some(mut s) = s {
+                let _ = s.by_ref().take(max_output).read_to_end(&mut kept);
+                let _ = std::io::copy(&mut s, &mut std::io::sink());
+            }
+            kept
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+    );
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    let status = match rx.recv_timeout(timeout) {
+        Ok(s) => Some(s?),
+        Err(_) => {
+            #[cfg(target_os = "linux")]
+            control.kill();
+            #[cfg(unix)]
+            // SAFETY: signals the command's own process group.
+            unsafe {
+                libc::kill(-(pid as i32), libc::SIGKILL);
+            }
+            let _ = rx.recv();
+            None
+        }
+    };
+    let _ = waiter.join();
+    #[cfg(target_os = "linux")]
+    drop(control);
+    Ok(BlockingOutput {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    })
+}
+
 /// Resolve the program: a bare name is looked up on the `PATH` of the environment, a
 /// relative path is taken from `cwd`.
 pub fn resolve_program(spec: &ProcessSpec) -> Result<PathBuf, ExecError> {
@@ -440,12 +523,13 @@ async fn run_supervised(
     #[cfg(not(unix))]
     cmd.kill_on_drop(true);
     #[cfg(target_os = "linux")]
-    let pending = super::supervisor::install(&mut cmd, cleanup, isolation).map_err(|e| {
-        ExecError::new(
-            ErrorKind::Spawn,
-            format!("cannot prepare the run's supervisor: {e}"),
-        )
-    })?;
+    let pending =
+        super::supervisor::install(cmd.as_std_mut(), cleanup, isolation).map_err(|e| {
+            ExecError::new(
+                ErrorKind::Spawn,
+                format!("cannot prepare the run's supervisor: {e}"),
+            )
+        })?;
     #[cfg(not(target_os = "linux"))]
     let _ = (cleanup, isolation);
     if SHUTDOWN.is_cancelled() {

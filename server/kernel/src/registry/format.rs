@@ -14,6 +14,12 @@ pub const MAX_FILE_BYTES: u64 = 1 << 20;
 pub const MAX_INDEX_BYTES: u64 = 16 << 20;
 /// The most files one version of an item may have.
 pub const MAX_FILES: usize = 64;
+/// The most bytes a registry's tree may hold: what a clone checks out, or a sparse mirror
+/// writes, is refused above it before anything is written (one blob repeated many times
+/// makes a small repository that checks out to gigabytes).
+pub const MAX_TREE_BYTES: u64 = 256 << 20;
+/// The most files a registry's tree may hold (checked out, or mirrored).
+pub const MAX_TREE_FILES: usize = 100_000;
 /// The file at the root of every registry.
 pub const REGISTRY_TOML: &str = "kiwi-registry.toml";
 
@@ -167,6 +173,17 @@ pub struct IndexLine {
     pub published_at: String,
     #[serde(default)]
     pub yanked: bool,
+    /// A yank (or un-yank) line of a signed version: the fingerprint of the key that signed
+    /// the record, the time, and the Ed25519 signature over `kiwi-yank-v1` (type, id,
+    /// version, digest, the state it sets, the time, the signer:
+    /// [`yank_bytes`]). Absent on a version's first line and on the
+    /// yank lines of older kiwis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub yank_signer: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub yank_signature: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub yanked_at: Option<String>,
 }
 
 impl IndexLine {
@@ -325,7 +342,136 @@ pub fn check_line(line: &IndexLine, item_type: ItemType, id: &str) -> Result<sem
             )));
         }
     }
+    check_own_files(line, item_type, id)?;
     Ok(version)
+}
+
+/// How a file of an item is read by kiwi: as the item itself, or as a YAML tool's script.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum OwnFile {
+    Item,
+    /// A YAML tool's script (Python, JavaScript, shell): its code, digested and shown with it.
+    Script,
+}
+
+/// What kiwi makes of a file named `name` in the folder of `item_type`/`id`: `None` when it
+/// is not a file of that item (another item's file, a subfolder, bytecode, a file kiwi
+/// never reads or checks).
+fn own_file(item_type: ItemType, id: &str, name: &str) -> Option<OwnFile> {
+    let base = id.rsplit('/').next().unwrap_or(id);
+    let ext = name.strip_prefix(base)?.strip_prefix('.')?;
+    match item_type {
+        ItemType::Directive | ItemType::Knowledge => (ext == "md").then_some(OwnFile::Item),
+        ItemType::Tool => match ext {
+            "py" | "yaml" | "yml" => Some(OwnFile::Item),
+            "sh" => Some(OwnFile::Script),
+            e if crate::tool::is_javascript_extension(e) => Some(OwnFile::Item),
+            _ => None,
+        },
+        ItemType::System => None,
+    }
+}
+
+/// An item's files are its own files only, exactly as a space holds one item: its file
+/// (`<name>.<ext>`, `<name>` the last segment of its id, an extension kiwi reads as an item
+/// of its type) and, for a YAML tool, its script (`<name>.py`, `.js`, `.sh`, ...), directly
+/// in its folder. Anything else — another item's file (`runtimes/python_runtime.py`), a
+/// subfolder, bytecode (`__pycache__/*.pyc`, `<name>.pyc`), a file kiwi never checks — is
+/// refused here, when the index line is read: before anything is written.
+pub fn check_own_files(line: &IndexLine, item_type: ItemType, id: &str) -> Result<()> {
+    let label = format!("{}/{}@{}", item_type, id, line.version);
+    let mut yaml = 0;
+    let mut code = 0;
+    for f in &line.files {
+        let refuse = || {
+            RegistryError::hostile(format!(
+                "{label}: `{}` is not a file of {}/{} (an item's files are its own: `{}.<ext>` in its folder, an extension kiwi reads and checks)",
+                f.path.escape_debug(),
+                item_type,
+                id,
+                id.rsplit('/').next().unwrap_or(id)
+            ))
+        };
+        if f.path.contains('/') {
+            return Err(refuse());
+        }
+        match own_file(item_type, id, &f.path).ok_or_else(refuse)? {
+            OwnFile::Item if f.path.ends_with(".yaml") || f.path.ends_with(".yml") => yaml += 1,
+            OwnFile::Item | OwnFile::Script => code += 1,
+        }
+    }
+    // One item: one file, or a YAML tool and its one script.
+    let one_item = match (yaml, code) {
+        (0, 1) => !line.files[0].path.ends_with(".sh"),
+        (1, 0) | (1, 1) => true,
+        _ => false,
+    };
+    if !one_item {
+        return Err(RegistryError::hostile(format!(
+            "{label}: its files ({}) are not one item (one file, or a YAML tool and its script)",
+            line.files
+                .iter()
+                .map(|f| f.path.escape_debug().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// The bytes a yank (or un-yank) record's signature covers: its own domain
+/// (`kiwi-yank-v1`, never an item's envelope) and the state it sets, so that a yank's
+/// signature cannot be replayed as an un-yank, nor an item's as a yank. Each field is
+/// `name:<len>:<value>\n`, as in [`crate::trust::Envelope::canonical_bytes`].
+pub fn yank_bytes(line: &IndexLine, signed_at: &str, signer: &str) -> Vec<u8> {
+    let mut out = b"kiwi-yank-v1\n".to_vec();
+    let state = if line.yanked { "true" } else { "false" };
+    for (name, value) in [
+        ("type", line.item_type.as_str()),
+        ("id", line.id.as_str()),
+        ("version", line.version.as_str()),
+        ("digest", line.digest.as_str()),
+        ("yanked", state),
+        ("signed_at", signed_at),
+        ("signer", signer),
+    ] {
+        out.extend_from_slice(format!("{name}:{}:{value}\n", value.len()).as_bytes());
+    }
+    out
+}
+
+/// Whether `change`, a later line of the version first published as `version`, changes its
+/// yanked state: always for an unsigned version (whoever can push can publish it anyway);
+/// for a signed one, when the record is signed by the version's own key (verified like the
+/// item: that key's fingerprint is the signer's), or when it yanks (a yank only withholds a
+/// version: the unsigned yanks of older indexes keep counting). An unsigned or forged
+/// un-yank of a signed version never counts.
+pub fn yank_counts(version: &IndexLine, change: &IndexLine) -> bool {
+    let (Some(signer), Some(key)) = (version.signer.as_deref(), version.public_key.as_deref())
+    else {
+        return true;
+    };
+    change.yanked || signed_by(key, signer, change)
+}
+
+fn signed_by(key: &str, signer: &str, change: &IndexLine) -> bool {
+    use ed25519_dalek::Verifier as _;
+    let (Some(by), Some(sig), Some(at)) = (
+        change.yank_signer.as_deref(),
+        change.yank_signature.as_deref(),
+        change.yanked_at.as_deref(),
+    ) else {
+        return false;
+    };
+    let (Ok(key), Some(sig)) = (
+        crate::trust::parse_public_key(key),
+        crate::trust::parse_signature(sig),
+    ) else {
+        return false;
+    };
+    by == signer
+        && crate::trust::fingerprint_of(&key) == signer
+        && key.verify(&yank_bytes(change, at, by), &sig).is_ok()
 }
 
 /// The versions of one item, from its index file: each version with its first line (what
@@ -377,7 +523,12 @@ impl ItemVersions {
                             line.digest
                         )));
                     }
-                    v.yanked = line.yanked;
+                    // A change of state counts when the version's signer signed it; an
+                    // unsigned yank still withholds the version (older indexes stay
+                    // readable), an unsigned un-yank of a signed version never counts.
+                    if line.yanked != v.yanked && yank_counts(&v.line, &line) {
+                        v.yanked = line.yanked;
+                    }
                 }
                 None => out.versions.push(VersionEntry {
                     version,
@@ -563,6 +714,9 @@ mod tests {
             signed_at: None,
             published_at: "2026-11-24T07:00:00Z".into(),
             yanked: false,
+            yank_signer: None,
+            yank_signature: None,
+            yanked_at: None,
         }
     }
     const D1: &str = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
@@ -638,6 +792,27 @@ mod tests {
             ("bad digest", Box::new(|l| l.digest = "md5:00".into())),
             ("no files", Box::new(|l| l.files.clear())),
             ("bad sha", Box::new(|l| l.files[0].sha256 = "zz".into())),
+            (
+                "another item's file",
+                Box::new(|l| l.files[0].path = "runtimes/python_runtime.py".into()),
+            ),
+            ("bytecode", Box::new(|l| l.files[0].path = "wc.pyc".into())),
+            (
+                "pycache",
+                Box::new(|l| l.files[0].path = "__pycache__/wc.cpython-312.pyc".into()),
+            ),
+            (
+                "another name",
+                Box::new(|l| l.files[0].path = "other.py".into()),
+            ),
+            (
+                "two items",
+                Box::new(|l| {
+                    let mut f = l.files[0].clone();
+                    f.path = "wc.js".into();
+                    l.files.push(f);
+                }),
+            ),
         ];
         for (what, f) in cases {
             let mut l = line("1.0.0", D1);
@@ -648,6 +823,12 @@ mod tests {
             );
         }
         assert!(ItemVersions::parse("{not json", ItemType::Tool, "text/wc").is_err());
+        // A YAML tool and its script are one item.
+        let mut l = line("1.0.0", D1);
+        let mut f = l.files[0].clone();
+        f.path = "wc.yaml".into();
+        l.files.push(f);
+        assert!(ItemVersions::parse(&l.to_json_line(), ItemType::Tool, "text/wc").is_ok());
         for bad in ["../x", "/x", "a/../b", "a\\b", ".hidden", "-x", "a b"] {
             assert!(check_id(bad).is_err(), "{bad}");
         }

@@ -2,11 +2,31 @@
 //! proxies and URL rewrites work as they do for any clone. Never a prompt
 //! (`GIT_TERMINAL_PROMPT=0`, stdin closed): a registry that needs a password the credential
 //! helper does not have fails with git's own message.
+//!
+//! Every git command is bounded in time ([`timeout`]) and held like a tool's run
+//! ([`crate::exec::process::run_blocking`]): a registry that never answers ends in an error,
+//! and no git (nor its `git-remote-http`, `ssh`) outlives kiwi.
 
 use super::{ErrorKind, RegistryError, Result};
 use std::ffi::OsStr;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+/// How long one git command may take: `KIWI_GIT_TIMEOUT` (seconds) when set to a positive
+/// number, else 300 s.
+pub fn timeout() -> Duration {
+    std::env::var("KIWI_GIT_TIMEOUT")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|n| *n > 0)
+        .map(Duration::from_secs)
+        .unwrap_or(Duration::from_secs(300))
+}
+
+/// The most output kept of one git command (a tree listing, a blob: both are capped far
+/// below this by the registry's own caps).
+const MAX_OUTPUT: u64 = 256 << 20;
 
 fn command(dir: Option<&Path>) -> Command {
     let mut c = Command::new("git");
@@ -22,20 +42,40 @@ fn command(dir: Option<&Path>) -> Command {
         "core.hooksPath=/dev/null",
     ])
     .env("GIT_TERMINAL_PROMPT", "0")
-    .env("LC_ALL", "C")
-    .stdin(Stdio::null())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
+    .env("LC_ALL", "C");
     c
 }
 
 /// Run git; the raw output, whatever its status.
 pub fn output<S: AsRef<OsStr>>(dir: Option<&Path>, args: &[S]) -> Result<Output> {
-    command(dir).args(args).output().map_err(|e| {
+    let mut cmd = command(dir);
+    cmd.args(args);
+    let limit = timeout();
+    let out = crate::exec::process::run_blocking(cmd, limit, MAX_OUTPUT).map_err(|e| {
         RegistryError::new(
             ErrorKind::Git,
             format!("cannot run `git` ({e}); registries need git installed and on PATH"),
         )
+    })?;
+    let Some(status) = out.status else {
+        let what: Vec<String> = args
+            .iter()
+            .take(2)
+            .map(|a| a.as_ref().to_string_lossy().into_owned())
+            .collect();
+        return Err(RegistryError::new(
+            ErrorKind::Git,
+            format!(
+                "git {} did not finish within {} s (the registry does not answer?); it was stopped (KIWI_GIT_TIMEOUT sets the limit)",
+                what.join(" "),
+                limit.as_secs()
+            ),
+        ));
+    };
+    Ok(Output {
+        status,
+        stdout: out.stdout,
+        stderr: out.stderr,
     })
 }
 

@@ -203,7 +203,18 @@ pub fn update(entry: &RegistryEntry, dir: &Path) -> Result<Updated> {
         write(&tmp, format::REGISTRY_TOML, &toml_bytes)?;
         write(&tmp, NAMES, &names_bytes)?;
         let names = String::from_utf8_lossy(&names_bytes).into_owned();
+        // What the mirror holds is capped as a clone's checkout is (format::MAX_TREE_*).
+        let mut total = (toml_bytes.len() + names_bytes.len()) as u64;
+        let mut count = 2usize;
         for name in names.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            count += 1;
+            if count > format::MAX_TREE_FILES {
+                return Err(RegistryError::hostile(format!(
+                    "registry `{}` names more than {} items, above the cap: refused, nothing changed",
+                    entry.name,
+                    format::MAX_TREE_FILES
+                )));
+            }
             let rel = format!("index/{name}.jsonl");
             let Some((t, id)) = format::index_file_item(&rel)? else {
                 return Err(RegistryError::hostile(format!(
@@ -227,6 +238,14 @@ pub fn update(entry: &RegistryEntry, dir: &Path) -> Result<Updated> {
                 if old_v.get(&v.version).is_none() {
                     new_versions.push(v.line.label());
                 }
+            }
+            total += bytes.len() as u64;
+            if total > format::MAX_TREE_BYTES {
+                return Err(RegistryError::hostile(format!(
+                    "registry `{}`'s indexes add up to more than the cap of {} bytes: refused, nothing changed",
+                    entry.name,
+                    format::MAX_TREE_BYTES
+                )));
             }
             state.update(&bytes);
             write(&tmp, &rel, &bytes)?;

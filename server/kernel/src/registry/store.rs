@@ -64,6 +64,20 @@ pub fn normalize_url(url: &str) -> Result<String> {
 /// Check every entry of a commit's tree; its files' paths.
 fn check_tree(dir: &Path, commit: &str) -> Result<std::collections::HashSet<String>> {
     let entries = git::ls_tree(dir, commit)?;
+    let files = entries.iter().filter(|e| e.mode != "040000").count();
+    if files > format::MAX_TREE_FILES {
+        return Err(RegistryError::hostile(format!(
+            "the registry holds {files} files, above the cap of {} files: refused, nothing was checked out",
+            format::MAX_TREE_FILES
+        )));
+    }
+    let bytes: u64 = entries.iter().filter_map(|e| e.size).sum();
+    if bytes > format::MAX_TREE_BYTES {
+        return Err(RegistryError::hostile(format!(
+            "the registry's files add up to {bytes} bytes, above the cap of {} bytes: refused, nothing was checked out",
+            format::MAX_TREE_BYTES
+        )));
+    }
     let mut has_toml = false;
     for e in &entries {
         format::check_relative("a path in the registry", &e.path)?;

@@ -58,7 +58,8 @@ impl Project {
     fn setup(&self) -> Setup {
         Setup {
             project: Some(self.project()),
-            read_only: vec![self.dir.path().join("user")],
+            user: Some(self.dir.path().join("user")),
+            tool_dir: None,
             network: false,
             image: None,
             target: None,

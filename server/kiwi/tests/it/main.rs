@@ -8,6 +8,8 @@ mod hostile_perms;
 mod hostile_procs;
 mod hostile_project;
 mod hostile_terminal;
+mod hostile_registry;
+mod hostile_sandbox;
 mod javascript;
 mod lookup_errors;
 mod mcp_cli;

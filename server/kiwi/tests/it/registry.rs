@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const WORD_COUNT: &str = r#""""Count words."""
+pub(crate) const WORD_COUNT: &str = r#""""Count words."""
 
 __version__ = "1.0.0"
 __tool_type__ = "python"
@@ -33,7 +33,7 @@ if __name__ == "__main__":
     main()
 "#;
 
-const RUNTIME: &str = r#""""A team runtime."""
+pub(crate) const RUNTIME: &str = r#""""A team runtime."""
 
 __version__ = "2.0.0"
 __tool_type__ = "runtime"
@@ -49,14 +49,14 @@ CONFIG = {"command": "${KIWI_PYTHON}", "args": ["{tool_path}", "--params", "{par
 "#;
 
 /// One person: a home, a user space, a project.
-struct User {
-    home: PathBuf,
-    space: PathBuf,
-    project: PathBuf,
+pub(crate) struct User {
+    pub(crate) home: PathBuf,
+    pub(crate) space: PathBuf,
+    pub(crate) project: PathBuf,
 }
 
 impl User {
-    fn new(root: &Path, name: &str) -> User {
+    pub(crate) fn new(root: &Path, name: &str) -> User {
         let u = User {
             home: root.join(name).join("home"),
             space: root.join(name).join("userspace"),
@@ -68,7 +68,7 @@ impl User {
         u
     }
 
-    fn kiwi(&self, args: &[&str]) -> Output {
+    pub(crate) fn kiwi(&self, args: &[&str]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_kiwi"))
             .args(args)
             .current_dir(&self.project)
@@ -83,7 +83,7 @@ impl User {
     }
 
     /// Run kiwi and require success; its stdout.
-    fn ok(&self, args: &[&str]) -> String {
+    pub(crate) fn ok(&self, args: &[&str]) -> String {
         let out = self.kiwi(args);
         assert!(
             out.status.success(),
@@ -96,7 +96,7 @@ impl User {
     }
 
     /// Run kiwi and require a refusal; its stderr.
-    fn refused(&self, args: &[&str]) -> String {
+    pub(crate) fn refused(&self, args: &[&str]) -> String {
         let out = self.kiwi(args);
         let err = String::from_utf8_lossy(&out.stderr).into_owned();
         assert!(
@@ -108,35 +108,35 @@ impl User {
         err
     }
 
-    fn json(&self, args: &[&str]) -> Json {
+    pub(crate) fn json(&self, args: &[&str]) -> Json {
         let mut a = args.to_vec();
         a.push("--json");
         serde_json::from_str(&self.ok(&a)).unwrap()
     }
 
-    fn write(&self, rel: &str, text: &str) {
+    pub(crate) fn write(&self, rel: &str, text: &str) {
         let p = self.project.join(".ai").join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
     }
 
-    fn read(&self, rel: &str) -> Option<String> {
+    pub(crate) fn read(&self, rel: &str) -> Option<String> {
         std::fs::read_to_string(self.project.join(".ai").join(rel)).ok()
     }
 
-    fn keys(&self) -> Keys {
+    pub(crate) fn keys(&self) -> Keys {
         Keys::generate(&self.space).unwrap()
     }
 
-    fn trust(&self, other: &Keys) {
+    pub(crate) fn trust(&self, other: &Keys) {
         TrustStore::trust(&self.space, &other.public_key()).unwrap();
     }
 
-    fn lock(&self) -> Lockfile {
+    pub(crate) fn lock(&self) -> Lockfile {
         Lockfile::load(&self.project.join(".ai")).unwrap()
     }
 
-    fn append_config(&self, text: &str) {
+    pub(crate) fn append_config(&self, text: &str) {
         use std::io::Write;
         let mut f = std::fs::OpenOptions::new()
             .append(true)
@@ -147,7 +147,7 @@ impl User {
     }
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -468,7 +468,7 @@ fn registry_two_publishers_racing_both_land() {
 
 /// A registry (a working copy others fetch with `file://`) with one published version, and
 /// a user who has fetched it.
-fn published_registry(root: &Path) -> (PathBuf, User, User) {
+pub(crate) fn published_registry(root: &Path) -> (PathBuf, User, User) {
     let maint = User::new(root, "maintainer");
     let user = User::new(root, "user");
     let reg = root.join("reg");
@@ -485,18 +485,18 @@ fn published_registry(root: &Path) -> (PathBuf, User, User) {
     (reg, maint, user)
 }
 
-fn commit_all(reg: &Path, message: &str) {
+pub(crate) fn commit_all(reg: &Path, message: &str) {
     git(reg, &["add", "-A"]);
     git(reg, &["commit", "-q", "-m", message]);
 }
 
-fn index_line(reg: &Path) -> Json {
+pub(crate) fn index_line(reg: &Path) -> Json {
     let text = std::fs::read_to_string(reg.join("index/tool/text/word_count.jsonl")).unwrap();
     serde_json::from_str(text.lines().next().unwrap()).unwrap()
 }
 
 /// The user's clone is where it was, and nothing was written in the project.
-fn nothing_written(user: &User) {
+pub(crate) fn nothing_written(user: &User) {
     assert!(user.read("tools/text/word_count.py").is_none());
     assert!(user.read("kiwi.lock").is_none());
 }
@@ -549,6 +549,7 @@ fn registry_hostile_registries_are_refused_with_nothing_written() {
             Box::new(|reg| {
                 let mut l = index_line(reg);
                 l["id"] = "text/ghost".into();
+                l["files"][0]["path"] = "ghost.py".into();
                 std::fs::write(reg.join("index/tool/text/ghost.jsonl"), format!("{l}\n")).unwrap();
             }),
             "is not in the registry",
@@ -580,13 +581,14 @@ fn registry_hostile_registries_are_refused_with_nothing_written() {
             Box::new(|reg| {
                 let mut l = index_line(reg);
                 l["id"] = "text/liar".into();
+                l["files"][0]["path"] = "liar.py".into();
                 l["digest"] = format!("sha256:{}", "0".repeat(64)).into();
                 std::fs::write(reg.join("index/tool/text/liar.jsonl"), format!("{l}\n")).unwrap();
                 let d = reg.join("items/tool/text/liar/1.0.0");
                 std::fs::create_dir_all(&d).unwrap();
                 std::fs::copy(
                     reg.join("items/tool/text/word_count/1.0.0/word_count.py"),
-                    d.join("word_count.py"),
+                    d.join("liar.py"),
                 )
                 .unwrap();
             }),
@@ -694,13 +696,13 @@ fn registry_updates_that_rewrite_history_or_published_versions_are_refused() {
 }
 
 /// A static HTTP server (Python's `http.server`) on 127.0.0.1, stopped when dropped.
-struct StaticHttp {
+pub(crate) struct StaticHttp {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
 }
 
 impl StaticHttp {
-    fn start(dir: &Path) -> StaticHttp {
+    pub(crate) fn start(dir: &Path) -> StaticHttp {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()

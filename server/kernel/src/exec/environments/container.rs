@@ -2,7 +2,7 @@
 //! each run in its own PID namespace and cleaned up by its run id.
 
 use super::probes::{cli_env, probe_container, probe_running, run_short, ContainerRuntime, Flavor};
-use super::{path_str, BoxFuture, ExecutionEnvironment, Setup, HOST_ROOT_IMAGE};
+use super::{mounts, path_str, BoxFuture, ExecutionEnvironment, Setup, HOST_ROOT_IMAGE};
 use crate::exec::process::{self, ProcessResult, ProcessSpec};
 use crate::exec::{ErrorKind, ExecError, OutputSink};
 use std::path::PathBuf;
@@ -111,16 +111,11 @@ impl Container {
                     "--ulimit".into(),
                     "nproc=4096:4096".into(),
                 ]);
-                for p in &self.setup.read_only {
-                    if p.exists() {
-                        let p = path_str(p);
-                        args.extend(["--volume".into(), format!("{p}:{p}:ro")]);
-                    }
-                }
-                if let Some(p) = &self.setup.project {
-                    let p = path_str(p);
-                    args.extend(["--volume".into(), format!("{p}:{p}")]);
-                }
+                // Exactly the mount plan.
+                args.extend(mounts::container_args(&mounts::plan(
+                    "container",
+                    &self.setup,
+                )));
                 args.extend(["--workdir".into(), path_str(&spec.cwd)]);
                 self.env_args(spec, &mut args);
                 match self.setup.image.as_deref() {

@@ -14,6 +14,7 @@
 
 mod container;
 mod local;
+pub mod mounts;
 mod probes;
 mod sandbox;
 
@@ -166,8 +167,10 @@ fn ok_or_error(r: &ProcessResult, what: &str, path: &Path) -> Result<(), ExecErr
 pub struct Setup {
     /// Mounted read-write (sandbox, new container).
     pub project: Option<PathBuf>,
-    /// Made visible read-only when they exist (the user space, the tool's folder).
-    pub read_only: Vec<PathBuf>,
+    /// The user space: read-only, its `keys/` hidden ([`mounts::plan`]).
+    pub user: Option<PathBuf>,
+    /// The tool's own folder: read-only, even inside the project.
+    pub tool_dir: Option<PathBuf>,
     /// Network access (sandbox and new container; none by default).
     pub network: bool,
     /// container: the image ([`HOST_ROOT_IMAGE`] for the host root as an overlay).
@@ -184,7 +187,8 @@ impl std::fmt::Debug for Setup {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Setup")
             .field("project", &self.project)
-            .field("read_only", &self.read_only)
+            .field("user", &self.user)
+            .field("tool_dir", &self.tool_dir)
             .field("network", &self.network)
             .field("image", &self.image)
             .field("target", &self.target)
@@ -219,7 +223,7 @@ pub static REGISTRY: &[Kind] = &[
     },
     Kind {
         name: "sandbox",
-        summary: "the host under bubblewrap: root read-only, the project read-write, a private /tmp, no network unless asked",
+        summary: "the host under bubblewrap: root read-only, the project read-write (the tool's folder read-only), keys/ hidden, a private /tmp, no network unless asked",
         probe: |s| probe_bwrap(s).map(|p| format!("bubblewrap at {}", p.display())),
         make: |s| Ok(Box::new(Sandbox::new(s)?)),
     },

@@ -110,63 +110,29 @@ fn which_host(name: &str, setup: &Setup) -> Option<PathBuf> {
     which::which_in(name, Some(setup.host_path()), "/").ok()
 }
 
-/// Run a short command synchronously with a time limit: `Ok(stdout)` when it exits 0,
-/// else `Err(first line of stderr, or why)`.
+/// Run a short command synchronously with a time limit
+/// ([`crate::exec::process::run_blocking`]: it and what it starts end on timeout and with
+/// kiwi): `Ok(stdout)` when it exits 0, else `Err(first line of stderr, or why)`.
 pub fn run_short(
     program: &Path,
     args: &[&str],
     env: &BTreeMap<String, String>,
     timeout: Duration,
 ) -> Result<String, String> {
-    use std::io::Read;
-    use std::process::{Command, Stdio};
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .env_clear()
-        .envs(env)
-        .current_dir("/")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    let mut child = cmd.spawn().map_err(|e| format!("cannot start it: {e}"))?;
-    let mut out = child.stdout.take();
-    let mut err = child.stderr.take();
-    let reader = std::thread::spawn(move || {
-        let mut o = String::new();
-        let mut e = String::new();
-        if let Some(s) = out.as_mut() {
-            let _ = s.take(1 << 20).read_to_string(&mut o);
-        }
-        if let Some(s) = err.as_mut() {
-            let _ = s.take(1 << 20).read_to_string(&mut e);
-        }
-        (o, e)
-    });
-    let started = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break Some(s),
-            Ok(None) if started.elapsed() >= timeout => break None,
-            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-            Err(_) => break None,
-        }
-    };
-    let Some(status) = status else {
-        #[cfg(unix)]
-        // SAFETY: signals the probe's own process group.
-        unsafe {
-            libc::kill(-(child.id() as i32), libc::SIGKILL);
-        }
-        let _ = child.kill();
-        let _ = child.wait();
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(args).env_clear().envs(env).current_dir("/");
+    let out = crate::exec::process::run_blocking(cmd, timeout, 1 << 20)
+        .map_err(|e| format!("cannot start it: {e}"))?;
+    let Some(status) = out.status else {
         return Err(format!(
             "it did not answer within {} s",
             timeout.as_secs_f64()
         ));
     };
-    let (o, e) = reader.join().unwrap_or_default();
+    let (o, e) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
     if status.success() {
         Ok(o)
     } else {
@@ -202,6 +168,8 @@ pub fn probe_bwrap(setup: &Setup) -> Result<PathBuf, String> {
     })
 }
 
+/// What a trivial sandbox is made of (the probe's): the host root read-only, a fresh
+/// `/dev`, `/proc` and `/tmp` ([`super::mounts`] makes a run's), then the namespace flags.
 pub(super) fn base_bwrap_args(network: bool) -> Vec<String> {
     let mut v: Vec<String> = [
         "--ro-bind",
@@ -213,13 +181,21 @@ pub(super) fn base_bwrap_args(network: bool) -> Vec<String> {
         "/proc",
         "--tmpfs",
         "/tmp",
-        "--unshare-all",
-        "--die-with-parent",
-        "--new-session",
     ]
     .iter()
     .map(|s| s.to_string())
     .collect();
+    v.extend(namespace_flags(network));
+    v
+}
+
+/// Every namespace unshared (the network too unless asked), the sandbox dies with its
+/// parent, in a session of its own.
+pub(super) fn namespace_flags(network: bool) -> Vec<String> {
+    let mut v: Vec<String> = ["--unshare-all", "--die-with-parent", "--new-session"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     if network {
         v.push("--share-net".into());
     }

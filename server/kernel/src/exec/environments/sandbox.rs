@@ -1,7 +1,7 @@
 //! The `sandbox` environment: the host under bubblewrap.
 
-use super::probes::{base_bwrap_args, probe_bwrap};
-use super::{path_str, BoxFuture, ExecutionEnvironment, Setup};
+use super::probes::{namespace_flags, probe_bwrap};
+use super::{mounts, path_str, BoxFuture, ExecutionEnvironment, Setup};
 use crate::exec::process::{self, ProcessResult, ProcessSpec};
 use crate::exec::{ErrorKind, ExecError, OutputSink};
 use std::path::PathBuf;
@@ -25,18 +25,10 @@ impl Sandbox {
     /// The host command that runs `spec` in the sandbox.
     pub fn wrap(&self, spec: &ProcessSpec) -> Result<ProcessSpec, ExecError> {
         let program = process::resolve_program(spec)?;
-        let mut args = base_bwrap_args(self.setup.network);
-        // After the private /tmp, so that paths below /tmp stay visible.
-        for p in &self.setup.read_only {
-            if p.exists() {
-                let p = path_str(p);
-                args.extend(["--ro-bind".to_string(), p.clone(), p]);
-            }
-        }
-        if let Some(p) = &self.setup.project {
-            let p = path_str(p);
-            args.extend(["--bind".to_string(), p.clone(), p]);
-        }
+        // Exactly the mount plan (after the private /tmp, so that paths below /tmp stay
+        // visible), then the namespace flags.
+        let mut args = mounts::bwrap_args(&mounts::plan("sandbox", &self.setup));
+        args.extend(namespace_flags(self.setup.network));
         args.extend(["--chdir".to_string(), path_str(&spec.cwd), "--".to_string()]);
         args.push(path_str(&program));
         args.extend(spec.args.iter().cloned());

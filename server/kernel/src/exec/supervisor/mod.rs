@@ -129,7 +129,7 @@ impl Control {
 /// Set up supervision of `cmd`: its child becomes the supervisor of the command. Call
 /// [`Pending::spawned`] after the spawn (whether it worked or not).
 pub fn install(
-    cmd: &mut tokio::process::Command,
+    cmd: &mut std::process::Command,
     cleanup: Option<&Cleanup>,
     isolation: Isolation,
 ) -> io::Result<Pending> {
@@ -149,7 +149,9 @@ pub fn install(
     // calls) uses only async-signal-safe system calls on stack memory and memory allocated
     // before the fork; it never returns in the supervisor.
     unsafe {
-        cmd.pre_exec(move || become_supervisor(ctl, cleanup.as_deref(), isolation));
+        std::os::unix::process::CommandExt::pre_exec(cmd, move || {
+            become_supervisor(ctl, cleanup.as_deref(), isolation)
+        });
     }
     Ok(Pending {
         read: Some(read),

@@ -145,7 +145,12 @@ pub fn line_for(
         signed_at: None,
         published_at: crate::trust::now_rfc3339(),
         yanked: false,
+        yank_signer: None,
+        yank_signature: None,
+        yanked_at: None,
     };
+    format::check_own_files(&line, item.item_type, &item.id)
+        .map_err(|e| RegistryError::invalid(format!("{}; nothing was published", e.message)))?;
     let mut line = line;
     line.digest = format::line_digest(&line, &files);
     Ok((line, files))

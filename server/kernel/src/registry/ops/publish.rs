@@ -2,7 +2,7 @@
 
 use super::registries;
 use super::transact::{append_line, transact, Committed};
-use super::{line_for, sign};
+use super::{line_for, sign, sign_yank};
 use crate::ids::ItemType;
 use crate::registry::config::{self, RegistryEntry};
 use crate::registry::format::IndexLine;
@@ -196,6 +196,14 @@ pub fn yank(
         let mut line = v.line.clone();
         line.yanked = true;
         line.published_at = crate::trust::now_rfc3339();
+        // Signed with the user's key when there is one: the record that a signed version
+        // was yanked is its publisher's (an un-yank would need the same signature).
+        if crate::trust::Keys::dir(user_space)
+            .join(crate::trust::PRIVATE_KEY_FILE)
+            .exists()
+        {
+            sign_yank(user_space, &mut line)?;
+        }
         Ok(vec![append_line(clone, &line)?])
     };
     transact(user_space, entry, &format!("yank {label}"), &mut apply)

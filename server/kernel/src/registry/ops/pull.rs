@@ -209,9 +209,13 @@ pub fn pull(a: &PullArgs) -> Result<Vec<PulledItem>> {
             })?;
         }
     }
-    // Nothing is overwritten without force; and one id is one file.
+    // Nothing is written or created through a link (every component checked before any
+    // folder is made); nothing is overwritten without force; and one id is one file.
     for p in &plan {
         for t in &p.targets {
+            crate::fs::check_unlinked(&root, t).map_err(|e| {
+                RegistryError::invalid(format!("refused: {e}; nothing was written"))
+            })?;
             if t.symlink_metadata().is_ok() && !a.force {
                 return Err(RegistryError::new(
                     ErrorKind::Conflict,

@@ -32,6 +32,24 @@ pub fn sign(user_space: &Path, line: &mut IndexLine) -> Result<()> {
     Ok(())
 }
 
+/// Sign a yank line (its `yanked` state as it is) with the user's key.
+pub fn sign_yank(user_space: &Path, line: &mut IndexLine) -> Result<()> {
+    let keys = crate::trust::Keys::load(user_space).map_err(|e| {
+        RegistryError::new(
+            ErrorKind::Untrusted,
+            format!("cannot sign the yank of {}: {e}", line.label()),
+        )
+    })?;
+    let at = crate::trust::now_rfc3339();
+    let signer = keys.fingerprint();
+    let sig = keys.sign_bytes(&crate::registry::format::yank_bytes(line, &at, &signer));
+    use base64::Engine as _;
+    line.yank_signature = Some(base64::engine::general_purpose::STANDARD.encode(sig.to_bytes()));
+    line.yank_signer = Some(signer);
+    line.yanked_at = Some(at);
+    Ok(())
+}
+
 /// The envelope a line's signature covers, when it is signed.
 pub fn envelope(line: &IndexLine) -> Option<crate::trust::Envelope> {
     Some(crate::trust::Envelope {
