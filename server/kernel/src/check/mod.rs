@@ -159,8 +159,11 @@ pub fn first_line(item: &Item) -> TextRange {
 // K007: ryeos's newer format
 
 /// Whether the item is written in ryeos's newer format where kiwi cannot read it (what marks
-/// it, for the hint): a tool with a `# ryeos-tool:` header (its metadata is YAML in comments)
-/// or a `tool:` executor reference, a directive with YAML frontmatter and no XML fence.
+/// it, for the hint), decided from the file itself, never from its folder: a tool whose
+/// executor is one of ryeos's references (`tool:…`, or an `@alias`, which ryeos resolves
+/// through its bundles' alias tables and rye never had), or whose `# ryeos-tool:` header names
+/// no executor (ryeos infers one; rye would refuse it); a directive with YAML frontmatter and
+/// no XML fence. A `# ryeos-tool:` header naming a kiwi executor is a tool like any other.
 /// Knowledge in that format is read (its frontmatter maps), so it is not listed.
 pub fn ryeos_format(item: &Item) -> Option<&'static str> {
     let text = item.text();
@@ -169,16 +172,19 @@ pub fn ryeos_format(item: &Item) -> Option<&'static str> {
         .nth(4096)
         .map_or(text, |(i, _)| &text[..i]);
     match &item.parsed {
-        // A `# ryeos-tool:` header is read (its fields are the tool's); what kiwi cannot
-        // follow is a `tool:` executor reference (ryeos's runtimes are not kiwi items).
-        Parsed::Tool(t) => t
-            .str(Field::ExecutorId)
-            .is_some_and(|e| e.starts_with("tool:"))
-            .then_some(if crate::tool::has_ryeos_tool_header(head) {
-                "a `# ryeos-tool:` header naming a `tool:` executor"
-            } else {
-                "a `tool:` executor reference"
-            }),
+        Parsed::Tool(t) => {
+            let header = crate::tool::has_ryeos_tool_header(head);
+            match t.str(Field::ExecutorId) {
+                Some(e) if e.starts_with("tool:") => Some(if header {
+                    "a `# ryeos-tool:` header naming a `tool:` executor"
+                } else {
+                    "a `tool:` executor reference"
+                }),
+                Some(e) if e.starts_with('@') => Some("an `@` executor alias"),
+                None if header => Some("a `# ryeos-tool:` header naming no executor"),
+                _ => None,
+            }
+        }
         Parsed::Directive(d) => {
             let after_header = text::first_line_after_header(text);
             (!d.has_root() && text.get(after_header.start..after_header.end) == Some("---"))

@@ -247,13 +247,19 @@ fn md_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 fn corpus_snapshots() {
     let Some(dir) = corpus_dir() else { return };
     let manifest = std::fs::read_to_string(dir.join("MANIFEST.tsv")).unwrap_or_default();
-    let directives: Vec<String> = manifest
+    // The XML directives (MANIFEST's xml_status says `ok` or where the XML breaks); ryeos's
+    // directives (xml_status `-`) are markdown with YAML frontmatter and no XML: no root.
+    let (directives, frontmatter): (Vec<(String, bool)>, Vec<(String, bool)>) = manifest
         .lines()
         .filter_map(|l| {
             let f: Vec<&str> = l.split('\t').collect();
-            (f.len() >= 3 && f[2] == "directive").then(|| format!("{}/{}", f[0], f[1]))
+            (f.len() >= 5 && f[2] == "directive")
+                .then(|| (format!("{}/{}", f[0], f[1]), f[4] != "-"))
         })
-        .collect();
+        .partition(|(_, xml)| *xml);
+    let directives: Vec<String> = directives.into_iter().map(|(p, _)| p).collect();
+    let frontmatter: Vec<String> = frontmatter.into_iter().map(|(p, _)| p).collect();
+    assert_eq!(frontmatter.len(), 5, "ryeos's five frontmatter directives");
     let mut seen = 0;
     for path in md_files(&dir) {
         let text = std::fs::read_to_string(&path).unwrap();
@@ -264,6 +270,13 @@ fn corpus_snapshots() {
             .unwrap()
             .to_string_lossy()
             .replace('\\', "/");
+        if frontmatter.contains(&rel) {
+            assert!(
+                d.root.is_none(),
+                "{rel}: no XML directive in ryeos's format"
+            );
+            continue;
+        }
         if !directives.contains(&rel) {
             continue;
         }
