@@ -249,16 +249,18 @@ fn corpus_snapshots() {
     let manifest = std::fs::read_to_string(dir.join("MANIFEST.tsv")).unwrap_or_default();
     // The XML directives (MANIFEST's xml_status says `ok` or where the XML breaks); ryeos's
     // directives (xml_status `-`) are markdown with YAML frontmatter and no XML: no root.
-    let (directives, frontmatter): (Vec<(String, bool)>, Vec<(String, bool)>) = manifest
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split('\t').collect();
-            (f.len() >= 5 && f[2] == "directive")
-                .then(|| (format!("{}/{}", f[0], f[1]), f[4] != "-"))
-        })
-        .partition(|(_, xml)| *xml);
-    let directives: Vec<String> = directives.into_iter().map(|(p, _)| p).collect();
-    let frontmatter: Vec<String> = frontmatter.into_iter().map(|(p, _)| p).collect();
+    let (mut directives, mut frontmatter) = (Vec::new(), Vec::new());
+    for l in manifest.lines() {
+        let f: Vec<&str> = l.split('\t').collect();
+        if f.len() >= 5 && f[2] == "directive" {
+            let rel = format!("{}/{}", f[0], f[1]);
+            if f[4] == "-" {
+                frontmatter.push(rel);
+            } else {
+                directives.push(rel);
+            }
+        }
+    }
     assert_eq!(frontmatter.len(), 5, "ryeos's five frontmatter directives");
     let mut seen = 0;
     for path in md_files(&dir) {

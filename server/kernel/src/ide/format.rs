@@ -21,6 +21,12 @@ const INDENT: usize = 2;
 /// formatted (not a directive or a YAML tool, a signature formatting would break, a change
 /// of meaning the formatter refuses).
 pub fn format(item: &Item) -> Result<Vec<TextEdit>, String> {
+    if !item.space.is_writable() {
+        return Err(format!(
+            "it is in the read-only `{}` space: kiwi never edits its files",
+            item.space
+        ));
+    }
     let text = item.text();
     let formatted = match &item.parsed {
         Parsed::Directive(d) => {

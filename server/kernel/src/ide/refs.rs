@@ -317,14 +317,15 @@ pub fn prepare_rename(
     item: &Arc<Item>,
     offset: usize,
 ) -> Option<(TextRange, String)> {
+    // A reference in a read-only file would be edited by the rename itself.
+    if !item.space.is_writable() {
+        return None;
+    }
     if let Some((target, occ)) = reference_at(ws, item, offset) {
-        if target.is_builtin() {
+        if !target.space.is_writable() {
             return None;
         }
         return Some((occ.range, target.id.clone()));
-    }
-    if item.is_builtin() {
-        return None;
     }
     if let Some(r) = declaration_range(item).filter(|r| r.touches(offset)) {
         return Some((r, item.id.clone()));
@@ -364,6 +365,7 @@ pub fn rename_file(ws: &Workspace, from: &Path, to: &Path) -> Result<Option<Rena
     let Some(target) = ws.item(from).cloned() else {
         return Ok(None);
     };
+    read_only_refusal(&target)?;
     let Some((space, item_type, new_id)) = ws.classify(to) else {
         return Ok(None);
     };
@@ -371,6 +373,25 @@ pub fn rename_file(ws: &Workspace, from: &Path, to: &Path) -> Result<Option<Rena
         return Ok(None);
     }
     plan_rename(ws, &target, &new_id, Some(to)).map(Some)
+}
+
+/// A rename, edit or move of an item is refused outside the writable spaces (the project's
+/// and the user's): an extra space (a system space, a bundle) and the builtin items are
+/// read-only, whatever the file system would allow.
+fn read_only_refusal(target: &Item) -> Result<(), String> {
+    if target.is_builtin() {
+        return Err(format!(
+            "`{}` is a builtin item: it cannot be renamed",
+            target.id
+        ));
+    }
+    if !target.space.is_writable() {
+        return Err(format!(
+            "`{}` is in the read-only `{}` space: kiwi never renames, edits or moves its files",
+            target.id, target.space
+        ));
+    }
+    Ok(())
 }
 
 /// The plan of renaming `target` to `new_id`; `moved_to`: its file is moved there by the
@@ -382,12 +403,7 @@ fn plan_rename(
     moved_to: Option<&Path>,
 ) -> Result<RenamePlan, String> {
     let target = target.clone();
-    if target.is_builtin() {
-        return Err(format!(
-            "`{}` is a builtin item: it cannot be renamed",
-            target.id
-        ));
-    }
+    read_only_refusal(&target)?;
     ids::validate_id(new_id).map_err(|e| format!("`{new_id}` is not a valid id: {e}"))?;
     if new_id == target.id {
         return Ok(RenamePlan {
@@ -444,7 +460,20 @@ fn plan_rename(
             None => by_file.push((path, vec![edit])),
         };
     let new_bare = ids::bare_name(new_id);
-    for occ in occurrences(ws, &target) {
+    let occurrences = occurrences(ws, &target);
+    // Every file the plan edits must be writable: a reference from a read-only space is
+    // neither edited nor left silently broken; the rename is refused.
+    if let Some((occ, space)) = occurrences.iter().find_map(|o| {
+        let space = ws.item(&o.path).map(|i| i.space)?;
+        (!space.is_writable()).then_some((o, space))
+    }) {
+        return Err(format!(
+            "`{}` is referenced from {} in the read-only `{space}` space, which kiwi never edits: renaming it would break that reference",
+            target.id,
+            occ.path.display()
+        ));
+    }
+    for occ in occurrences {
         let text = ws
             .item(&occ.path)
             .map(|i| i.text().to_string())

@@ -352,3 +352,76 @@ fn missing_runtime_scripts_and_home_paths_are_reported() {
     );
     assert!(e412.iter().all(|l| l.contains(" warning ")), "{out}");
 }
+
+/// Issue 27, 1: rename never writes into a read-only space. Renaming the system space's
+/// runtime (from its own file, or from the project tool that names it) is refused with a
+/// message, prepare-rename offers nothing there, a file move inside the space renames
+/// nothing, and renaming a project item never plans an edit to a file of that space.
+#[test]
+fn rename_never_plans_an_edit_or_move_in_a_read_only_space() {
+    use kiwi_kernel::ide;
+    let f = Fixture::new(&format!(
+        "//- rye/.ai/tools/sys/primitives/subprocess.yaml\n{RYE_SUBPROCESS}\
+//- rye/.ai/tools/sys/runtimes/python.yaml\n{RYE_RUNTIME}\
+//- rye/.ai/tools/sys/hello.py\n{HELLO}\
+//- project/.ai/tools/app/greet.py\n__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"sys/runtimes/python\"\nprint('hi')\n\
+//- project/.ai/tools/app/rt.yaml\n{}",
+        RYE_RUNTIME.replace("sys/primitives/subprocess", "subprocess")
+    ));
+    let spaces = f.root().join("rye").display().to_string();
+    let ws = f.workspace(&[("KIWI_SPACES", &spaces), ("PATH", SYSTEM_PATH)]);
+    let runtime = lookup(&ws, "sys/runtimes/python");
+    let greet = lookup(&ws, "app/greet");
+    // From the project tool's executor reference to the system runtime.
+    let off = greet.text().find("sys/runtimes/python").unwrap() + 1;
+    assert_eq!(ide::prepare_rename(&ws, &greet, off), None);
+    let err = ide::rename(&ws, &greet, off, "sys/runtimes/py").unwrap_err();
+    assert!(err.contains("read-only") && err.contains("rye"), "{err}");
+    // From the runtime's own file (opened through go to definition).
+    let off = runtime.text().find("sys/primitives/subprocess").unwrap() + 1;
+    let err = ide::rename(&ws, &runtime, off, "sys/primitives/sub").unwrap_err();
+    assert!(err.contains("read-only"), "{err}");
+    // The editor moving a file of the space: no rename plan, an error.
+    let to = runtime.path.with_file_name("py.yaml");
+    assert!(ide::rename_file(&ws, &runtime.path, &to).is_err());
+    // A project item referenced from a file of the read-only space: refused, not a plan
+    // that edits the space (nor one that silently leaves its reference broken).
+    let f2 = Fixture::new(&format!(
+        "//- rye/.ai/tools/sys/primitives/subprocess.yaml\n{RYE_SUBPROCESS}\
+//- rye/.ai/tools/sys/uses.py\n__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"app/rt\"\n\
+//- project/.ai/tools/app/rt.yaml\n{}",
+        RYE_RUNTIME.replace("sys/primitives/subprocess", "subprocess")
+    ));
+    let spaces = f2.root().join("rye").display().to_string();
+    let ws = f2.workspace(&[("KIWI_SPACES", &spaces), ("PATH", SYSTEM_PATH)]);
+    let rt = lookup(&ws, "app/rt");
+    let uses = lookup(&ws, "sys/uses");
+    assert!(matches!(uses.space, Space::Extra(_)));
+    let off = uses.text().find("app/rt").unwrap() + 1;
+    assert!(ide::prepare_rename(&ws, &uses, off).is_none());
+    // A tool has no declared name: it is renamed by moving its file in the editor.
+    let to = rt.path.with_file_name("runtime.yaml");
+    let err = ide::rename_file(&ws, &rt.path, &to).expect_err("refused");
+    assert!(
+        err.contains("read-only") && err.contains("uses.py"),
+        "{err}"
+    );
+}
+
+/// Issue 27, 1: formatting a file of a read-only space gives no edits, and says why.
+#[test]
+fn a_read_only_space_is_never_formatted() {
+    let f = Fixture::new(&format!(
+        "//- rye/.ai/tools/sys/primitives/subprocess.yaml\n{RYE_SUBPROCESS}\
+//- rye/.ai/tools/sys/runtimes/python.yaml\nversion: \"1.0.0\"\ntool_type: runtime\nexecutor_id: sys/primitives/subprocess\nconfig:\n    command: python3\n\
+//- project/.ai/tools/app/rt.yaml\nversion: \"1.0.0\"\ntool_type: runtime\nexecutor_id: subprocess\nconfig:\n    command: python3\n"
+    ));
+    let spaces = f.root().join("rye").display().to_string();
+    let ws = f.workspace(&[("KIWI_SPACES", &spaces), ("PATH", SYSTEM_PATH)]);
+    let system = lookup(&ws, "sys/runtimes/python");
+    let project = lookup(&ws, "app/rt");
+    let project_edits = kiwi_kernel::ide::format(&project).expect("the project's file formats");
+    assert!(!project_edits.is_empty(), "the positive control has edits");
+    let err = kiwi_kernel::ide::format(&system).expect_err("no edits in the system space");
+    assert!(err.contains("read-only `rye`"), "{err}");
+}

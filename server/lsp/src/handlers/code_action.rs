@@ -27,6 +27,10 @@ pub(crate) async fn code_action(
         let version = st.docs.get(&snap.item.path).map(|d| d.version);
         (version, st.caps.code_description)
     };
+    // No quick fix edits a file of a read-only space (an extra space, a builtin item).
+    if !snap.item.space.is_writable() {
+        return Ok(None);
+    }
     let mut out = Vec::new();
     for d in &diags {
         if d.fixes.is_empty() || d.range.end < start || d.range.start > end {
