@@ -433,7 +433,7 @@ async def scenario(mode, api, checks: Checks, proj: Path):
         r = checks.record(await api.call_tool("execute", {"item_type": "tool", "action": "run", "item_id": "rye/quokka"}))
         v = structured(r)
         assert not r.is_error, v
-        assert v["result"]["stdout"].startswith("quokka from ") and v["result"]["stdout"].strip().endswith("/rye/.ai"), v
+        assert v["result"]["stdout"].startswith("quokka from ") and v["result"]["stdout"].strip().endswith("/rye"), v
 
     async def honest_results():
         # A failed and a timed-out run are errors, their output and exit status in the body

@@ -33,6 +33,16 @@ pub fn is_host_name(name: &str) -> bool {
     KERNEL_NAMES.contains(&name) || HOST_NAMES.iter().any(|(n, _)| *n == name)
 }
 
+/// Whether `${name}` is a variable the runtime itself supplies, which no workspace file
+/// defines and kiwi cannot see at check time. rye builds a tool's environment from its own
+/// process's (`lilux/runtime/env_resolver.py::EnvResolver.resolve`: `os.environ.copy()`),
+/// so what rye's processes set is there at run time: the `RYE_` names are rye's own (its MCP
+/// server sets `RYE_KERNEL_PYTHON` from `sys.executable`; `RYE_DEBUG`, ...), and `_`-names
+/// (`${_now}`) are the values an engine fills in, never a variable a user exports.
+pub fn is_runtime_env_name(name: &str) -> bool {
+    name.starts_with("RYE_") || name.starts_with('_')
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Piece {
     Text(String),

@@ -329,10 +329,13 @@ pub(super) fn check_environment(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<
                     default,
                     range,
                 } => {
-                    // ryeos spells the host's names `${params_json}`.
+                    // ryeos spells the host's names `${params_json}`. An undefined `${VAR}`
+                    // becomes "" in rye (`PrimitiveExecutor._template_config`:
+                    // `env.get(var_expr, "")`), never a refusal: T308 is a warning.
                     if default.is_some()
                         || chain_defined.contains(&name)
                         || template::is_host_name(&name)
+                        || template::is_runtime_env_name(&name)
                     {
                         continue;
                     }

@@ -64,7 +64,7 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         name: "knowledge references",
-        codes: &[Code::N604, Code::K006],
+        codes: &[Code::N604],
         check: check_knowledge_references,
     },
     Rule {

@@ -11,16 +11,20 @@ use std::sync::Arc;
 // T309 / E412: paths in a tool's configuration
 
 /// The folder a template name stands for at check time, when it is one the kernel fills
-/// with a folder: `{system_space}` (the first extra space's `.ai`, else the project's own
-/// `.ai`: rye's repository is its own system space), `{project_path}`, `{user_space}`,
-/// `{tool_dir}`.
+/// with a folder: `{system_space}`, `{project_path}`, `{user_space}`, `{tool_dir}`.
+///
+/// `{system_space}` is rye's name, with rye's meaning: the root of the system space, the
+/// folder that holds its `.ai` (`rye/utils/path_utils.py::get_system_space`: "the BASE
+/// path ..., not the AI_DIR folder", injected as `config["system_space"]` by
+/// `PrimitiveExecutor._build_execution_config`): the folder of the first extra space, else
+/// the project root (rye's repository is its own system space).
 pub fn folder_of(ws: &Workspace, item: &Item, name: &str) -> Option<std::path::PathBuf> {
     match name {
         "system_space" => ws
             .extra
             .first()
-            .map(|x| x.root.clone())
-            .or_else(|| ws.project.as_ref().map(|p| p.join(".ai"))),
+            .map(|x| x.root.parent().unwrap_or(&x.root).to_path_buf())
+            .or_else(|| ws.project.clone()),
         "project_path" => ws.project.clone(),
         "user_space" => Some(ws.user.clone()),
         "tool_dir" if !item.is_builtin() => item.tool_path().parent().map(|p| p.to_path_buf()),

@@ -105,6 +105,26 @@ pub(super) fn check_directive_references(
     }
 }
 
+/// Whether a reference value has the shape of an item id: not a URL, not a path to a file
+/// (`docs/internals/threads.md`, `../README.md`: a last segment with an extension, or a
+/// `./`, `../` or `/` start), not refused as an id. rye's knowledge format lists "knowledge
+/// IDs or external URLs" and its runtime never resolves a reference, so anything else in a
+/// reference field is documentation, not a link kiwi can check.
+fn is_item_id_shaped(reference: &str) -> bool {
+    let last = crate::ids::bare_name(reference);
+    !reference.contains("://")
+        && !reference.starts_with(['/', '.', '#', '~'])
+        && !last.contains('.')
+        && crate::ids::validate_id(reference).is_ok()
+}
+
+/// N604: a knowledge entry's reference (`references`, `extends`, `used_by`) that names no
+/// item. rye never resolves these (no code of its runtime reads them): nothing fails, so a
+/// reference that names nothing is a warning, and one that names several is no defect.
+/// It names what rye's lookup would find: an id that is the reference or ends with it
+/// segment by segment (`KnowledgeHandler.resolve`: `rglob(f"{entry_id}.md")`), so the
+/// category-relative `threads/thread-lifecycle` of an entry in `rye/agent/` names
+/// `rye/agent/threads/thread-lifecycle`.
 pub(super) fn check_knowledge_references(
     ws: &Workspace,
     item: &Arc<Item>,
@@ -117,6 +137,17 @@ pub(super) fn check_knowledge_references(
             Some((t, rest)) if ItemType::parse(t).is_some() => (ItemType::parse(t), rest),
             _ => (None, id),
         };
+        let id = id.trim();
+        if id.is_empty() || id.contains(['{', '$']) || !is_item_id_shaped(id) {
+            continue;
+        }
+        let types: Vec<ItemType> = match t {
+            Some(t) => vec![t],
+            None => ItemType::FILE_TYPES.to_vec(),
+        };
+        if types.iter().any(|t| !ws.ids_ending_with(*t, id).is_empty()) {
+            continue;
+        }
         out.extend(reference_diagnostic(
             ws,
             t,

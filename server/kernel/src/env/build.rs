@@ -350,6 +350,9 @@ impl Builder<'_> {
                 })
             };
             for r in exp.undefined() {
+                if crate::template::is_runtime_env_name(&r.name) {
+                    continue;
+                }
                 self.out.diagnostics.push((
                     link,
                     Diagnostic::new(
@@ -397,7 +400,23 @@ fn tried(res: &Resolution) -> String {
 
 /// E407 (nothing resolves, no fallback) or E408 (the fallback only), at the `type` value,
 /// with one related entry per candidate.
+///
+/// Resolving to the `fallback` is rye's designed behaviour (`lilux/runtime/env_resolver.py`
+/// `_resolve_interpreter`: `elif "fallback" in config`), so E408 is a hint, a warning only
+/// when the fallback is not on PATH either. When the interpreter holds keys kiwi does not
+/// read (a newer resolver's `search_roots: ["{anchor_path}"]`), rye may look where kiwi did
+/// not: kiwi cannot tell what it resolves to, and says nothing.
 pub fn resolution_diagnostic(interp: &Interpreter, res: &Resolution) -> Option<Diagnostic> {
+    let unread_keys = interp.value.as_map().is_some_and(|m| {
+        m.iter().any(|e| {
+            !super::registry::RESOLVER_TYPES
+                .iter()
+                .any(|t| t.accepts(&e.key))
+        })
+    });
+    if unread_keys {
+        return None;
+    }
     let tried = tried(res);
     let tried = if tried.is_empty() {
         "no candidate".to_string()

@@ -224,15 +224,20 @@ pub fn check(value: &Value, source: Option<&str>) -> Vec<Diagnostic> {
                 match e.key.as_str() {
                     "interpreter" => check_interpreter(e, source, &mut out),
                     "env" => check_env(e, &mut out),
+                    // Only a misspelling of `interpreter` or `env` is reported: rye reads
+                    // those two and ignores every other key (`EnvResolver.resolve`).
                     other => {
                         // A key already present is no suggestion: the rename would repeat it.
-                        let sugg = closest(
+                        let sugg = misspelling_of(
                             other,
                             TOP_KEYS
                                 .iter()
                                 .copied()
                                 .filter(|k| !entries.iter().any(|x| x.key == *k)),
                         );
+                        if sugg.is_none() {
+                            continue;
+                        }
                         let mut d = Diagnostic::new(
                             Code::E406,
                             e.key_range,
@@ -548,10 +553,14 @@ fn check_interpreter(ie: &Entry, source: Option<&str>, out: &mut Vec<Diagnostic>
                 ),
             )
         } else {
-            let sugg = closest(
+            let sugg = misspelling_of(
                 &e.key,
                 known.iter().copied().filter(|k| v.entry(k).is_none()),
             );
+            // Not a misspelling: a key rye's resolver ignores, as kiwi's does.
+            if sugg.is_none() {
+                continue;
+            }
             let mut d = Diagnostic::new(
                 Code::E406,
                 e.key_range,
@@ -570,6 +579,21 @@ fn check_interpreter(ie: &Entry, source: Option<&str>, out: &mut Vec<Diagnostic>
         };
         out.push(d);
     }
+}
+
+/// The known key `key` is a misspelling of, if any: within two edits (a transposition is
+/// one) and close for its length. rye reads the keys it knows and ignores every other
+/// (`lilux/runtime/env_resolver.py`: `EnvResolver.resolve` and `_resolve_interpreter` use
+/// `config.get`), so an unknown key fails nothing; it is very likely a mistake (a warning)
+/// only when it misspells a key that is read, whose value is then lost. Any other unknown
+/// key (`candidates`, `search_roots`: keys of newer resolvers) is not reported.
+fn misspelling_of<'a>(key: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    known
+        .into_iter()
+        .map(|k| (strsim::osa_distance(key, k), k))
+        .filter(|(d, k)| *d <= 2 && *d * 3 <= key.len().max(k.len()))
+        .min()
+        .map(|(_, k)| k)
 }
 
 fn check_search(se: &Entry, locations: &[&str], out: &mut Vec<Diagnostic>) {

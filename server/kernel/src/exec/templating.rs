@@ -54,14 +54,14 @@ pub(super) fn kernel_names(
         Ok(Json::String(ws.user.display().to_string())),
     );
     m.insert("params_json", Ok(Json::String(params.to_string())));
-    // rye's system space: the `.ai` folder of the first extra space (else the project's
-    // own: rye's repository is its own system space).
+    // rye's system space: the folder that holds the first extra space's `.ai` (else the
+    // project root: rye's repository is its own system space); see `check::folder_of`.
     m.insert(
         "system_space",
         check::folder_of(ws, tool, "system_space")
             .map(|p| Json::String(p.display().to_string()))
             .ok_or_else(|| {
-                "no extra space is configured and there is no project (`{system_space}` is the `.ai` folder of the first extra space: set KIWI_SPACES or `spaces:` in config.yaml)".to_string()
+                "no extra space is configured and there is no project (`{system_space}` is the folder that holds the first extra space's `.ai`: set KIWI_SPACES or `spaces:` in config.yaml)".to_string()
             }),
     );
     debug_assert!(m.keys().all(|k| template::KERNEL_NAMES.contains(k)));

@@ -127,14 +127,22 @@ pub const TOOL_TYPES: &[&str] = &[
     "mcp",
 ];
 
+/// Whether a `tool_type` names a kind that runs through an executor (one of
+/// [`TOOL_TYPES`] but `primitive`, or a misspelling of one).
+fn names_runnable(tool_type: &str) -> bool {
+    let runnable = TOOL_TYPES.iter().copied().filter(|t| *t != "primitive");
+    runnable.clone().any(|t| t == tool_type) || crate::diag::closest(tool_type, runnable).is_some()
+}
+
 /// What a file under `tools/` is, read as rye reads it: an item runs when it declares an
 /// executor (`executor_id`), or when it is a primitive (`tool_type: primitive` and no
 /// executor: the end of a chain). Everything else is not a tool: a Python module that tools
 /// import (`__init__.py`, helpers, even with metadata dunders) is a library, a YAML file
 /// without an executor (capability lists, `tool_type: config` with `executor_id: null`,
 /// thread configs) is data. One exception keeps a forgotten executor visible: a YAML file
-/// that declares a `tool_type` and has no `executor_id` key at all is a tool (whose chain
-/// T304 reports broken, and whose misspelt type T303 reports).
+/// that declares a runnable `tool_type` (or a misspelt one) and has no `executor_id` key at
+/// all is a tool (whose chain T304 reports broken, and whose misspelt type T303 reports);
+/// with any other `tool_type` (`config`, ...) it is data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ToolKind {
@@ -209,7 +217,16 @@ impl ToolFile {
         match self.format {
             ToolFormat::Python | ToolFormat::Javascript => ToolKind::Library,
             // `executor_id: null` says "no executor"; a file with neither key is data too.
-            ToolFormat::Yaml if executor.is_none() && self.get(Field::ToolType).is_some() => {
+            // rye runs an element without an executor only as a chain's root primitive
+            // (`PrimitiveExecutor._execute_chain`: `_get_primitive`, else "Unknown
+            // primitive"), so what such a file is follows from the kind it names: a runnable
+            // one (or a misspelling of one) is a tool that forgot its executor, anything else
+            // (`tool_type: config`, `extractor`, ...) is data that other tools read.
+            ToolFormat::Yaml
+                if executor.is_none()
+                    && self.get(Field::ToolType).is_some()
+                    && tool_type.is_none_or(names_runnable) =>
+            {
                 ToolKind::Tool
             }
             ToolFormat::Yaml => ToolKind::Data,

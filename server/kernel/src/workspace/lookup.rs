@@ -100,6 +100,24 @@ impl Workspace {
                         .collect()
                 })
                 .unwrap_or_default();
+            // A builtin item never makes a user's reference ambiguous: when items of the
+            // other spaces end with the name, the builtin ones are not candidates.
+            let ids: Vec<&String> = {
+                let theirs: Vec<&String> = ids
+                    .iter()
+                    .copied()
+                    .filter(|id| {
+                        self.all_with_id(item_type, id)
+                            .iter()
+                            .any(|i| allowed(i) && !i.is_builtin())
+                    })
+                    .collect();
+                if theirs.is_empty() || theirs.len() == ids.len() {
+                    ids
+                } else {
+                    theirs
+                }
+            };
             match ids.as_slice() {
                 [one] => {
                     if let Some(item) = self.all_with_id(item_type, one).into_iter().find(allowed) {
@@ -148,6 +166,26 @@ impl Workspace {
             }
         }
         out
+    }
+
+    /// The ids of a type that are `reference` or end with `/reference` (segment by segment),
+    /// sorted: what rye's `KnowledgeHandler.resolve` finds with `rglob(f"{entry_id}.md")`.
+    pub fn ids_ending_with(&self, item_type: ItemType, reference: &str) -> Vec<&str> {
+        let suffix = format!("/{reference}");
+        self.by_bare
+            .get(&(item_type, ids::bare_name(reference).to_string()))
+            .map(|s| {
+                s.iter()
+                    .filter(|id| *id == reference || id.ends_with(&suffix))
+                    .filter(|id| {
+                        self.by_id
+                            .get(&(item_type, id.to_string()))
+                            .is_some_and(|paths| paths.iter().any(|p| self.exists(p)))
+                    })
+                    .map(String::as_str)
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// The ids closest to a reference that names nothing, best first.

@@ -22,6 +22,7 @@ mod lookup_errors;
 mod overlays;
 mod quick_fixes;
 mod rule_codes;
+mod rye_refusals;
 mod rye_runtime;
 mod ryeread;
 mod search_cache;

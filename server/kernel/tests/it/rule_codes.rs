@@ -21,7 +21,6 @@ const ELSEWHERE: &[(&str, Code, &str)] = &[
     ("step parameters against the called tool's schema", Code::D114, "tests/it/snapshots/it__codes__d113_d115_step_parameters_against_the_tool_schema.snap"),
     ("step parameters against the called tool's schema", Code::D115, "tests/it/snapshots/it__codes__d113_d115_step_parameters_against_the_tool_schema.snap"),
     ("knowledge references", Code::N604, "tests/it/snapshots/it__codes__n604_unknown_knowledge_references.snap"),
-    ("knowledge references", Code::K006, "tests/it/snapshots/it__codes__k006_refused_ids_in_knowledge_references.snap"),
     ("files an item runs lie inside its space", Code::K006, "tests/it/exec_refuse.rs"),
     ("configuration against the primitive", Code::T306, "tests/it/snapshots/it__codes__t306_config_types_against_the_primitive.snap"),
     ("environment", Code::E401, "src/env/tests/snapshots/kiwi_kernel__env__tests__check_tests__e401_not_a_dict.snap"),

@@ -321,10 +321,11 @@ fn resolution_as_rye_does_it() {
 
 /// True defects kiwi now reports: a runtime's script under `{system_space}` that does not
 /// exist (rye's `mcp_stdio_runtime`), and an interpreter path into one person's home.
+/// `{system_space}` is the folder that holds the space's `.ai` (issue 23).
 #[test]
 fn missing_runtime_scripts_and_home_paths_are_reported() {
     let f = Fixture::new(
-        "//- sys/.ai/tools/rt/mcp.yaml\nversion: \"1.0.0\"\ntool_type: runtime\nexecutor_id: subprocess\nconfig:\n  command: python3\n  args:\n    - \"{system_space}/tools/rt/connect.py\"\n    - \"{system_space}/tools/rt/present.py\"\n    - \"{project_path}/{params_json}\"\n\
+        "//- sys/.ai/tools/rt/mcp.yaml\nversion: \"1.0.0\"\ntool_type: runtime\nexecutor_id: subprocess\nconfig:\n  command: python3\n  args:\n    - \"{system_space}/tools/rt/connect.py\"\n    - \"{system_space}/.ai/tools/rt/present.py\"\n    - \"{project_path}/{params_json}\"\n\
 //- sys/.ai/tools/rt/present.py\nprint('here')\n\
 //- project/.ai/tools/servers/one.yaml\ntool_type: mcp_server\nexecutor_id: null\nconfig:\n  command: /home/leo/projects/rye-os/.venv/bin/python\n  args: [\"/usr/bin/env\"]\n\
 //- project/.ai/tools/run_it.py\n__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"rt/mcp\"\nCONFIG = {\"cwd\": \"/Users/ann/work\"}\n",

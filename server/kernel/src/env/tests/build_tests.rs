@@ -374,8 +374,9 @@ fn a_user_block_pattern_is_named_in_e410() {
     );
 }
 
+/// The fallback is rye's designed behaviour (`EnvResolver._resolve_interpreter`): a hint.
 #[test]
-fn e408_is_information_when_the_fallback_is_on_path() {
+fn e408_is_a_hint_when_the_fallback_is_on_path() {
     let w = world();
     exe(&w.bin.join("python3"));
     let text = r#"ENV_CONFIG = {"interpreter": {"type": "venv_python", "search": ["user"], "var": "KIWI_PYTHON", "fallback": "python3"}}"#;
@@ -394,7 +395,7 @@ fn e408_is_information_when_the_fallback_is_on_path() {
         .replace(w.project.parent().unwrap().to_str().unwrap(), "<tmp>");
     assert_eq!(
         shown,
-        "E408 info \"\\\"venv_python\\\"\" `KIWI_PYTHON` resolves to the fallback `python3` only; tried: user <tmp>/home/.ai/.venv/bin/python\n  related \"{\\\"type\\\": \\\"venv_python\\\", \\\"search\\\": [\\\"user\\\"], \\\"var\\\": \\\"KIWI_PYTHON\\\", \\\"fallback\\\": \\\"python3\\\"}\": user: <tmp>/home/.ai/.venv/bin/python: not found\n  related \"{\\\"type\\\": \\\"venv_python\\\", \\\"search\\\": [\\\"user\\\"], \\\"var\\\": \\\"KIWI_PYTHON\\\", \\\"fallback\\\": \\\"python3\\\"}\": fallback: python3: found (on PATH at <tmp>/bin/python3)\n"
+        "E408 hint \"\\\"venv_python\\\"\" `KIWI_PYTHON` resolves to the fallback `python3` only; tried: user <tmp>/home/.ai/.venv/bin/python\n  related \"{\\\"type\\\": \\\"venv_python\\\", \\\"search\\\": [\\\"user\\\"], \\\"var\\\": \\\"KIWI_PYTHON\\\", \\\"fallback\\\": \\\"python3\\\"}\": user: <tmp>/home/.ai/.venv/bin/python: not found\n  related \"{\\\"type\\\": \\\"venv_python\\\", \\\"search\\\": [\\\"user\\\"], \\\"var\\\": \\\"KIWI_PYTHON\\\", \\\"fallback\\\": \\\"python3\\\"}\": fallback: python3: found (on PATH at <tmp>/bin/python3)\n"
     );
     // Found: no diagnostic.
     exe(&w.user.join(".venv/bin/python"));
