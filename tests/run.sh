@@ -143,6 +143,17 @@ KIWI_BIN="$kiwi" bash tests/mcp/inspector.sh
 step "VS Code end to end (the .vsix in code-server 4.139.1 = VS Code 1.139, headless Chromium)"
 bash tests/vscode/run.sh "$kiwi"
 
+step "docs book (mdBook build, links checked)"
+# mdBook goes under target/tools, pinned; docs/book.toml builds into target/book.
+mdbook_version=0.5.4
+mdbook=target/tools/bin/mdbook
+if ! "$mdbook" --version 2>/dev/null | grep -qx "mdbook v$mdbook_version"; then
+  echo "installing mdbook $mdbook_version into target/tools"
+  cargo install mdbook --locked --version "$mdbook_version" --root target/tools
+fi
+"$mdbook" build docs
+python3 tests/docs/links.py
+
 step "benchmarks (kiwi-bench all --quick: the figures of 09-quality §3 beside their targets; a missed target is reported, not failed)"
 "$bin/kiwi-bench" all --quick
 
