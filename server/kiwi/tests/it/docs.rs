@@ -101,3 +101,54 @@ fn subcommands_are_read_from_a_help_text() {
     let text = "Usage: kiwi <COMMAND>\n\nCommands:\n  lsp    Run it\n         wrapped\n  keys   Keys\n  help   Print this\n\nOptions:\n  -h, --help\n";
     assert_eq!(subcommands(text), ["lsp", "keys"]);
 }
+
+/// Every `KIWI_*`, `AI_*` or `RYE_*` name written as a string in the servers' sources (tests
+/// left out) is on the environment variables page.
+#[test]
+fn environment_page_names_every_variable() {
+    /// Read only by a test of their own crate.
+    const TEST_ONLY: &[&str] = &["KIWI_NEVER_SET_THIS", "KIWI_TEST_SCRUB_CHILD"];
+    fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if name != "tests" && name != "snapshots" {
+                    sources(&path, out);
+                }
+            } else if name.ends_with(".rs") && name != "tests.rs" && !name.ends_with("_tests.rs") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    for krate in ["kernel", "kiwi", "lsp", "mcp", "bench"] {
+        sources(&repo().join("server").join(krate).join("src"), &mut files);
+    }
+    let mut names = std::collections::BTreeSet::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for piece in text.split('"').skip(1).step_by(2) {
+            let named = ["KIWI_", "AI_", "RYE_"]
+                .iter()
+                .any(|p| piece.starts_with(p));
+            let plain = piece.len() > 4
+                && piece
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+            if named && plain && !TEST_ONLY.contains(&piece) {
+                names.insert(piece.to_string());
+            }
+        }
+    }
+    assert!(names.contains("KIWI_USERSPACE_DIR"), "{names:?}");
+    let page = std::fs::read_to_string(repo().join("docs/src/reference/environment.md")).unwrap();
+    let missing: Vec<_> = names
+        .iter()
+        .filter(|n| !page.contains(&format!("`{n}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/src/reference/environment.md does not name {missing:?}"
+    );
+}
