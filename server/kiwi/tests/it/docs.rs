@@ -152,3 +152,37 @@ fn environment_page_names_every_variable() {
         "docs/src/reference/environment.md does not name {missing:?}"
     );
 }
+
+/// Every key the code reads from a `config.yaml` (`.get("KEY")` in the files that read it) is
+/// named in the first column of the configuration page's table (`execution.image`, ...).
+#[test]
+fn config_page_names_every_key() {
+    let page = std::fs::read_to_string(repo().join("docs/src/reference/config.md")).unwrap();
+    let words: std::collections::BTreeSet<&str> = page
+        .lines()
+        .filter_map(|line| line.strip_prefix("| `"))
+        .filter_map(|row| row.split(" |").next())
+        .flat_map(|cell| cell.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')))
+        .collect();
+    let mut missing = Vec::new();
+    for file in [
+        "server/kernel/src/config.rs",
+        "server/kernel/src/env/filter.rs",
+        "server/kernel/src/registry/config.rs",
+    ] {
+        let text = std::fs::read_to_string(repo().join(file)).unwrap();
+        let keys = text
+            .split(".get(\"")
+            .skip(1)
+            .filter_map(|rest| rest.split_once("\")").map(|(key, _)| key));
+        for key in keys.chain(["allow", "block"]) {
+            if !words.contains(key) {
+                missing.push(format!("{key} ({file})"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "docs/src/reference/config.md does not name {missing:?}"
+    );
+}
