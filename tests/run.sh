@@ -149,7 +149,8 @@ mdbook_version=0.5.4
 mdbook=target/tools/bin/mdbook
 if ! "$mdbook" --version 2>/dev/null | grep -qx "mdbook v$mdbook_version"; then
   echo "installing mdbook $mdbook_version into target/tools"
-  cargo install mdbook --locked --version "$mdbook_version" --root target/tools
+  # Without CARGO_TARGET_DIR cargo builds it in a temporary folder and removes it afterwards.
+  env -u CARGO_TARGET_DIR cargo install mdbook --locked --version "$mdbook_version" --root target/tools
 fi
 "$mdbook" build docs
 python3 tests/docs/links.py
