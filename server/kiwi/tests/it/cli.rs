@@ -146,7 +146,21 @@ fn demo_human_output() {
     let sb = Sandbox::new();
     let out = sb.kiwi(&["check", "fixtures/demo"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
-    insta::assert_snapshot!(String::from_utf8_lossy(&out.stdout));
+    let text = String::from_utf8_lossy(&out.stdout);
+    // The README's sentence "reports **5 errors, 2 warnings, 1 hint**" is the summary line's
+    // words, as the binary prints them.
+    let readme = std::fs::read_to_string(repo().join("fixtures/demo/README.md")).unwrap();
+    let said = readme
+        .split("So `kiwi check fixtures/demo` reports **")
+        .nth(1)
+        .and_then(|rest| rest.split("**").next())
+        .expect("the demo README's summary sentence");
+    let summary = text.lines().last().unwrap_or_default();
+    assert!(
+        summary.starts_with(&format!("{said} in ")),
+        "the demo README says {said:?}, the binary prints {summary:?}"
+    );
+    insta::assert_snapshot!(text);
 }
 
 #[test]

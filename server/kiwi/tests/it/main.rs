@@ -2,6 +2,7 @@
 
 mod cli;
 mod common;
+mod docs;
 mod hostile_lsp;
 mod hostile_mcp;
 mod hostile_perms;
