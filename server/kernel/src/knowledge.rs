@@ -475,26 +475,15 @@ mod tests {
         let Some(root) = crate::test_corpus::find(env!("CARGO_MANIFEST_DIR")) else {
             return;
         };
-        let mut files = Vec::new();
-        let mut stack = vec![root.clone()];
-        while let Some(dir) = stack.pop() {
-            let Ok(rd) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for e in rd.flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else if p.extension().is_some_and(|x| x == "md")
+        let files: Vec<_> = crate::test_corpus::files_below(&root)
+            .into_iter()
+            .filter(|p| {
+                p.extension().is_some_and(|x| x == "md")
                     && p.strip_prefix(&root)
                         .is_ok_and(|r| r.components().any(|c| c.as_os_str() == "knowledge"))
                     && !p.components().any(|c| c.as_os_str() == "directives")
-                {
-                    files.push(p);
-                }
-            }
-        }
-        files.sort();
+            })
+            .collect();
         assert!(!files.is_empty());
         let mut out = String::new();
         for f in files {

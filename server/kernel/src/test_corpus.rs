@@ -35,3 +35,23 @@ pub fn find(manifest_dir: &str) -> Option<PathBuf> {
     eprintln!("shared/corpus not found from {manifest_dir}; the corpus test is skipped");
     None
 }
+
+/// Every file below `dir` (links not followed), sorted: the one walk of the corpus tests.
+pub fn files_below(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            match e.file_type() {
+                Ok(t) if t.is_dir() => stack.push(e.path()),
+                Ok(t) if t.is_file() => out.push(e.path()),
+                _ => {}
+            }
+        }
+    }
+    out.sort();
+    out
+}

@@ -224,23 +224,10 @@ fn corpus_dir() -> Option<std::path::PathBuf> {
 }
 
 fn md_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "md") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
+    crate::test_corpus::files_below(dir)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect()
 }
 
 #[test]

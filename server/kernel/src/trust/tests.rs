@@ -559,43 +559,32 @@ fn rye_integrity_on_the_corpus() {
         return;
     };
     let root = dir.join("rye-os");
-    let mut stack = vec![root.clone()];
     let mut counts = std::collections::BTreeMap::new();
     let mut stale_tools = Vec::new();
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
+    for p in crate::test_corpus::files_below(&root) {
+        let rel = p
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let Some((_, in_ai)) = rel.split_once("/.ai/") else {
             continue;
         };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-                continue;
-            }
-            let rel = p
-                .strip_prefix(&root)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            let Some((_, in_ai)) = rel.split_once("/.ai/") else {
-                continue;
-            };
-            let ty = match in_ai.split('/').next() {
-                Some("tools") => ItemType::Tool,
-                Some("directives") => ItemType::Directive,
-                Some("knowledge") => ItemType::Knowledge,
-                _ => continue,
-            };
-            let Ok(text) = std::fs::read_to_string(&p) else {
-                continue;
-            };
-            let Some(r) = rye::rye_integrity(ty, &text) else {
-                continue;
-            };
-            *counts.entry((ty.as_str(), r.is_stale())).or_insert(0usize) += 1;
-            if r.is_stale() && ty == ItemType::Tool {
-                stale_tools.push(in_ai.to_string());
-            }
+        let ty = match in_ai.split('/').next() {
+            Some("tools") => ItemType::Tool,
+            Some("directives") => ItemType::Directive,
+            Some("knowledge") => ItemType::Knowledge,
+            _ => continue,
+        };
+        let Ok(text) = std::fs::read_to_string(&p) else {
+            continue;
+        };
+        let Some(r) = rye::rye_integrity(ty, &text) else {
+            continue;
+        };
+        *counts.entry((ty.as_str(), r.is_stale())).or_insert(0usize) += 1;
+        if r.is_stale() && ty == ItemType::Tool {
+            stale_tools.push(in_ai.to_string());
         }
     }
     stale_tools.sort();

@@ -373,11 +373,7 @@ fn registry_two_users_publish_trust_search_pull_and_pin_over_git_daemon() {
 #[test]
 fn registry_a_tool_pulls_its_missing_runtime_and_pins_both() {
     let tmp = tempfile::tempdir().unwrap();
-    let alice = User::new(tmp.path(), "alice");
-    let bob = User::new(tmp.path(), "bob");
-    let reg = tmp.path().join("reg.git");
-    alice.ok(&["registry", "new", reg.to_str().unwrap(), "--bare"]);
-    let url = format!("file://{}", reg.display());
+    let (alice, bob, url) = alice_bob_and_a_registry(tmp.path());
     alice.keys();
     alice.write("tools/runtimes/team_python.py", RUNTIME);
     alice.write(
@@ -804,11 +800,7 @@ fn registry_through_mcp_search_and_load_with_destination_pull_and_pin() {
     use crate::common::{mcp_with_env, Proc};
     use serde_json::json;
     let tmp = tempfile::tempdir().unwrap();
-    let alice = User::new(tmp.path(), "alice");
-    let bob = User::new(tmp.path(), "bob");
-    let reg = tmp.path().join("reg.git");
-    alice.ok(&["registry", "new", reg.to_str().unwrap(), "--bare"]);
-    let url = format!("file://{}", reg.display());
+    let (alice, bob, url) = alice_bob_and_a_registry(tmp.path());
     let keys = alice.keys();
     bob.trust(&keys);
     alice.write("tools/text/word_count.py", WORD_COUNT);
@@ -945,11 +937,7 @@ fn registry_a_pull_under_a_directive_writes_only_granted_items() {
     use crate::common::{mcp_with_env, Proc};
     use serde_json::json;
     let tmp = tempfile::tempdir().unwrap();
-    let alice = User::new(tmp.path(), "alice");
-    let bob = User::new(tmp.path(), "bob");
-    let reg = tmp.path().join("reg.git");
-    alice.ok(&["registry", "new", reg.to_str().unwrap(), "--bare"]);
-    let url = format!("file://{}", reg.display());
+    let (alice, bob, url) = alice_bob_and_a_registry(tmp.path());
     alice.keys();
     alice.write("tools/zz/runner.py", RUNTIME);
     alice.write(
@@ -1121,4 +1109,15 @@ fn registry_sparse_through_mcp_search_load_and_pull() {
     assert_eq!(user.read("tools/text/word_count.py").unwrap(), WORD_COUNT);
     drop(p);
     drop(http);
+}
+
+/// Alice and Bob, each with a project and a user space, and a bare registry Alice made at
+/// `file://<dir>/reg.git` (neither has added it yet).
+fn alice_bob_and_a_registry(dir: &Path) -> (User, User, String) {
+    let alice = User::new(dir, "alice");
+    let bob = User::new(dir, "bob");
+    let reg = dir.join("reg.git");
+    alice.ok(&["registry", "new", reg.to_str().unwrap(), "--bare"]);
+    let url = format!("file://{}", reg.display());
+    (alice, bob, url)
 }
