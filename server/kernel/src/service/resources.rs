@@ -37,7 +37,7 @@ impl Service {
     pub fn directives(&self, project_path: Option<&str>) -> Res<Vec<DirectiveSummary>> {
         let ws = self.workspace(project_path)?;
         let mut out = Vec::new();
-        for id in ws.ids(ItemType::Directive) {
+        for id in ws.ids(ItemType::Directive).iter() {
             // Parsed for this list alone when not loaded (a list of every item keeps none).
             let Some(item) = ws.peek_id(ItemType::Directive, id) else {
                 continue;
@@ -110,7 +110,7 @@ impl Service {
         let ws = self.workspace(project_path)?;
         let mut out = Vec::new();
         for t in ItemType::FILE_TYPES {
-            for id in ws.ids(t) {
+            for id in ws.ids(t).iter() {
                 let Some(item) = ws.peek_id(t, id) else {
                     continue;
                 };

@@ -23,6 +23,7 @@ mod overlays;
 mod quick_fixes;
 mod rule_codes;
 mod ryeread;
+mod scaling;
 mod search_cache;
 mod search_relevance;
 mod service_inputs;
