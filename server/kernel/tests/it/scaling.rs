@@ -98,3 +98,55 @@ fn a_check_collects_the_ids_once_per_workspace_generation() {
         "the grant of cat0/missing_0 matches the new tool"
     );
 }
+
+/// One parse per file per load: a server that warms up (loads the workspace and builds its
+/// search index, as `kiwi mcp` does at start) and then lists its prompts (the MCP watcher's
+/// fingerprint of the prompt list, `prompts/list`) reads and parses no file twice.
+#[test]
+fn a_load_parses_each_file_once() {
+    let f = uncovered_grants(40);
+    // A directive with inputs: the prompt list shows them.
+    std::fs::write(
+        f.project().join(".ai/directives/d/with_inputs.md"),
+        r#"# with inputs
+
+```xml
+<directive name="with_inputs" version="1.0.0">
+  <metadata><description>takes inputs</description></metadata>
+  <inputs>
+    <input name="target" type="string" required="true">what to take</input>
+    <input name="limit" type="integer" default="3">how many</input>
+  </inputs>
+  <process><step name="a"><action>take {input:target}</action></step></process>
+</directive>
+```
+"#,
+    )
+    .unwrap();
+    let agent = crate::common::Agent::new(&f);
+    agent.service.warm();
+    let prompts = agent.service.directives(None).unwrap();
+    let again = agent.service.directives(None).unwrap();
+    assert_eq!(prompts, again);
+    let with_inputs = prompts
+        .iter()
+        .find(|p| p.0 == "d/with_inputs")
+        .expect("the directive with inputs is listed");
+    assert_eq!(with_inputs.1.as_deref(), Some("takes inputs"));
+    assert_eq!(
+        with_inputs.2,
+        vec![
+            ("target".to_string(), "what to take".to_string(), true),
+            ("limit".to_string(), "how many".to_string(), false),
+        ]
+    );
+    assert_eq!(prompts.iter().filter(|p| p.0.starts_with("d/")).count(), 41);
+    let ws = agent.service.workspace(None).unwrap();
+    let again = ws.parsed_again();
+    assert!(
+        again.is_empty(),
+        "{} files parsed more than once, e.g. {:?}",
+        again.len(),
+        again.first()
+    );
+}
