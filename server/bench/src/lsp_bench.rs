@@ -17,6 +17,14 @@ struct Lsp {
     client: Client<ChildStdin>,
 }
 
+/// A server left by an error (or by [`indexing`]) is ended, not left behind.
+impl Drop for Lsp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// The bound of one wait.
 const BOUND: Duration = Duration::from_secs(300);
 
@@ -102,6 +110,31 @@ fn big_directive(lines: usize, n_tool: usize) -> String {
     }
     s.push_str("  </process>\n</directive>\n```\n");
     s
+}
+
+/// `kiwi lsp` on a project: `initialize` to the end of its indexing progress, and the RSS
+/// (MB) then.
+pub fn indexing(kiwi: &Path, project: &Path, user: &Path) -> Result<(Duration, f64)> {
+    let mut lsp = Lsp::start(kiwi, user)?;
+    let t0 = Instant::now();
+    let root = format!("file://{}", project.display());
+    lsp.request(
+        "initialize",
+        json!({"processId": null, "rootUri": root,
+               "workspaceFolders": [{"uri": root, "name": "bench"}],
+               "capabilities": {"window": {"workDoneProgress": true},
+                                "general": {"positionEncodings": ["utf-8"]}}}),
+    )?;
+    lsp.notify("initialized", json!({}))?;
+    lsp.wait(|m| {
+        m["method"] == "$/progress"
+            && m["params"]["value"]["kind"] == "end"
+            && m["params"]["token"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("kiwi-index"))
+    })?;
+    let indexed = t0.elapsed();
+    Ok((indexed, lsp.rss_kb() as f64 / 1024.0))
 }
 
 pub fn run(kiwi: &Path, items: usize, runs: usize) -> Result<Vec<Figure>> {

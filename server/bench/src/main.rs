@@ -77,6 +77,27 @@ enum Cmd {
         #[arg(long)]
         kiwi: Option<PathBuf>,
     },
+    /// Workloads in the shapes of the real corpora (issue 25): `check`, the first MCP search
+    /// with and without the kept index, RSS, LSP indexing and `kiwi run`, each beside its
+    /// floor measured in the same run, with the growth per tenfold.
+    Real {
+        #[arg(long, value_delimiter = ',', default_value = "1000,10000")]
+        sizes: Vec<usize>,
+        /// Add the 100,000-item workload (minutes; not in CI).
+        #[arg(long)]
+        big: bool,
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// The kiwi binary (default: target/release/kiwi next to this benchmark).
+        #[arg(long)]
+        kiwi: Option<PathBuf>,
+        /// Another kiwi binary measured in the same run, on the same workloads (before/after).
+        #[arg(long)]
+        before: Option<PathBuf>,
+        /// Write the docs page (docs/benchmarks.md) with the table of this run.
+        #[arg(long)]
+        write_docs: Option<PathBuf>,
+    },
     /// Every figure of `09-quality.md` §3 in one run, with its target: `check` cold at
     /// 1,000 / 10,000 / 100,000 items, LSP didChange and hover latency and RSS, MCP search
     /// latency at several sizes, spawn to `tools/list` and RSS, `run` overhead as a ratio to
@@ -85,9 +106,15 @@ enum Cmd {
         /// Smaller workloads and fewer runs (a couple of minutes on 2 cores, for CI).
         #[arg(long)]
         quick: bool,
+        /// Add the 100,000-item real-shaped workload (minutes; not in CI).
+        #[arg(long)]
+        big: bool,
         /// The kiwi binary (default: target/release/kiwi next to this benchmark).
         #[arg(long)]
         kiwi: Option<PathBuf>,
+        /// Write the docs page (docs/benchmarks.md) with the real-shaped table of this run.
+        #[arg(long)]
+        write_docs: Option<PathBuf>,
     },
     /// Time the kernel's parsers per file kind, in process (directives, Python tools,
     /// YAML tools, knowledge), on the files of a generated workspace and the builtin space.
@@ -134,10 +161,67 @@ fn main() -> Result<()> {
             let kiwi = kiwi_binary(kiwi)?;
             print_table(&registry_bench::run(&kiwi, items, runs)?);
         }
-        Cmd::All { quick, kiwi } => {
+        Cmd::Real {
+            sizes,
+            big,
+            runs,
+            kiwi,
+            before,
+            write_docs,
+        } => {
+            let kiwi = kiwi_binary(kiwi)?;
+            let before = before.map(|b| kiwi_binary(Some(b))).transpose()?;
+            let mut sizes = sizes;
+            if big && !sizes.contains(&100_000) {
+                sizes.push(100_000);
+            }
+            real(
+                &kiwi,
+                before.as_deref(),
+                &sizes,
+                runs,
+                write_docs.as_deref(),
+            )?;
+        }
+        Cmd::All {
+            quick,
+            big,
+            kiwi,
+            write_docs,
+        } => {
             let kiwi = kiwi_binary(kiwi)?;
             all(&kiwi, quick)?;
+            let mut sizes = vec![1_000, 10_000];
+            if big {
+                sizes.push(100_000);
+            }
+            real(
+                &kiwi,
+                None,
+                &sizes,
+                if quick { 3 } else { 5 },
+                write_docs.as_deref(),
+            )?;
         }
+    }
+    Ok(())
+}
+
+/// The real-shaped figures ([`real_bench`]), the docs page written when asked.
+fn real(
+    kiwi: &Path,
+    before: Option<&Path>,
+    sizes: &[usize],
+    runs: usize,
+    docs: Option<&Path>,
+) -> Result<()> {
+    println!("\nreal-shaped workloads (issue 25), {sizes:?} item files:");
+    let started = Instant::now();
+    let (rows, spawn, interpreter) = real_bench::run(kiwi, before, sizes, runs)?;
+    if let Some(docs) = docs {
+        let table = real_bench::render(&rows, spawn, interpreter, started.elapsed());
+        write(docs, &real_bench::docs_page(&table))?;
+        println!("wrote {}", docs.display());
     }
     Ok(())
 }
@@ -313,6 +397,7 @@ fn check_cold(kiwi: &Path, n: usize, runs: usize) -> Result<Figure> {
 mod lsp_bench;
 mod mcp_bench;
 mod mcp_client;
+mod real_bench;
 mod registry_bench;
 mod run_bench;
 

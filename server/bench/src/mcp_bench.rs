@@ -34,6 +34,73 @@ fn first_search(kiwi: &Path, dir: &Path) -> Result<(std::time::Duration, f64)> {
     first_search_then(kiwi, dir, std::time::Duration::ZERO)
 }
 
+/// What [`first_searches`] measures.
+pub struct FirstSearches {
+    /// Spawn to the first `search` answer, the kept index removed (median, ms).
+    pub no_index: f64,
+    /// The same, from the index the previous server kept (median, ms).
+    pub kept_index: f64,
+    /// RSS once a `load` has loaded the workspace (MB).
+    pub rss_loaded: f64,
+}
+
+/// The first search of a fresh server over a real-shaped project (`real_bench`), without and
+/// with the kept index, and the RSS of a loaded server.
+pub fn first_searches(kiwi: &Path, dir: &Path, runs: usize) -> Result<FirstSearches> {
+    let cache = userspace(dir).join("cache");
+    let search = |linger: std::time::Duration| -> Result<(std::time::Duration, String)> {
+        let t0 = std::time::Instant::now();
+        let mut s = spawn(kiwi, dir)?;
+        let r = s.request(
+            "tools/call",
+            json!({"name": "search", "arguments": {"item_type": "tool", "query": "read file"}}),
+        )?;
+        let took = t0.elapsed();
+        let first = r["result"]["structuredContent"]["results"][0]["id"]
+            .as_str()
+            .map(str::to_string);
+        let Some(first) = first else {
+            bail!("the first search found nothing: {r}");
+        };
+        std::thread::sleep(linger);
+        Ok((took, first))
+    };
+    let clear = || {
+        for e in std::fs::read_dir(&cache).into_iter().flatten().flatten() {
+            let _ = std::fs::remove_file(e.path());
+        }
+    };
+    let mut cold = Vec::new();
+    for _ in 0..runs.max(1) {
+        clear();
+        cold.push(search(std::time::Duration::ZERO)?.0);
+    }
+    let linger = std::time::Duration::from_millis(1000 + cold[0].as_millis() as u64 * 3);
+    let mut id = String::new();
+    for _ in 0..2 {
+        id = search(linger)?.1;
+    }
+    let mut kept = Vec::new();
+    for _ in 0..runs.max(1) {
+        kept.push(search(std::time::Duration::ZERO)?.0);
+    }
+    cold.sort();
+    kept.sort();
+    let mut s = spawn(kiwi, dir)?;
+    let r = s.request(
+        "tools/call",
+        json!({"name": "load", "arguments": {"item_type": "tool", "item_id": id}}),
+    )?;
+    if r["result"]["isError"] != json!(false) {
+        bail!("load failed: {r}");
+    }
+    Ok(FirstSearches {
+        no_index: ms(percentile(&cold, 0.5)),
+        kept_index: ms(percentile(&kept, 0.5)),
+        rss_loaded: rss_mb(s.pid()),
+    })
+}
+
 /// [`first_search`], keeping the server `linger` longer (to write what it keeps on disk).
 fn first_search_then(
     kiwi: &Path,

@@ -56,6 +56,16 @@ fn real_python_dir() -> Option<std::path::PathBuf> {
     Some(exe.parent()?.to_path_buf())
 }
 
+/// `kiwi run` of a trivial Python tool over running the same command directly (median of
+/// interleaved runs, ms): what `real_bench` reports beside the bare interpreter.
+pub fn overhead(kiwi: &Path, runs: usize) -> Result<f64> {
+    let rows = run(kiwi, runs, 1)?;
+    match rows.first().map(|r| r.median) {
+        Some(Fig::Ms(over)) => Ok(over),
+        _ => bail!("no run overhead measured"),
+    }
+}
+
 pub fn run(kiwi: &Path, runs: usize, flood_mb: usize) -> Result<Vec<Figure>> {
     let dir = std::env::temp_dir().join(format!("kiwi-bench-run-{}", std::process::id()));
     let tools = dir.join(".ai/tools/bench");

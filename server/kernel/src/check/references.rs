@@ -172,9 +172,9 @@ pub(super) fn check_grants_match_something(
     out: &mut Vec<Diagnostic>,
 ) {
     let Some(d) = item.directive() else { return };
-    // The sorted ids of each type, built only when a grant is not matched by one of the
-    // directive's own references (the common case costs no scan of the workspace).
-    let mut ids_of: std::collections::HashMap<ItemType, Vec<&str>> = Default::default();
+    // The sorted ids of each type (the workspace's id index, shared by every check), looked
+    // at only when a grant is not matched by one of the directive's own references.
+    let mut ids_of: std::collections::HashMap<ItemType, Arc<[String]>> = Default::default();
     for c in &d.capabilities {
         let crate::directive::Resource::Items(Some(t)) = c.resource else {
             continue;
@@ -206,7 +206,7 @@ pub(super) fn check_grants_match_something(
             continue;
         }
         let ids = ids_of.entry(t).or_insert_with(|| ws.ids(t));
-        let from = ids.partition_point(|id| *id < prefix.as_str());
+        let from = ids.partition_point(|id| id.as_str() < prefix.as_str());
         let matches = ids[from..]
             .iter()
             .take_while(|id| id.starts_with(&prefix))
@@ -221,7 +221,7 @@ pub(super) fn check_grants_match_something(
             continue;
         };
         let ns = format!("{ns}/");
-        let from = ids.partition_point(|id| *id < ns.as_str());
+        let from = ids.partition_point(|id| id.as_str() < ns.as_str());
         if ns.contains(['*', '?', '[', '{']) || !ids.get(from).is_some_and(|id| id.starts_with(&ns))
         {
             continue;

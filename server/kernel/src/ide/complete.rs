@@ -73,7 +73,7 @@ fn entries<'a>(
 
 fn item_ids(ws: &Workspace, t: ItemType, range: TextRange) -> Vec<CompletionEntry> {
     ws.ids(t)
-        .into_iter()
+        .iter()
         .map(|id| CompletionEntry {
             label: id.to_string(),
             kind: CompletionKind::Item,

@@ -47,7 +47,7 @@ pub fn matching_ids<'a>(candidates: impl IntoIterator<Item = &'a str>, typed: &s
 pub fn ids_of(ws: &Workspace, t: ItemType) -> Vec<String> {
     match t {
         ItemType::System => system::CATALOGUE.iter().map(|s| s.id.to_string()).collect(),
-        _ => ws.ids(t).into_iter().map(str::to_string).collect(),
+        _ => ws.ids(t).to_vec(),
     }
 }
 

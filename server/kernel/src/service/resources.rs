@@ -37,28 +37,12 @@ impl Service {
     pub fn directives(&self, project_path: Option<&str>) -> Res<Vec<DirectiveSummary>> {
         let ws = self.workspace(project_path)?;
         let mut out = Vec::new();
-        for id in ws.ids(ItemType::Directive) {
-            // Parsed for this list alone when not loaded (a list of every item keeps none).
-            let Some(item) = ws.peek_id(ItemType::Directive, id) else {
+        for id in ws.ids(ItemType::Directive).iter() {
+            // Kept from the parse that read the file (the search index's, at start-up).
+            let Some(p) = ws.prompt_summary(id) else {
                 continue;
             };
-            let Some(d) = item.directive() else { continue };
-            let inputs = d
-                .inputs
-                .iter()
-                .map(|i| {
-                    (
-                        i.name.value.clone(),
-                        i.description.trim().to_string(),
-                        i.required && i.default.is_none(),
-                    )
-                })
-                .collect();
-            out.push((
-                id.to_string(),
-                item.description().map(str::to_string),
-                inputs,
-            ));
+            out.push((id.to_string(), p.description.clone(), p.inputs.clone()));
         }
         Ok(out)
     }
@@ -106,7 +90,7 @@ impl Service {
         let ws = self.workspace(project_path)?;
         let mut out = Vec::new();
         for t in ItemType::FILE_TYPES {
-            for id in ws.ids(t) {
+            for id in ws.ids(t).iter() {
                 let Some(item) = ws.peek_id(t, id) else {
                     continue;
                 };

@@ -47,6 +47,8 @@ pub(super) fn builtin_entries() -> &'static [Arc<Entry>] {
                 origin: Origin::Builtin(text),
                 item: std::sync::OnceLock::new(),
                 exists: std::sync::OnceLock::new(),
+                parses: Default::default(),
+                prompt: std::sync::OnceLock::new(),
             }));
         }
         entries

@@ -2,7 +2,7 @@
 //! use, once.
 
 use super::discover::{load_file, Found};
-use super::item::{parse_item, Item};
+use super::item::{parse_item, Item, PromptSummary};
 use crate::ids::{ItemType, Space};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -29,6 +29,11 @@ pub(super) struct Entry {
     pub(super) item: std::sync::OnceLock<Option<Arc<Item>>>,
     /// Whether the file is an item, once known from a parse that was not kept.
     pub(super) exists: std::sync::OnceLock<bool>,
+    /// How many times the file was read and parsed (a load parses each file once).
+    pub(super) parses: std::sync::atomic::AtomicU32,
+    /// A directive's [`PromptSummary`], from the first parse that made an item (set only
+    /// when the file is an item; `None` inside: an item that is not a directive).
+    pub(super) prompt: std::sync::OnceLock<Option<Arc<PromptSummary>>>,
 }
 
 impl Entry {
@@ -40,6 +45,7 @@ impl Entry {
         self.item
             .get_or_init(|| {
                 self.parse().map(|mut item| {
+                    self.keep_prompt(&item);
                     if matches!(self.origin, Origin::Disk { .. }) {
                         item.drop_tree();
                     }
@@ -51,6 +57,8 @@ impl Entry {
 
     /// Read and parse the file, keeping nothing.
     pub(super) fn parse(&self) -> Option<Item> {
+        self.parses
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         match &self.origin {
             Origin::Disk { root } => load_file(&self.found, self.space, root),
             Origin::Builtin(text) => {
@@ -75,7 +83,32 @@ impl Entry {
         }
         let item = self.parse().map(Arc::new);
         let _ = self.exists.set(item.is_some());
+        if let Some(item) = &item {
+            self.keep_prompt(item);
+        }
         item
+    }
+
+    fn keep_prompt(&self, item: &Item) {
+        if self.found.item_type == ItemType::Directive {
+            self.prompt
+                .get_or_init(|| item.prompt_summary().map(Arc::new));
+        }
+    }
+
+    /// What a prompt list shows of this directive: `None` when the file is not an item,
+    /// `Some(None)` when it is an item but no directive. Kept from the parse that read the
+    /// file; parsed (without keeping the item) only when no parse did yet.
+    pub(super) fn prompt(&self) -> Option<Option<Arc<PromptSummary>>> {
+        if let Some(p) = self.prompt.get() {
+            return Some(p.clone());
+        }
+        let item = self.peek()?;
+        Some(
+            self.prompt
+                .get_or_init(|| item.prompt_summary().map(Arc::new))
+                .clone(),
+        )
     }
 
     /// Whether the file is an item, parsing it (without keeping it) only when that depends
@@ -109,6 +142,8 @@ impl Entry {
             origin: Origin::Given,
             item: std::sync::OnceLock::from(Some(item)),
             exists: std::sync::OnceLock::new(),
+            parses: Default::default(),
+            prompt: std::sync::OnceLock::new(),
         }
     }
 }

@@ -20,6 +20,15 @@ pub enum Parsed {
     Unreadable(Diagnostic),
 }
 
+/// What a prompt list shows of a directive: its description and its inputs (name,
+/// description, whether it must be given: required without a default). A workspace keeps it
+/// from the parse that read the file, so listing the prompts parses nothing again.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PromptSummary {
+    pub description: Option<String>,
+    pub inputs: Vec<(String, String, bool)>,
+}
+
 /// One item of one space.
 #[derive(Debug, Clone)]
 pub struct Item {
@@ -83,6 +92,24 @@ impl Item {
     }
     pub fn is_builtin(&self) -> bool {
         self.space == Space::Builtin
+    }
+    /// What a prompt list shows of this item, when it is a directive.
+    pub fn prompt_summary(&self) -> Option<PromptSummary> {
+        let d = self.directive()?;
+        Some(PromptSummary {
+            description: self.description().map(str::to_string),
+            inputs: d
+                .inputs
+                .iter()
+                .map(|i| {
+                    (
+                        i.name.value.clone(),
+                        i.description.trim().to_string(),
+                        i.required && i.default.is_none(),
+                    )
+                })
+                .collect(),
+        })
     }
     /// A one-line description, when the item declares one.
     pub fn description(&self) -> Option<&str> {

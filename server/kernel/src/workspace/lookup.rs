@@ -34,6 +34,8 @@ pub(super) type SuggestIds = Arc<std::sync::Mutex<SuggestCache>>;
 pub(super) struct SuggestCache {
     ids: HashMap<(ItemType, Option<Space>), Arc<[String]>>,
     suggestions: HashMap<(ItemType, Option<Space>, String), Vec<String>>,
+    /// How many times every id was collected since the last change (issue 25's count).
+    scans: usize,
 }
 
 /// At most this many references' suggestions are kept between changes.
@@ -53,16 +55,11 @@ impl Workspace {
         self.all_with_id(item_type, id).into_iter().next()
     }
 
-    /// Every id of a type (for suggestions and completion), sorted.
-    pub fn ids(&self, item_type: ItemType) -> Vec<&str> {
-        let mut v: Vec<&str> = self
-            .by_id
-            .iter()
-            .filter(|((t, _), paths)| *t == item_type && paths.iter().any(|p| self.exists(p)))
-            .map(|((_, id), _)| id.as_str())
-            .collect();
-        v.sort();
-        v
+    /// Every id of a type (for suggestions, completion and the checks), sorted: one index per
+    /// workspace generation, built on first use and shared by every caller (and every clone)
+    /// until the workspace changes.
+    pub fn ids(&self, item_type: ItemType) -> Arc<[String]> {
+        self.suggestable_ids(item_type, None)
     }
 
     /// Look a reference up: an exact id first, then a bare last segment when exactly one
@@ -229,11 +226,15 @@ impl Workspace {
     }
 
     /// The ids of a type that some (allowed) item has, sorted; cached until the next change.
+    /// Built under the cache's lock: checks running in parallel wait for one build instead of
+    /// each making its own.
     fn suggestable_ids(&self, item_type: ItemType, only: Option<Space>) -> Arc<[String]> {
         let key = (item_type, only);
-        if let Some(ids) = self.cached_ids(&key) {
-            return ids;
+        let mut cache = self.suggest_ids.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(ids) = cache.ids.get(&key) {
+            return ids.clone();
         }
+        cache.scans += 1;
         let allowed = |p: &PathBuf| {
             self.items
                 .get(p)
@@ -247,13 +248,14 @@ impl Workspace {
             .collect();
         ids.sort();
         let ids: Arc<[String]> = ids.into();
-        if let Ok(mut cache) = self.suggest_ids.lock() {
-            cache.ids.insert(key, ids.clone());
-        }
+        cache.ids.insert(key, ids.clone());
         ids
     }
 
-    fn cached_ids(&self, key: &(ItemType, Option<Space>)) -> Option<Arc<[String]>> {
-        self.suggest_ids.lock().ok()?.ids.get(key).cloned()
+    /// How many times every id of the workspace was collected since its last change: a check
+    /// of N items must not collect them N times (issue 25's counting test).
+    #[doc(hidden)]
+    pub fn id_scans(&self) -> usize {
+        self.suggest_ids.lock().map_or(0, |c| c.scans)
     }
 }

@@ -25,7 +25,7 @@ mod spaces;
 
 pub use builtin::{builtin_file, builtin_items};
 pub use discover::{discover, load_file, skip_dir, Found};
-pub use item::{parse_item, parse_item_incremental, Item, Parsed};
+pub use item::{parse_item, parse_item_incremental, Item, Parsed, PromptSummary};
 pub use lookup::Lookup;
 pub use memory::{release_free_memory, set_release_free_memory};
 pub use order::path_order;
@@ -111,6 +111,8 @@ impl Workspace {
                     origin: Origin::Disk { root: root.clone() },
                     item: std::sync::OnceLock::new(),
                     exists: std::sync::OnceLock::new(),
+                    parses: Default::default(),
+                    prompt: std::sync::OnceLock::new(),
                 }));
             }
         }
@@ -362,6 +364,35 @@ impl Workspace {
     pub fn peek_id(&self, item_type: ItemType, id: &str) -> Option<Arc<Item>> {
         let paths = self.by_id.get(&(item_type, id.to_string()))?;
         paths.iter().find_map(|p| self.peek(p))
+    }
+
+    /// What a prompt list shows of the directive with this id that wins by precedence
+    /// (`None`: no such item, or not a directive); kept from the parse that read the file,
+    /// like [`Workspace::peek_id`] otherwise.
+    pub fn prompt_summary(&self, id: &str) -> Option<Arc<PromptSummary>> {
+        let paths = self.by_id.get(&(ItemType::Directive, id.to_string()))?;
+        paths
+            .iter()
+            .find_map(|p| self.items.get(p)?.prompt())
+            .flatten()
+    }
+
+    /// The files on disk read and parsed more than once since they were found, with the
+    /// count (one parse per file per load: issue 25's counting test).
+    #[doc(hidden)]
+    pub fn parsed_again(&self) -> Vec<(PathBuf, u32)> {
+        let mut v: Vec<(PathBuf, u32)> = self
+            .items
+            .values()
+            .filter(|e| matches!(e.origin, Origin::Disk { .. }))
+            .map(|e| {
+                let n = e.parses.load(std::sync::atomic::Ordering::Relaxed);
+                (e.found.path.clone(), n)
+            })
+            .filter(|(_, n)| *n > 1)
+            .collect();
+        v.sort();
+        v
     }
 
     /// The space of the item with this id that wins by precedence.

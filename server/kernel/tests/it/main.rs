@@ -25,6 +25,7 @@ mod rule_codes;
 mod rye_refusals;
 mod rye_runtime;
 mod ryeread;
+mod scaling;
 mod search_cache;
 mod search_relevance;
 mod service_inputs;

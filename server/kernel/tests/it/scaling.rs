@@ -1,0 +1,152 @@
+//! Work that must not grow with the square of the workspace (issue 25): counted, not timed
+//! (speed targets live in kiwi-bench).
+
+use crate::common::Fixture;
+use kiwi_kernel::check;
+use kiwi_kernel::ids::{ItemType, Space};
+use std::fmt::Write;
+
+/// A project of `n` directives, each granting a namespace that none of its own references
+/// covers (rye's shape: `rye.file-system.*` in a directive that calls no such tool), beside a
+/// few tools: every directive's grant is matched against the ids of the workspace.
+fn uncovered_grants(n: usize) -> Fixture {
+    let mut spec = String::new();
+    for t in 0..10 {
+        write!(
+            spec,
+            "//- project/.ai/tools/cat{t}/tool_{t}.py\n__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"python_runtime\"\n"
+        )
+        .unwrap();
+    }
+    for i in 0..n {
+        // One grant that matches a tool, one whose namespace no item has, one that matches
+        // nothing in a namespace that exists (P207).
+        write!(
+            spec,
+            r#"//- project/.ai/directives/d/directive_{i}.md
+# directive {i}
+
+```xml
+<directive name="directive_{i}" version="1.0.0">
+  <metadata>
+    <description>d {i}</description>
+    <permissions>
+      <execute><tool>cat{}.*</tool></execute>
+      <execute><tool>elsewhere.x{i}.*</tool></execute>
+      <execute><tool>cat{}.missing_{i}</tool></execute>
+    </permissions>
+  </metadata>
+  <process>
+    <step name="a"><action>nothing</action></step>
+  </process>
+</directive>
+```
+"#,
+            i % 10,
+            i % 10
+        )
+        .unwrap();
+    }
+    Fixture::new(&spec)
+}
+
+/// A check of every item collects the ids of the workspace a bounded number of times (one
+/// index per type and space restriction, shared by every check until the workspace changes),
+/// not once per directive whose grant its own references do not cover.
+#[test]
+fn a_check_collects_the_ids_once_per_workspace_generation() {
+    let n = 300;
+    let f = uncovered_grants(n);
+    let mut ws = f.workspace(&[]);
+    let items: Vec<_> = ws.items_in(Space::Project).into_iter().cloned().collect();
+    assert_eq!(items.len(), n + 10);
+    let mut p207 = 0;
+    for item in &items {
+        p207 += check::check_item(&ws, item)
+            .iter()
+            .filter(|d| d.code == kiwi_kernel::diag::Code::P207)
+            .count();
+    }
+    // The rule still reports each grant that matches nothing.
+    assert_eq!(p207, n, "one P207 per directive");
+    let bound = ItemType::ALL.len() * (Space::ALL.len() + 1);
+    let scans = ws.id_scans();
+    assert!(
+        scans <= bound,
+        "checking {} items collected every id {scans} times (at most {bound})",
+        items.len()
+    );
+    // The index follows the workspace: a tool added later is one of its ids, and the grant
+    // that matched nothing now matches it.
+    let before = ws.ids(ItemType::Tool).len();
+    let dir = f.project().join(".ai/tools/cat0");
+    std::fs::write(
+        dir.join("missing_0.py"),
+        "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"python_runtime\"\n",
+    )
+    .unwrap();
+    ws.refresh_path(&dir.join("missing_0.py"));
+    assert_eq!(ws.ids(ItemType::Tool).len(), before + 1);
+    let d0 = ws
+        .get(ItemType::Directive, "d/directive_0")
+        .expect("directive_0")
+        .clone();
+    assert!(
+        !check::check_item(&ws, &d0)
+            .iter()
+            .any(|d| d.code == kiwi_kernel::diag::Code::P207),
+        "the grant of cat0/missing_0 matches the new tool"
+    );
+}
+
+/// One parse per file per load: a server that warms up (loads the workspace and builds its
+/// search index, as `kiwi mcp` does at start) and then lists its prompts (the MCP watcher's
+/// fingerprint of the prompt list, `prompts/list`) reads and parses no file twice.
+#[test]
+fn a_load_parses_each_file_once() {
+    let f = uncovered_grants(40);
+    // A directive with inputs: the prompt list shows them.
+    std::fs::write(
+        f.project().join(".ai/directives/d/with_inputs.md"),
+        r#"# with inputs
+
+```xml
+<directive name="with_inputs" version="1.0.0">
+  <metadata><description>takes inputs</description></metadata>
+  <inputs>
+    <input name="target" type="string" required="true">what to take</input>
+    <input name="limit" type="integer" default="3">how many</input>
+  </inputs>
+  <process><step name="a"><action>take {input:target}</action></step></process>
+</directive>
+```
+"#,
+    )
+    .unwrap();
+    let agent = crate::common::Agent::new(&f);
+    agent.service.warm();
+    let prompts = agent.service.directives(None).unwrap();
+    let again = agent.service.directives(None).unwrap();
+    assert_eq!(prompts, again);
+    let with_inputs = prompts
+        .iter()
+        .find(|p| p.0 == "d/with_inputs")
+        .expect("the directive with inputs is listed");
+    assert_eq!(with_inputs.1.as_deref(), Some("takes inputs"));
+    assert_eq!(
+        with_inputs.2,
+        vec![
+            ("target".to_string(), "what to take".to_string(), true),
+            ("limit".to_string(), "how many".to_string(), false),
+        ]
+    );
+    assert_eq!(prompts.iter().filter(|p| p.0.starts_with("d/")).count(), 41);
+    let ws = agent.service.workspace(None).unwrap();
+    let again = ws.parsed_again();
+    assert!(
+        again.is_empty(),
+        "{} files parsed more than once, e.g. {:?}",
+        again.len(),
+        again.first()
+    );
+}
