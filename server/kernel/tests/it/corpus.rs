@@ -136,8 +136,15 @@ fn corpus_workspaces() {
 }
 
 /// The reviewed number of error-level diagnostics of the corpus snapshot, per corpus.
+/// rye-os: 42 K003 (steps naming tools that exist in no space: rye's `execute` finds nothing),
+/// 26 R706 (items edited after signing: rye's `verify_item` refuses them), 4 T304 (chains rye
+/// cannot resolve either), 3 N602 (knowledge without `entry_type`: rye's validator and `sign`
+/// refuse it), 2 D102 (a raw `<` in an attribute: rye's XML parser fails). kiwi-mcp: 3 K003
+/// (AGENTS.md read alone names items of no space). ryeos-2026-08: 4 N601 on knowledge entries
+/// signed twice (`<!-- ryeos:signed -->` then `# ryeos:signed`), not yet judged against
+/// ryeos's own parser (issue 29).
 const MAX_CORPUS_ERRORS: &[(&str, usize)] =
-    &[("rye-os", 77), ("kiwi-mcp", 99), ("ryeos-2026-08", 999)];
+    &[("rye-os", 77), ("kiwi-mcp", 3), ("ryeos-2026-08", 4)];
 
 /// The path of a corpus file as MANIFEST.tsv spells it: `repo/path`.
 fn rel(path: &Path, corpus: &Path) -> String {
