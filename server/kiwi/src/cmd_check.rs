@@ -80,13 +80,21 @@ pub fn run(paths: &[PathBuf], format: Format, locked: bool) -> Result<ExitCode> 
         projects_of(&abs, &mut projects);
     }
     if projects.is_empty() {
+        let skills: usize = paths.iter().map(|p| skill_files(&cwd.join(p))).sum();
         bail!(
-            "no .ai/ folder found in or above {}; run kiwi check inside a Kiwi project or name one",
+            "no .ai/ folder found in or above {}; run kiwi check inside a Kiwi project or name one{}",
             paths
                 .iter()
                 .map(|p| p.display().to_string())
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", "),
+            match skills {
+                0 => String::new(),
+                n => format!(
+                    " ({n} SKILL.md file{} below: Agent Skills, which kiwi does not read yet)",
+                    if n == 1 { "" } else { "s" }
+                ),
+            }
         );
     }
     let user_root = host.user_space().canonicalize().ok();
@@ -183,4 +191,17 @@ pub fn run(paths: &[PathBuf], format: Format, locked: bool) -> Result<ExitCode> 
     std::mem::forget(files);
     std::mem::forget(checked);
     Ok(code)
+}
+
+/// How many `SKILL.md` files lie below `dir` (links not followed, hidden folders included:
+/// skills live in `.agents/skills/`, `.claude/skills/`), for the message of a check that
+/// found no project.
+fn skill_files(dir: &Path) -> usize {
+    ignore::WalkBuilder::new(dir)
+        .standard_filters(false)
+        .max_depth(Some(8))
+        .build()
+        .flatten()
+        .filter(|e| e.file_name() == "SKILL.md" && e.file_type().is_some_and(|t| t.is_file()))
+        .count()
 }

@@ -407,3 +407,37 @@ fn doctor_names_what_is_found_and_what_to_do_about_each_gap() {
     );
     assert!(text.trim_end().ends_with("is said above"), "{text}");
 }
+
+/// A check pointed at Agent Skills (no `.ai/`) says what it found there instead of only
+/// "no .ai/ folder"; a folder with no skills keeps the plain message.
+#[test]
+fn check_on_skills_without_a_project_says_they_are_not_read_yet() {
+    let sb = Sandbox::new();
+    let dir = sb.dir.path().join("skills");
+    for name in ["pdf", "brainstorming"] {
+        std::fs::create_dir_all(dir.join(".claude/skills").join(name)).unwrap();
+        std::fs::write(
+            dir.join(".claude/skills").join(name).join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: d\n---\n"),
+        )
+        .unwrap();
+    }
+    let o = sb.kiwi(&["check", dir.to_str().unwrap()]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("2 SKILL.md files below: Agent Skills, which kiwi does not read yet"),
+        "{err}"
+    );
+    let empty = sb.dir.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let o = sb
+        .kiwi(&["check", empty.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no .ai/ folder") && !err.contains("SKILL.md"),
+        "{err}"
+    );
+}
