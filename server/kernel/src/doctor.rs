@@ -391,7 +391,11 @@ fn agents(ws: &Workspace, out: &mut Vec<Finding>) {
         ("VS Code agent", ".vscode/mcp.json"),
     ] {
         let path = project.join(file);
-        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        // A repository's own file: read only if it is a regular one (a named pipe there
+        // would hang the read forever).
+        let text = crate::ids::read_regular(&path)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
         out.push(if text.contains("kiwi") {
             finding(
                 "agents",
@@ -456,5 +460,30 @@ mod tests {
         let r = examine(&Workspace::load(None, host));
         let py = r.findings.iter().find(|f| f.name == "python3").unwrap();
         assert_eq!(py.status, Status::Ok, "{py:?}");
+    }
+
+    /// A cloned repository whose `.mcp.json` is a named pipe: doctor answers (the agent
+    /// config reads as not naming kiwi) instead of waiting forever for a writer.
+    #[test]
+    fn a_named_pipe_in_the_project_does_not_hang_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("proj");
+        std::fs::create_dir_all(project.join(".ai")).unwrap();
+        let fifo = std::ffi::CString::new(project.join(".mcp.json").to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo on a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let host = Host::for_tests(&[
+            ("HOME", dir.path().to_str().unwrap()),
+            ("PATH", "/nonexistent"),
+        ]);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(examine(&Workspace::load(Some(project), host)));
+        });
+        let r = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("doctor hung on a named pipe");
+        let claude = r.findings.iter().find(|f| f.name == "Claude Code").unwrap();
+        assert_eq!(claude.status, Status::Note, "{claude:?}");
     }
 }
