@@ -146,10 +146,20 @@ pub fn parse(text: &str) -> Knowledge {
     // More comments may follow the header (`<!-- rye:signed:... -->` then
     // `<!-- rye:unsigned -->`): rye's `KnowledgeMetadataStrategy.remove_signature` strips the
     // signature line, and a comment is no content of the entry; the frontmatter follows them.
+    // So may another signature line in another comment syntax (ryeos's own bundles ship
+    // entries signed twice, `<!-- ryeos:signed:… -->` then `# ryeos:signed:…`): a signing
+    // artefact kiwi cannot judge against ryeos's parser, so it is skipped like a header.
     if k.header.is_some() {
         loop {
             let rest = &text[pos..];
             let skipped = rest.len() - rest.trim_start().len();
+            let line = rest[skipped..].lines().next().unwrap_or("");
+            if !line.starts_with("<!--") && crate::text::is_header_line(line) {
+                pos = lines_from(text, pos + skipped)
+                    .next()
+                    .map_or(text.len(), |(_, _, next)| next);
+                continue;
+            }
             if !rest[skipped..].starts_with("<!--") {
                 break;
             }
@@ -516,5 +526,24 @@ mod tests {
         assert!(diags(kiwi).contains("N602"), "{}", diags(kiwi));
         let full = "---\nid: x\ntitle: T\nentry_type: reference\ncategory: rye/core\nversion: \"1.0.0\"\n---\nbody\n";
         assert_eq!(diags(full), "");
+    }
+
+    /// ryeos's own bundles ship entries signed twice, the markdown envelope then a `#` one:
+    /// the frontmatter after both is read, no N601 (before: "frontmatter missing"). A line
+    /// that only looks like a comment but is no signature header is still content.
+    #[test]
+    fn a_second_signature_line_in_another_syntax_is_a_header_too() {
+        let h = "0".repeat(64);
+        let twice = format!(
+            "<!-- ryeos:signed:T:{h}:SIG:FP -->\n# ryeos:signed:T:{h}:SIG:FP\n---\ncategory: ryeos/core\ntags: [a]\n---\n# Body\n"
+        );
+        let k = parse(&twice);
+        assert!(k.diagnostics.is_empty(), "{:?}", k.diagnostics);
+        assert_eq!(
+            k.field("category").and_then(|v| v.as_str()),
+            Some("ryeos/core")
+        );
+        let heading = "<!-- ryeos:signed:T:H:S:F -->\n# A heading\n---\ncategory: x\n---\n";
+        assert!(diags(heading).contains("N601"), "{}", diags(heading));
     }
 }
