@@ -133,10 +133,15 @@ impl Lockfile {
         project_ai.join(LOCK_FILE)
     }
 
-    /// Read `.ai/kiwi.lock`; a project without one has an empty lockfile.
+    /// Read `.ai/kiwi.lock`; a project without one has an empty lockfile. It is a file of
+    /// the repository: read only as a regular file (a named pipe there is refused at once,
+    /// never waited on).
     pub fn load(project_ai: &Path) -> Result<Lockfile, LockError> {
         let path = Self::path(project_ai);
-        let text = match std::fs::read_to_string(&path) {
+        let text = match crate::ids::read_regular(&path).and_then(|b| {
+            String::from_utf8(b)
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+        }) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Lockfile::default()),
             Err(error) => return Err(LockError::Io { path, error }),
@@ -390,6 +395,24 @@ mod tests {
         assert_eq!(l.entries[0].version, "2.0.0");
         assert!(l.remove("tool", "a"));
         assert!(l.entries.is_empty());
+    }
+
+    #[test]
+    fn a_named_pipe_as_the_lockfile_is_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = std::ffi::CString::new(dir.path().join(LOCK_FILE).to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo on a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let path = dir.path().to_path_buf();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(Lockfile::load(&path).map(|_| ()).map_err(|e| e.to_string()));
+        });
+        let r = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("Lockfile::load waited on a named pipe");
+        let err = r.expect_err("a named pipe is no lockfile");
+        assert!(err.contains("not a regular file"), "{err}");
     }
 
     #[test]

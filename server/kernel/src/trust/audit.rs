@@ -366,7 +366,8 @@ pub fn lock_reports(
     by_file
         .into_iter()
         .map(|(path, problems)| {
-            let text = std::fs::read(&path)
+            // The repository's file: a regular one only (a named pipe would hang the check).
+            let text = crate::ids::read_regular(&path)
                 .map(|b| String::from_utf8_lossy(&b).into_owned())
                 .unwrap_or_default();
             let mut diags: Vec<Diagnostic> = problems

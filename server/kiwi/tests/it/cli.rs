@@ -441,3 +441,38 @@ fn check_on_skills_without_a_project_says_they_are_not_read_yet() {
         "{err}"
     );
 }
+
+/// A cloned repository whose `.ai/kiwi.lock` is a named pipe: `kiwi check` answers with
+/// R705 at once (it waited forever for a writer, in the lockfile's load and again where the
+/// report reads its text).
+#[test]
+fn check_refuses_a_named_pipe_as_the_lockfile_at_once() {
+    let sb = Sandbox::new();
+    let project = sb.dir.path().join("p");
+    std::fs::create_dir_all(project.join(".ai/tools")).unwrap();
+    let fifo = std::ffi::CString::new(project.join(".ai/kiwi.lock").to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo on a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let mut child = sb
+        .kiwi(&["check", project.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("kiwi check waited on a named pipe");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let o = child.wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("R705") && out.contains("not a regular file"),
+        "{out}"
+    );
+}
