@@ -132,7 +132,10 @@ impl Config {
     pub fn load(user: &Path, project: Option<&Path>) -> Config {
         let read = |file: PathBuf, base: &Path| {
             let mut c = Config::default();
-            if let Ok(text) = std::fs::read_to_string(&file) {
+            // A regular file only: the project's may come from anyone (a named pipe is
+            // skipped at once, never waited on).
+            if let Ok(text) = crate::ids::read_regular(&file).map(String::from_utf8) {
+                let Ok(text) = text else { return c };
                 c.merge_text(&file, &text);
                 for s in c.spaces.iter_mut() {
                     s.base = base.to_path_buf();
