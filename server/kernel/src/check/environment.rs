@@ -8,7 +8,7 @@ use crate::text::TextRange;
 use crate::tool::Field;
 use crate::value::Value;
 use crate::workspace::{Item, Workspace};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 // ---------------------------------------------------------------------------------------
@@ -80,16 +80,14 @@ fn chain_config_keys(ws: &Workspace, item: &Arc<Item>, links: &[Arc<Item>]) -> B
         keys_of(l, &mut keys);
     }
     // The tools above: those whose executor is this item, then theirs (bounded).
+    let callers = executor_callers(ws);
     let mut frontier = vec![item.clone()];
     let mut seen: BTreeSet<std::path::PathBuf> = BTreeSet::new();
     for _ in 0..8 {
         let mut next = Vec::new();
         for cur in &frontier {
-            for i in ws.items() {
-                let Some(exec) = i.tool().and_then(|t| t.str(Field::ExecutorId)) else {
-                    continue;
-                };
-                if exec != cur.id || !seen.insert(i.path.clone()) {
+            for i in callers.get(&cur.id).into_iter().flatten() {
+                if !seen.insert(i.path.clone()) {
                     continue;
                 }
                 keys_of(i, &mut keys);
@@ -106,13 +104,21 @@ fn chain_config_keys(ws: &Workspace, item: &Arc<Item>, links: &[Arc<Item>]) -> B
 
 /// How many tools name this item as their executor.
 fn direct_callers(ws: &Workspace, item: &Arc<Item>) -> usize {
-    ws.items()
-        .filter(|i| {
-            i.tool()
-                .and_then(|t| t.str(Field::ExecutorId))
-                .is_some_and(|e| e == item.id)
-        })
-        .count()
+    executor_callers(ws).get(&item.id).map_or(0, Vec::len)
+}
+
+/// Executor id -> the tools (of every space) that name it: one walk of the workspace per
+/// generation, shared by every check (a walk per runtime checked was quadratic, issue 25).
+fn executor_callers(ws: &Workspace) -> Arc<HashMap<String, Vec<Arc<Item>>>> {
+    ws.derived("executor callers", |items| {
+        let mut callers: HashMap<String, Vec<Arc<Item>>> = HashMap::new();
+        for i in items {
+            if let Some(exec) = i.tool().and_then(|t| t.str(Field::ExecutorId)) {
+                callers.entry(exec.to_string()).or_default().push(i.clone());
+            }
+        }
+        callers
+    })
 }
 
 /// Every `{NAME}` used in the config strings of the links.

@@ -5,10 +5,13 @@
 //! diagnostics of one concern; adding a rule adds one entry to [`RULES`].
 
 use crate::diag::{self, Code, Diagnostic};
+use crate::ids::Space;
 use crate::text::{self, TextRange};
 use crate::tool::Field;
 use crate::workspace::{Item, Parsed, Workspace};
 use rayon::prelude::*;
+use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 mod environment;
@@ -197,16 +200,13 @@ pub fn ryeos_format(item: &Item) -> Option<&'static str> {
 /// K007, once per project: on the first (by path) item of the project's space that is in
 /// ryeos's format, a hint that says how many there are; nothing on the others.
 fn ryeos_hint(ws: &Workspace, item: &Arc<Item>) -> Option<Diagnostic> {
-    let mut same: Vec<&Arc<Item>> = ws
-        .items()
-        .filter(|i| i.space == item.space && ryeos_format(i).is_some())
-        .collect();
-    same.sort_by(|a, b| crate::workspace::path_order(&a.path, &b.path));
-    if same.first().is_some_and(|f| f.path != item.path) {
+    let same = ryeos_items(ws);
+    let (first, n) = same.get(&item.space).cloned().unwrap_or_default();
+    if first.is_some_and(|f| f != item.path) {
         return None;
     }
     let what = ryeos_format(item)?;
-    let n = same.len().max(1);
+    let n = n.max(1);
     Some(
         Diagnostic::new(
             Code::K007,
@@ -219,4 +219,23 @@ fn ryeos_hint(ws: &Workspace, item: &Arc<Item>) -> Option<Diagnostic> {
             ),
         ),
     )
+}
+
+/// Per space: the first (by path) of its items in ryeos's format, and how many there are.
+/// One walk of the workspace per generation, shared by every check (a walk per ryeos item
+/// was quadratic, issue 25).
+fn ryeos_items(ws: &Workspace) -> Arc<HashMap<Space, (Option<PathBuf>, usize)>> {
+    ws.derived("ryeos-format items", |items| {
+        let mut out: HashMap<Space, (Option<PathBuf>, usize)> = HashMap::new();
+        for i in items.filter(|i| ryeos_format(i).is_some()) {
+            let (first, n) = out.entry(i.space).or_default();
+            *n += 1;
+            if first.as_ref().is_none_or(|f| {
+                crate::workspace::path_order(&i.path, f) == std::cmp::Ordering::Less
+            }) {
+                *first = Some(i.path.clone());
+            }
+        }
+        out
+    })
 }

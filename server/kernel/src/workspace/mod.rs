@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 mod builtin;
+mod derived;
 mod discover;
 mod entry;
 mod item;
@@ -66,6 +67,9 @@ pub struct Workspace {
     /// The ids [`Workspace::suggest`] scans, per type and space restriction, made on first
     /// use and dropped on any change.
     suggest_ids: SuggestIds,
+    /// The indexes derived from the items' contents ([`Workspace::derived`]), made on first
+    /// use and dropped on any change, an edit of an item included.
+    derived: derived::Derived,
 }
 
 impl Workspace {
@@ -88,6 +92,7 @@ impl Workspace {
             by_id: imbl::HashMap::new(),
             by_bare: imbl::HashMap::new(),
             suggest_ids: SuggestIds::default(),
+            derived: Default::default(),
         };
         for entry in builtin_entries() {
             ws.add(entry.clone());
@@ -251,6 +256,7 @@ impl Workspace {
     }
 
     fn add(&mut self, entry: Arc<Entry>) {
+        self.derived = Default::default();
         let path = entry.found.path.clone();
         if let Some(old) = self.items.get(&path) {
             if old.found.item_type == entry.found.item_type
@@ -291,6 +297,7 @@ impl Workspace {
     fn remove_entry(&mut self, path: &Path) -> Option<Arc<Entry>> {
         let old = self.items.remove(path)?;
         self.suggest_ids = SuggestIds::default();
+        self.derived = Default::default();
         let key = (old.found.item_type, old.found.id.clone());
         if let Some(paths) = self.by_id.get_mut(&key) {
             paths.retain(|p| p != path);
@@ -467,6 +474,9 @@ impl Workspace {
     /// Every item (all parsed first, in parallel).
     pub fn items(&self) -> impl Iterator<Item = &Arc<Item>> {
         self.load_all();
+        if let Ok(mut cache) = self.derived.lock() {
+            cache.walks += 1;
+        }
         self.items.values().filter_map(|e| e.get())
     }
 

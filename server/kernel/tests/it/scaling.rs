@@ -150,3 +150,91 @@ fn a_load_parses_each_file_once() {
         again.first()
     );
 }
+
+/// A project of `n` tools in ryeos's newer format (one K007 hint for the space) and `n`
+/// runtimes whose config templates a name only their callers give (each runtime's check asks
+/// which tools run through it), each with one caller.
+fn ryeos_tools_and_runtimes(n: usize) -> Fixture {
+    let mut spec = String::new();
+    for i in 0..n {
+        write!(
+            spec,
+            r#"//- project/.ai/tools/ryeos/tool_{i}.py
+# ryeos-tool:
+#   version: "1.0.0"
+#   executor_id: "tool:ryeos/core/runtimes/python/script"
+print("x")
+//- project/.ai/tools/rt/runtime_{i}.yaml
+version: "1.0.0"
+tool_type: runtime
+executor_id: subprocess
+config:
+  command: "python3"
+  args: ["{{tool_path}}", "{{given_by_caller_{i}}}"]
+//- project/.ai/tools/use/caller_{i}.yaml
+version: "1.0.0"
+tool_type: python
+executor_id: rt/runtime_{i}
+config:
+  given_by_caller_{i}: "x"
+"#
+        )
+        .unwrap();
+    }
+    Fixture::new(&spec)
+}
+
+/// A check of every item walks the items of the workspace a bounded number of times (one
+/// derived index per concern and workspace generation), not once per item in ryeos's format
+/// (K007 counts them per space) nor once per runtime (whose callers give its names).
+#[test]
+fn a_check_walks_the_items_once_per_workspace_generation() {
+    let n = 150;
+    let f = ryeos_tools_and_runtimes(n);
+    let ws = f.workspace(&[]);
+    let items: Vec<_> = ws.items_in(Space::Project).into_iter().cloned().collect();
+    assert_eq!(items.len(), 3 * n);
+    let before = ws.item_walks();
+    let diags: Vec<_> = items
+        .iter()
+        .flat_map(|i| check::check_item(&ws, i))
+        .collect();
+    let count = |c| diags.iter().filter(|d| d.code == c).count();
+    use kiwi_kernel::diag::Code;
+    // The hint is given once for the space, naming how many files are in that format.
+    assert_eq!(count(Code::K007), 1, "{diags:#?}");
+    let hint = diags.iter().find(|d| d.code == Code::K007).unwrap();
+    assert!(
+        hint.message.contains(&format!("{n} files")),
+        "{}",
+        hint.message
+    );
+    // Every runtime's templated name is given by its caller's config.
+    assert_eq!(count(Code::T307), 0, "{diags:#?}");
+    let walks = ws.item_walks() - before;
+    assert!(
+        walks <= 4,
+        "checking {} items walked every item {walks} times (at most 4)",
+        items.len()
+    );
+    // The indexes follow the workspace: once its caller no longer gives the name, the
+    // runtime's name is unknown (T307).
+    let mut ws = ws;
+    let caller = f.project().join(".ai/tools/use/caller_0.yaml");
+    std::fs::write(
+        &caller,
+        "version: \"1.0.0\"\ntool_type: python\nexecutor_id: rt/runtime_0\nconfig:\n  other: \"x\"\n",
+    )
+    .unwrap();
+    ws.refresh_path(&caller);
+    let rt0 = ws
+        .get(ItemType::Tool, "rt/runtime_0")
+        .expect("runtime_0")
+        .clone();
+    assert!(
+        check::check_item(&ws, &rt0)
+            .iter()
+            .any(|d| d.code == Code::T307),
+        "the caller no longer gives the name"
+    );
+}
