@@ -301,16 +301,7 @@ pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
 
 /// Open a file for reading that must be a regular file (see [`read_regular`]).
 pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
-    let refuse = |t: std::fs::FileType| {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!(
-                "{} is {}, not a regular file; an item is read from a regular file only",
-                path.display(),
-                file_kind(t)
-            ),
-        )
-    };
+    let refuse = |t| not_regular(path, t);
     let meta = std::fs::metadata(path)?;
     if !meta.is_file() {
         return Err(refuse(meta.file_type()));
@@ -328,6 +319,96 @@ pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
         return Err(refuse(meta.file_type()));
     }
     Ok(file)
+}
+
+/// The error for a file that is not a regular file.
+fn not_regular(path: &Path, t: std::fs::FileType) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!(
+            "{} is {}, not a regular file; an item is read from a regular file only",
+            path.display(),
+            file_kind(t)
+        ),
+    )
+}
+
+/// Read `path`, which lies below `root` through plain names, in one pass when no symbolic
+/// link is on the way: the kernel resolves it beneath `root` and refuses any link (Linux's
+/// `openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`), so the file is inside the space
+/// without an `lstat` per component ([`inside_without_links`]) nor resolving both paths
+/// ([`confine`]). Opened without blocking, its type checked on the descriptor, as by
+/// [`read_regular`]. `None`: not known this way (a link on the way, the file missing, a
+/// system without `openat2`): resolve as before, which also says why.
+pub fn read_beneath(root: &Path, path: &Path) -> Option<std::io::Result<Vec<u8>>> {
+    let rel = path.strip_prefix(root).ok()?;
+    if rel.as_os_str().is_empty()
+        || !rel
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+    {
+        return None;
+    }
+    let file = open_beneath(root, rel)?;
+    Some((|| {
+        use std::io::Read;
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(not_regular(path, meta.file_type()));
+        }
+        let mut file = file;
+        let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+        file.read_to_end(&mut bytes)?;
+        Ok(bytes)
+    })())
+}
+
+#[cfg(target_os = "linux")]
+fn open_beneath(root: &Path, rel: &Path) -> Option<std::fs::File> {
+    use std::ffi::CString;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::os::unix::ffi::OsStrExt;
+    let c_root = CString::new(root.as_os_str().as_bytes()).ok()?;
+    let c_rel = CString::new(rel.as_os_str().as_bytes()).ok()?;
+    // SAFETY: a NUL-terminated path; the descriptor returned is owned below.
+    let dir = unsafe {
+        libc::open(
+            c_root.as_ptr(),
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
+    if dir < 0 {
+        return None;
+    }
+    // SAFETY: `dir` is a descriptor this function opened and nothing else owns.
+    let dir = unsafe { OwnedFd::from_raw_fd(dir) };
+    // SAFETY: `open_how` is plain integers; zero is "nothing asked" for each.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC) as u64;
+    how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS;
+    use std::os::fd::AsRawFd;
+    // SAFETY: valid descriptor, NUL-terminated path, `how` of the size passed.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            dir.as_raw_fd(),
+            c_rel.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: `fd` is a descriptor the kernel just opened for this function.
+    Some(std::fs::File::from(unsafe {
+        OwnedFd::from_raw_fd(fd as std::os::fd::RawFd)
+    }))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn open_beneath(_root: &Path, _rel: &Path) -> Option<std::fs::File> {
+    None
 }
 
 #[cfg(test)]
@@ -367,6 +448,39 @@ mod tests {
         std::fs::write(dir.path().join("f.md"), "x").unwrap();
         assert_eq!(read_regular(&dir.path().join("f.md")).unwrap(), b"x");
         assert!(read_regular(dir.path()).is_err());
+    }
+
+    /// One pass for a plain file below the root; a link on the way (even one that stays
+    /// inside), a climb out or a file outside are left to the resolving path (`None`); a
+    /// named pipe is refused at once, without waiting.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn read_beneath_reads_plain_files_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let space = dir.path().join("space");
+        std::fs::create_dir_all(space.join("tools/a")).unwrap();
+        std::fs::write(space.join("tools/a/ok.py"), "x").unwrap();
+        std::fs::write(dir.path().join("secret.txt"), "s").unwrap();
+        assert_eq!(
+            read_beneath(&space, &space.join("tools/a/ok.py"))
+                .unwrap()
+                .unwrap(),
+            b"x"
+        );
+        std::os::unix::fs::symlink(space.join("tools/a"), space.join("tools/b")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("secret.txt"), space.join("tools/s.py"))
+            .unwrap();
+        assert!(read_beneath(&space, &space.join("tools/b/ok.py")).is_none());
+        assert!(read_beneath(&space, &space.join("tools/s.py")).is_none());
+        assert!(read_beneath(&space, &space.join("../secret.txt")).is_none());
+        assert!(read_beneath(&space, &dir.path().join("secret.txt")).is_none());
+        assert!(read_beneath(&space, &space.join("tools/missing.py")).is_none());
+        let fifo = space.join("tools/p.py");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = read_beneath(&space, &fifo).unwrap().unwrap_err();
+        assert!(e.to_string().contains("named pipe"), "{e}");
+        assert!(read_beneath(&space, &space.join("tools")).unwrap().is_err());
     }
 
     #[test]

@@ -5,7 +5,8 @@ use super::item::{parse_item, Item, Parsed};
 use crate::diag::{Code, Diagnostic};
 use crate::ids::{self, ItemType, Space};
 use crate::text::{SourceText, TextRange};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 /// The file extensions that can hold items of a type.
@@ -67,6 +68,16 @@ pub fn discover(root: &Path) -> Vec<Found> {
             }
         }
         let set: BTreeSet<&PathBuf> = files.iter().collect();
+        // (folder, stem) -> the first file of that stem that is no YAML: a YAML tool's
+        // script, found without a scan of every file per YAML (quadratic in a big space).
+        let mut scripts: HashMap<(Option<&Path>, &OsStr), &PathBuf> = HashMap::new();
+        for p in &files {
+            if !matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")) {
+                scripts
+                    .entry((p.parent(), p.file_stem().unwrap_or_default()))
+                    .or_insert(p);
+            }
+        }
         for path in &files {
             if !is_item_file(item_type, path) {
                 continue;
@@ -91,17 +102,7 @@ pub fn discover(root: &Path) -> Vec<Found> {
                 } else {
                     // A YAML tool's script: a same-stem file with another extension.
                     let stem = path.file_stem().unwrap_or_default();
-                    script = files
-                        .iter()
-                        .find(|p| {
-                            p.parent() == path.parent()
-                                && p.file_stem() == Some(stem)
-                                && !matches!(
-                                    p.extension().and_then(|e| e.to_str()),
-                                    Some("yaml" | "yml")
-                                )
-                        })
-                        .cloned();
+                    script = scripts.get(&(path.parent(), stem)).map(|p| (*p).clone());
                 }
             }
             out.push(Found {
@@ -117,6 +118,22 @@ pub fn discover(root: &Path) -> Vec<Found> {
 
 /// Read and parse one file of a space, refusing a file that resolves outside the space.
 pub fn load_file(found: &Found, space: Space, space_root: &Path) -> Option<Item> {
+    // The common case in one pass: a file reached through no symlink, opened beneath the
+    // space root by the kernel (no `lstat` per component before the open).
+    if let Some(read) = ids::read_beneath(space_root, &found.path) {
+        let mut item = match read {
+            Ok(bytes) => parse_item(
+                found.item_type,
+                found.id.clone(),
+                space,
+                found.path.clone(),
+                &bytes,
+            )?,
+            Err(e) => unreadable(found, space, format!("cannot read this file: {e}")),
+        };
+        item.script = found.script.clone();
+        return Some(item);
+    }
     // A file reached through no symlink is inside its space: no need to resolve both paths
     // (two `realpath`s per file, a component each).
     let real = if ids::inside_without_links(space_root, &found.path) {
