@@ -104,3 +104,17 @@ pub fn folder_rank(skill_md: &Path) -> usize {
     .position(|f| root.ends_with(f))
     .map_or(0, |i| i.min(2) + 1)
 }
+
+/// A `SKILL.md` found outside any skills folder (`kiwi check` of a skills repository, as
+/// `skills-ref validate` checks one skill): read as a skill of its folder, on its own.
+pub fn load_loose(skill_md: &Path) -> Option<crate::workspace::Item> {
+    let dir = skill_md.parent()?;
+    let id = dir.file_name()?.to_str()?.to_string();
+    let found = Found {
+        item_type: ItemType::Skill,
+        id,
+        path: skill_md.to_path_buf(),
+        script: None,
+    };
+    crate::workspace::load_file(&found, crate::ids::Space::Project, dir)
+}

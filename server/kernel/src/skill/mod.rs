@@ -10,7 +10,7 @@ mod tests;
 
 pub use checks::check_skill;
 pub use discover::{
-    discover_skills, folder_rank, is_skill_file, project_skill_roots, user_skill_roots,
+    discover_skills, folder_rank, is_skill_file, load_loose, project_skill_roots, user_skill_roots,
     HOME_FOLDERS, PROJECT_FOLDERS,
 };
 
@@ -220,6 +220,34 @@ pub fn parse(text: &str) -> Skill {
         }
         return s;
     }
+    duplicate_keys(&value, &mut s.diagnostics);
     s.frontmatter = Some(value);
     s
+}
+
+/// A key written twice in one mapping: strictyaml (skills-ref's parser) refuses it
+/// ("found duplicate key"), and so do the YAML readers of Claude Code and VS Code.
+fn duplicate_keys(v: &Value, out: &mut Vec<Diagnostic>) {
+    match &v.kind {
+        ValueKind::Map(entries) => {
+            for (i, e) in entries.iter().enumerate() {
+                if let Some(first) = entries[..i].iter().find(|x| x.key == e.key) {
+                    // A merge key's entries (`<<`) share the alias's range: not written twice.
+                    if first.key_range != e.key_range {
+                        out.push(Diagnostic::new(
+                            Code::S801,
+                            e.key_range,
+                            format!(
+                                "the frontmatter is not valid YAML: the key `{}` is written twice",
+                                e.key
+                            ),
+                        ));
+                    }
+                }
+                duplicate_keys(&e.value, out);
+            }
+        }
+        ValueKind::List(items) => items.iter().for_each(|x| duplicate_keys(x, out)),
+        _ => {}
+    }
 }

@@ -331,3 +331,23 @@ fn a_folder_with_skills_and_no_ai_is_a_project() {
 }
 
 use crate::workspace::Lookup;
+
+#[test]
+fn a_key_written_twice_is_s801() {
+    // strictyaml (skills-ref) refuses it; seen passing kiwi before this rule.
+    let c = codes("---\nname: x\ndescription: d\nname: x\n---\n", "x");
+    assert_eq!(c.iter().map(|c| c.0).collect::<Vec<_>>(), vec![Code::S801]);
+    assert!(c[0].1.contains("`name` is written twice"));
+    assert_eq!(
+        only(
+            "---\nname: x\ndescription: d\nmetadata:\n  a: 1\n  a: 2\n---\n",
+            "x"
+        ),
+        vec![Code::S801]
+    );
+    // Flow style is YAML (strictyaml alone refuses it).
+    assert_eq!(
+        only("---\nname: x\ndescription: d\nmetadata: {a: b}\n---\n", "x"),
+        vec![]
+    );
+}
