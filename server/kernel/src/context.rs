@@ -159,6 +159,15 @@ pub fn find_project_root(start: &Path) -> Option<PathBuf> {
         if dir.join(".ai").is_dir() {
             return Some(dir.to_path_buf());
         }
+        // A project with Agent Skills and no `.ai/` is a project too (not the home folder,
+        // whose `~/.claude/skills` are the user's).
+        if crate::skill::PROJECT_FOLDERS[1..]
+            .iter()
+            .any(|f| dir.join(f).is_dir())
+            && dirs::home_dir().as_deref() != Some(dir)
+        {
+            return Some(dir.to_path_buf());
+        }
         // A path inside a `.ai/` belongs to the project that holds that `.ai/`.
         if dir.file_name().is_some_and(|n| n == ".ai") {
             return dir.parent().map(Path::to_path_buf);

@@ -115,6 +115,17 @@ codes! {
     R704 Warning "an item listed in .ai/kiwi.lock is missing (an error with kiwi check --locked)",
     R705 Error ".ai/kiwi.lock cannot be read",
     R706 Error "a rye:signed header whose hash no longer matches the content: rye refuses to load or run the item",
+    S801 Error "SKILL.md frontmatter missing, never closed, not valid YAML or not a mapping",
+    S802 Error "a skill's required `name` or `description` missing or empty",
+    S803 Error "skill name breaks the naming rules (length, lowercase, hyphens, characters)",
+    S804 Error "skill name differs from its folder's name",
+    S805 Error "skill description longer than 1024 characters",
+    S806 Error "skill compatibility not a string, or longer than 500 characters",
+    S807 Warning "skill metadata not a map of strings",
+    S808 Warning "allowed-tools that does not parse as tools (`Name` or `Name(specifier)`, space-separated)",
+    S809 Hint "a skill frontmatter key that neither the specification nor a known client reads",
+    S810 Warning "a link in a skill's body to a file that does not exist",
+    S811 Warning "a script named in a skill's body (`scripts/...`) that the skill does not hold",
 }
 
 impl Code {
@@ -174,6 +185,7 @@ pub fn catalogue_markdown() -> String {
         ('X', "Execution environment"),
         ('N', "Knowledge"),
         ('R', "Registries and trust"),
+        ('S', "Agent Skills"),
     ];
     for (letter, title) in sections {
         md.push_str(&format!(
@@ -611,7 +623,7 @@ mod tests {
             .iter()
             .filter_map(|c| c.name.chars().next())
             .collect();
-        assert_eq!(letters.into_iter().collect::<String>(), "DEKNPRTX");
+        assert_eq!(letters.into_iter().collect::<String>(), "DEKNPRSTX");
     }
 
     /// The scoring before the bounds and bit masks, kept to check the fast one against.

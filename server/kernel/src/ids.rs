@@ -10,14 +10,18 @@ pub enum ItemType {
     Tool,
     Knowledge,
     System,
+    /// An Agent Skill: a folder with a `SKILL.md` (see [`crate::skill`]); its id is the
+    /// folder's name. Skills live in their own folders, not in a type folder of a space.
+    Skill,
 }
 
 impl ItemType {
-    pub const ALL: [ItemType; 4] = [
+    pub const ALL: [ItemType; 5] = [
         ItemType::Directive,
         ItemType::Tool,
         ItemType::Knowledge,
         ItemType::System,
+        ItemType::Skill,
     ];
     /// The types that live in files.
     pub const FILE_TYPES: [ItemType; 3] =
@@ -29,6 +33,7 @@ impl ItemType {
             ItemType::Tool => "tool",
             ItemType::Knowledge => "knowledge",
             ItemType::System => "system",
+            ItemType::Skill => "skill",
         }
     }
     pub fn parse(s: &str) -> Option<ItemType> {
@@ -40,7 +45,7 @@ impl ItemType {
             ItemType::Directive => Some("directives"),
             ItemType::Tool => Some("tools"),
             ItemType::Knowledge => Some("knowledge"),
-            ItemType::System => None,
+            ItemType::System | ItemType::Skill => None,
         }
     }
 }

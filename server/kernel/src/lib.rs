@@ -27,6 +27,7 @@ pub mod redact;
 pub mod registry;
 pub mod search;
 pub mod service;
+pub mod skill;
 pub mod system;
 pub mod template;
 pub mod test_corpus;

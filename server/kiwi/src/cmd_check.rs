@@ -25,8 +25,13 @@ fn skip_walk(name: &str) -> bool {
 /// belongs to that project), and every `.ai/` folder found below it.
 fn projects_of(path: &Path, out: &mut BTreeMap<PathBuf, Vec<PathBuf>>) {
     if let Some(root) = WorkspaceSet::project_root(path) {
-        // A path inside `.ai/` narrows the check to it; any other path means the whole project.
-        let filter = if path.starts_with(root.join(".ai")) {
+        // A path inside `.ai/` (or a skills folder) narrows the check to it; any other path
+        // means the whole project.
+        let narrows = path.starts_with(root.join(".ai"))
+            || kiwi_kernel::skill::project_skill_roots(&root)
+                .iter()
+                .any(|r| path.starts_with(r));
+        let filter = if narrows {
             path.to_path_buf()
         } else {
             root.clone()
@@ -39,7 +44,12 @@ fn projects_of(path: &Path, out: &mut BTreeMap<PathBuf, Vec<PathBuf>>) {
             .filter_entry(|e| e.depth() == 0 || !e.file_name().to_str().is_some_and(skip_walk))
             .build();
         for entry in walker.flatten() {
-            if entry.file_type().is_some_and(|t| t.is_dir()) && entry.path().join(".ai").is_dir() {
+            if entry.file_type().is_some_and(|t| t.is_dir())
+                && (entry.path().join(".ai").is_dir()
+                    || kiwi_kernel::skill::PROJECT_FOLDERS
+                        .iter()
+                        .any(|f| entry.path().join(f).is_dir()))
+            {
                 let root = entry.path().to_path_buf();
                 out.entry(root.clone()).or_default().push(root);
             }
@@ -79,30 +89,47 @@ pub fn run(paths: &[PathBuf], format: Format, locked: bool) -> Result<ExitCode> 
             .with_context(|| format!("cannot resolve {}", p.display()))?;
         projects_of(&abs, &mut projects);
     }
-    if projects.is_empty() {
-        let skills: usize = paths.iter().map(|p| skill_files(&cwd.join(p))).sum();
+    // Agent Skills outside any project (a skills repository, one skill's folder, a
+    // `SKILL.md`): each checked on its own, as `skills-ref validate` checks one.
+    let loose: Vec<PathBuf> = paths
+        .iter()
+        .flat_map(|p| skill_files(&cwd.join(p)))
+        .filter(|f| {
+            !projects.keys().any(|root| {
+                kiwi_kernel::skill::project_skill_roots(root)
+                    .iter()
+                    .any(|r| f.starts_with(r))
+            })
+        })
+        .collect();
+    if projects.is_empty() && loose.is_empty() {
         bail!(
-            "no .ai/ folder found in or above {}; run kiwi check inside a Kiwi project or name one{}",
+            "no .ai/ folder (nor .agents/skills/, .claude/skills/, .github/skills/) found in or above {}, and no SKILL.md below; run kiwi check inside a Kiwi project or name one",
             paths
                 .iter()
                 .map(|p| p.display().to_string())
                 .collect::<Vec<_>>()
                 .join(", "),
-            match skills {
-                0 => String::new(),
-                n => format!(
-                    " ({n} SKILL.md file{} below: Agent Skills, which kiwi does not read yet)",
-                    if n == 1 { "" } else { "s" }
-                ),
-            }
         );
     }
     let user_root = host.user_space().canonicalize().ok();
     let mut checked: Vec<(Arc<Item>, Vec<kiwi_kernel::diag::Diagnostic>)> = Vec::new();
+    if !loose.is_empty() {
+        let ws = Workspace::new(None, host.clone());
+        let items: Vec<Arc<Item>> = loose
+            .iter()
+            .filter_map(|f| kiwi_kernel::skill::load_loose(f))
+            .map(Arc::new)
+            .collect();
+        let results = check::check_items(&ws, &items);
+        checked.extend(items.into_iter().zip(results));
+    }
     let mut lock_files = Vec::new();
     for (root, filters) in projects {
         // A `.ai/` that is the user space itself is checked as the user space.
-        let is_user = user_root.as_deref() == root.join(".ai").canonicalize().ok().as_deref();
+        // (A project of Agent Skills alone has no `.ai/`: never the user space.)
+        let is_user = user_root.is_some()
+            && user_root.as_deref() == root.join(".ai").canonicalize().ok().as_deref();
         let (ws, space) = if is_user {
             (Workspace::load(None, host.clone()), Space::User)
         } else {
@@ -193,15 +220,20 @@ pub fn run(paths: &[PathBuf], format: Format, locked: bool) -> Result<ExitCode> 
     Ok(code)
 }
 
-/// How many `SKILL.md` files lie below `dir` (links not followed, hidden folders included:
-/// skills live in `.agents/skills/`, `.claude/skills/`), for the message of a check that
-/// found no project.
-fn skill_files(dir: &Path) -> usize {
-    ignore::WalkBuilder::new(dir)
+/// The `SKILL.md` files at or below `path` (links not followed, hidden folders included:
+/// skills live in `.agents/skills/`, `.claude/skills/`; `.git`, `node_modules`, `.ai` and
+/// the like skipped), canonical.
+fn skill_files(path: &Path) -> Vec<PathBuf> {
+    ignore::WalkBuilder::new(path)
         .standard_filters(false)
         .max_depth(Some(8))
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_str().is_some_and(skip_walk))
         .build()
         .flatten()
-        .filter(|e| e.file_name() == "SKILL.md" && e.file_type().is_some_and(|t| t.is_file()))
-        .count()
+        .filter(|e| {
+            e.file_name() == kiwi_kernel::skill::SKILL_FILE
+                && e.file_type().is_some_and(|t| t.is_file())
+        })
+        .filter_map(|e| e.path().canonicalize().ok())
+        .collect()
 }

@@ -114,6 +114,23 @@ pub const RULES: &[Rule] = &[
         check: crate::exec::preference::check_preference,
     },
     Rule {
+        name: "agent skills",
+        codes: &[
+            Code::S802,
+            Code::S803,
+            Code::S804,
+            Code::S805,
+            Code::S806,
+            Code::S807,
+            Code::S808,
+            Code::S809,
+            Code::S810,
+            Code::S811,
+            Code::K005,
+        ],
+        check: crate::skill::check_skill,
+    },
+    Rule {
         name: "lockfile and signatures",
         codes: &[Code::R701, Code::R702, Code::R703, Code::R706],
         check: crate::trust::audit::check_item,

@@ -126,6 +126,17 @@ pub const PROVENANCE: &[Provenance] = &[
     p(Code::R704, Refuses, "rye fails a run whose lockfile names a chain element it cannot find (`primitive_executor.py` `execute`: \"Lockfile chain element not found\")"),
     p(Code::R705, Refuses, "kiwi cannot tell which pulled items drifted, so a pull or a locked run fails (spec/10-registry.md)"),
     p(Code::R706, Refuses, "rye's `verify_item` raises \"Integrity failed\" when the content's hash (`rye/utils/metadata_manager.py` `MetadataManager.compute_hash`) differs from the `rye:signed` header's, for every link of a chain before it runs (`primitive_executor.py` `execute`, step 3) and for a directive or knowledge entry it runs or loads (`rye/tools/execute.py`, `rye/tools/load.py`)"),
+    p(Code::S801, Refuses, "skills-ref's `parse_frontmatter` (`skills-ref/src/skills_ref/parser.py`) raises `ParseError` when a SKILL.md does not start with `---`, the frontmatter is not closed, is not YAML or not a mapping, and `validate` fails with it"),
+    p(Code::S802, Refuses, "skills-ref's `validate_metadata` and `_validate_name`/`_validate_description` (`validator.py`): \"Missing required field in frontmatter\", \"must be a non-empty string\"; the specification makes both required"),
+    p(Code::S803, Refuses, "skills-ref's `_validate_name` (`validator.py`): at most 64 characters (`MAX_SKILL_NAME_LENGTH`), lowercase, no leading, trailing or consecutive hyphen, letters, digits and hyphens only"),
+    p(Code::S804, Refuses, "skills-ref's `_validate_name` (`validator.py`): \"Directory name ... must match skill name\"; the specification: the name must match the parent directory"),
+    p(Code::S805, Refuses, "skills-ref's `_validate_description` (`validator.py`): \"Description exceeds 1024 character limit\" (`MAX_DESCRIPTION_LENGTH`)"),
+    p(Code::S806, Refuses, "skills-ref's `_validate_compatibility` (`validator.py`): a string of at most 500 characters (`MAX_COMPATIBILITY_LENGTH`)"),
+    p(Code::S807, Accepts, "the specification makes `metadata` a map from string keys to string values; skills-ref's `parse_frontmatter` turns whatever it holds into strings and accepts it"),
+    p(Code::S808, Accepts, "the specification makes `allowed-tools` a space-separated string of tools (`Bash(git:*) Read`); skills-ref does not read it and a client ignores a rule it cannot parse"),
+    p(Code::S809, Advice, "skills-ref's `_validate_metadata_fields` refuses every key outside the specification's six, but Claude Code and VS Code read their own documented keys (`disable-model-invocation`, `argument-hint`, ...), which kiwi knows; any other key is ignored by every client"),
+    p(Code::S810, Accepts, "clients load the body as it is (the specification's \"File references\"); an agent that follows the link finds no file"),
+    p(Code::S811, Accepts, "clients load the body as it is; an agent told to run `scripts/...` runs a file the skill does not hold and the command fails"),
 ];
 
 /// Codes whose severity is still above what their provenance allows, each awaiting a

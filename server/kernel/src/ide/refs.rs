@@ -106,7 +106,7 @@ fn reference_at(ws: &Workspace, item: &Item, offset: usize) -> Option<(Arc<Item>
                 },
             ))
         }
-        Parsed::Unreadable(_) => None,
+        Parsed::Skill(_) | Parsed::Unreadable(_) => None,
     }
 }
 

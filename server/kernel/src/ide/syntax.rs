@@ -198,6 +198,7 @@ fn resolve(ws: &Workspace, t: Option<ItemType>, id: &str) -> Option<Arc<Item>> {
         Some(ItemType::Directive) => &[ItemType::Directive],
         Some(ItemType::Knowledge) => &[ItemType::Knowledge],
         Some(ItemType::System) => &[],
+        Some(ItemType::Skill) => &[ItemType::Skill],
         None => &[ItemType::Tool, ItemType::Directive, ItemType::Knowledge],
     };
     types.iter().find_map(|t| match ws.find(*t, id, None) {
@@ -398,7 +399,7 @@ pub fn document_links(ws: &Workspace, item: &Item) -> Vec<DocLink> {
                 out.extend(link_id(t, bare, range));
             }
         }
-        Parsed::Unreadable(_) => {}
+        Parsed::Skill(_) | Parsed::Unreadable(_) => {}
     }
     out.sort_by_key(|l| (l.range.start, l.range.end));
     out.dedup_by(|a, b| a.range == b.range);

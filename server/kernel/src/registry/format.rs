@@ -368,7 +368,7 @@ fn own_file(item_type: ItemType, id: &str, name: &str) -> Option<OwnFile> {
             e if crate::tool::is_javascript_extension(e) => Some(OwnFile::Item),
             _ => None,
         },
-        ItemType::System => None,
+        ItemType::System | ItemType::Skill => None,
     }
 }
 

@@ -89,6 +89,16 @@ pub fn meta(item: &Item) -> Meta {
                     .collect();
             }
         }
+        Parsed::Skill(s) => {
+            if let Some(n) = s.name(item.text()) {
+                m.name = n.to_string();
+            }
+            m.version = s
+                .get("metadata")
+                .and_then(|v| v.get("version"))
+                .and_then(|v| crate::skill::scalar_text(v, item.text()))
+                .map(str::to_string);
+        }
         Parsed::Unreadable(_) => {}
     }
     m

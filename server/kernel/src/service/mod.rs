@@ -86,6 +86,7 @@ pub fn actions_of(t: ItemType) -> &'static [&'static str] {
             "run", "validate", "create", "update", "delete", "link", "publish",
         ],
         ItemType::System => &["run"],
+        ItemType::Skill => &["validate"],
     }
 }
 

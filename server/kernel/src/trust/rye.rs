@@ -170,7 +170,7 @@ pub fn rye_integrity(item_type: crate::ids::ItemType, text: &str) -> Option<RyeI
             }
             (h, "<!-- rye:signed:".len() + at)
         }
-        ItemType::System => return None,
+        ItemType::System | ItemType::Skill => return None,
     };
     let hashed: Option<String> = match item_type {
         ItemType::Tool => {
@@ -204,7 +204,7 @@ pub fn rye_integrity(item_type: crate::ids::ItemType, text: &str) -> Option<RyeI
                 None => Some(body.to_string()),
             }
         }
-        ItemType::System => None,
+        ItemType::System | ItemType::Skill => None,
     };
     let actual = hashed.map(|h| super::hex(&Sha256::digest(h.as_bytes())));
     Some(RyeIntegrity {

@@ -17,6 +17,7 @@ pub(super) fn is_item_file(item_type: ItemType, path: &Path) -> bool {
         ItemType::Tool => {
             matches!(ext, "py" | "yaml" | "yml") || crate::tool::is_javascript_extension(ext)
         }
+        ItemType::Skill => crate::skill::is_skill_file(path),
         ItemType::System => false,
     }
 }

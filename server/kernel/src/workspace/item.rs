@@ -16,6 +16,8 @@ pub enum Parsed {
     Directive(Box<Directive>),
     Tool(Box<ToolFile>),
     Knowledge(Box<Knowledge>),
+    /// An Agent Skill's `SKILL.md`.
+    Skill(Box<crate::skill::Skill>),
     /// The file could not be read (not UTF-8, or refused); its diagnostic says why.
     Unreadable(Diagnostic),
 }
@@ -59,6 +61,12 @@ impl Item {
             _ => None,
         }
     }
+    pub fn skill(&self) -> Option<&crate::skill::Skill> {
+        match &self.parsed {
+            Parsed::Skill(s) => Some(s),
+            _ => None,
+        }
+    }
     pub fn knowledge(&self) -> Option<&Knowledge> {
         match &self.parsed {
             Parsed::Knowledge(k) => Some(k),
@@ -83,6 +91,7 @@ impl Item {
             Parsed::Directive(d) => &d.diagnostics,
             Parsed::Tool(t) => &t.diagnostics,
             Parsed::Knowledge(k) => &k.diagnostics,
+            Parsed::Skill(s) => &s.diagnostics,
             Parsed::Unreadable(d) => std::slice::from_ref(d),
         }
     }
@@ -117,6 +126,7 @@ impl Item {
             Parsed::Directive(d) => d.description.as_ref().map(|s| s.value.as_str()),
             Parsed::Tool(t) => t.str(crate::tool::Field::Description),
             Parsed::Knowledge(k) => k.title(),
+            Parsed::Skill(s) => s.description(&self.source.text),
             Parsed::Unreadable(_) => None,
         }
     }
@@ -201,6 +211,7 @@ fn parse_item_with(
                     }
                     Parsed::Tool(Box::new(t))
                 }
+                ItemType::Skill => Parsed::Skill(Box::new(crate::skill::parse(text))),
                 ItemType::System => return None,
             };
             (text.to_string(), parsed)

@@ -108,8 +108,17 @@ impl Workspace {
             roots.push((Space::Project, p.join(".ai")));
         }
         roots.extend(ws.extra.iter().map(|x| (x.space, x.root.clone())));
-        for (space, root) in roots {
-            for found in discover(&root) {
+        let skills = ws.skill_roots();
+        let found = roots
+            .into_iter()
+            .map(|(space, root)| (space, discover(&root), root))
+            .chain(
+                skills
+                    .into_iter()
+                    .map(|(space, root)| (space, crate::skill::discover_skills(&root), root)),
+            );
+        for (space, found, root) in found {
+            for found in found {
                 ws.add(Arc::new(Entry {
                     found,
                     space,
@@ -164,6 +173,26 @@ impl Workspace {
         }
     }
 
+    /// The folders of Agent Skills, each with its space, in precedence order (see
+    /// [`crate::skill`]): the project's, the user's, then each extra space's `skills/`.
+    pub fn skill_roots(&self) -> Vec<(Space, PathBuf)> {
+        let mut v: Vec<(Space, PathBuf)> = Vec::new();
+        if let Some(p) = &self.project {
+            v.extend(
+                crate::skill::project_skill_roots(p)
+                    .into_iter()
+                    .map(|r| (Space::Project, r)),
+            );
+        }
+        v.extend(
+            crate::skill::user_skill_roots(&self.host, &self.user)
+                .into_iter()
+                .map(|r| (Space::User, r)),
+        );
+        v.extend(self.extra.iter().map(|x| (x.space, x.root.join("skills"))));
+        v
+    }
+
     /// The spaces of this workspace, in precedence order.
     pub fn spaces(&self) -> Vec<Space> {
         let mut v = Vec::new();
@@ -210,6 +239,12 @@ impl Workspace {
     /// [`Workspace::classify`] of a path discovery would find as an item file.
     fn item_path(&self, path: &Path) -> Option<(Space, ItemType, String)> {
         let found = self.classify(path)?;
+        if found.1 == ItemType::Skill {
+            // `<skills folder>/<name>/SKILL.md`: discovery does not follow a symlinked folder.
+            let dir = path.parent()?;
+            let linked = std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink());
+            return (!linked).then_some(found);
+        }
         let root = self.space_root(found.0)?;
         let dir = root.join(found.1.folder()?);
         let rel = path.strip_prefix(&dir).ok()?;
@@ -231,6 +266,15 @@ impl Workspace {
 
     /// Which space, type and id a path would have, if it lies in a type folder of a space.
     pub fn classify(&self, path: &Path) -> Option<(Space, ItemType, String)> {
+        if crate::skill::is_skill_file(path) {
+            let dir = path.parent()?;
+            let root = dir.parent()?;
+            if let Some((space, _)) = self.skill_roots().into_iter().find(|(_, r)| r == root) {
+                let id = dir.file_name()?.to_str()?.to_string();
+                ids::validate_id(&id).ok()?;
+                return Some((space, ItemType::Skill, id));
+            }
+        }
         let mut spaces = vec![Space::Project, Space::User];
         spaces.extend(self.extra.iter().map(|x| x.space));
         for space in spaces {
@@ -278,7 +322,12 @@ impl Workspace {
         paths.push(path.clone());
         let items = &self.items;
         let rank = |p: &PathBuf| items.get(p).map(|e| e.space).unwrap_or(entry.space);
-        paths.sort_by(|a, b| rank(a).cmp(&rank(b)).then(a.cmp(b)));
+        paths.sort_by(|a, b| {
+            rank(a)
+                .cmp(&rank(b))
+                .then(crate::skill::folder_rank(a).cmp(&crate::skill::folder_rank(b)))
+                .then(a.cmp(b))
+        });
         self.by_bare
             .entry((
                 entry.found.item_type,
@@ -323,8 +372,13 @@ impl Workspace {
         let Some((space, item_type, id)) = self.item_path(path) else {
             return;
         };
-        // A classified path lies in a space that has a root.
-        let Some(root) = self.space_root(space) else {
+        // A classified path lies in a space that has a root (a skill: its skills folder).
+        let root = if item_type == ItemType::Skill {
+            path.parent().and_then(Path::parent).map(Path::to_path_buf)
+        } else {
+            self.space_root(space)
+        };
+        let Some(root) = root else {
             return;
         };
         if !path.exists() {
@@ -461,7 +515,7 @@ impl Workspace {
                                 t.str(crate::tool::Field::ExecutorId).is_some_and(names)
                             }
                             Parsed::Knowledge(_) => i.text().contains(bare),
-                            Parsed::Unreadable(_) => false,
+                            Parsed::Skill(_) | Parsed::Unreadable(_) => false,
                         })
                     && i.path.as_os_str() != path.as_os_str()
             })

@@ -78,6 +78,24 @@ fn corpus_workspaces() {
             &corpus,
         ));
         checked.push(rel(&agents, &corpus));
+        // Agent Skills (issue 28): every SKILL.md of the skills repositories, each read as a
+        // skill of its folder, on its own (as `kiwi check` and `skills-ref validate` read one).
+        let mut skills: Vec<PathBuf> = walk_dirs(&corpus.join("skills"))
+            .into_iter()
+            .map(|d| d.join("SKILL.md"))
+            .filter(|f| f.is_file())
+            .collect();
+        skills.sort();
+        for skill_md in skills {
+            let item = std::sync::Arc::new(kiwi_kernel::skill::load_loose(&skill_md).unwrap());
+            assert_eq!(item.item_type, ItemType::Skill);
+            out.push_str(&common::render(
+                &item,
+                &check::check_item(&ws, &item),
+                &corpus,
+            ));
+            checked.push(rel(&skill_md, &corpus));
+        }
         // Every file MANIFEST.tsv lists is either checked as an item or listed below as not
         // an item (a data file kiwi does not read as one): nothing is silently left out.
         let manifest = manifest(&corpus);
@@ -119,7 +137,8 @@ fn corpus_workspaces() {
     // ryeos writes today, which kiwi does not read yet (issue 29): its tools (`@` executor
     // aliases, `# ryeos-tool:` headers naming no executor) and frontmatter directives get one
     // K007 hint per space and are not checked as Python-era items; its knowledge is read.
-    // Agent Skills are not kiwi items yet (issue 28): listed above as not items. More is a
+    // Agent Skills (issue 28): their SKILL.md files are items, the rest of their folders
+    // (scripts, references, assets) listed above as not items. More is a
     // regression, or a change whose snapshot must be reviewed and its bound lowered or
     // raised with it.
     for (repo, max) in MAX_CORPUS_ERRORS {
@@ -142,8 +161,16 @@ fn corpus_workspaces() {
 /// refuse it), 2 D102 (a raw `<` in an attribute: rye's XML parser fails). kiwi-mcp: 3 K003
 /// (AGENTS.md read alone names items of no space). ryeos-2026-08: none (its entries signed
 /// twice, `<!-- ryeos:signed -->` then `# ryeos:signed`, read past both signature lines).
-const MAX_CORPUS_ERRORS: &[(&str, usize)] =
-    &[("rye-os", 77), ("kiwi-mcp", 3), ("ryeos-2026-08", 0)];
+/// skills: the 6 skills `skills-ref validate` rejects too (tests/skills/agreement.py): 5
+/// S804 (a name that is not its folder's: vercel-labs's four `vercel-` names, anthropics's
+/// `template-skill` in `template/`) and 1 S805 (anthropics's `claude-api`, a description of
+/// 1068 characters).
+const MAX_CORPUS_ERRORS: &[(&str, usize)] = &[
+    ("rye-os", 77),
+    ("kiwi-mcp", 3),
+    ("ryeos-2026-08", 0),
+    ("skills", 6),
+];
 
 /// The path of a corpus file as MANIFEST.tsv spells it: `repo/path`.
 fn rel(path: &Path, corpus: &Path) -> String {

@@ -408,38 +408,61 @@ fn doctor_names_what_is_found_and_what_to_do_about_each_gap() {
     assert!(text.trim_end().ends_with("is said above"), "{text}");
 }
 
-/// A check pointed at Agent Skills (no `.ai/`) says what it found there instead of only
-/// "no .ai/ folder"; a folder with no skills keeps the plain message.
+/// Agent Skills are checked (issue 28): a folder with `.claude/skills/` and no `.ai/` is a
+/// project; a skills repository (`skills/<name>/SKILL.md`, in no project) has each skill
+/// checked on its own; a folder with neither keeps the plain message.
 #[test]
-fn check_on_skills_without_a_project_says_they_are_not_read_yet() {
+fn check_reads_agent_skills_with_or_without_a_project() {
     let sb = Sandbox::new();
-    let dir = sb.dir.path().join("skills");
-    for name in ["pdf", "brainstorming"] {
+    let dir = sb.dir.path().join("proj");
+    for (name, declared) in [("pdf", "pdf"), ("brainstorming", "Brainstorming")] {
         std::fs::create_dir_all(dir.join(".claude/skills").join(name)).unwrap();
         std::fs::write(
             dir.join(".claude/skills").join(name).join("SKILL.md"),
-            format!("---\nname: {name}\ndescription: d\n---\n"),
+            format!("---\nname: {declared}\ndescription: d\n---\n"),
         )
         .unwrap();
     }
     let o = sb.kiwi(&["check", dir.to_str().unwrap()]).output().unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(
-        err.contains("2 SKILL.md files below: Agent Skills, which kiwi does not read yet"),
-        "{err}"
+        out.contains("error[S803]") && out.contains("must be lowercase"),
+        "{out}"
     );
+    assert!(out.contains("2 files"), "{out}");
+    // Inside the project, from a subfolder: the same project.
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    let o = sb
+        .kiwi(&["check"])
+        .current_dir(dir.join("src"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    // A skills repository: each SKILL.md on its own.
+    let repo = sb.dir.path().join("repo/skills/tidy");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(
+        repo.join("SKILL.md"),
+        "---\nname: tidy\ndescription: Tidies. See [the guide](guide.md).\n---\nRead [the guide](guide.md).\n",
+    )
+    .unwrap();
+    let o = sb
+        .kiwi(&["check", sb.dir.path().join("repo").to_str().unwrap()])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("warning[S810]"), "{out}");
     let empty = sb.dir.path().join("empty");
     std::fs::create_dir_all(&empty).unwrap();
     let o = sb
         .kiwi(&["check", empty.to_str().unwrap()])
         .output()
         .unwrap();
+    assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("no .ai/ folder") && !err.contains("SKILL.md"),
-        "{err}"
-    );
+    assert!(err.contains("no .ai/ folder"), "{err}");
 }
 
 /// A cloned repository whose `.ai/kiwi.lock` is a named pipe: `kiwi check` answers with
