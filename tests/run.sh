@@ -148,6 +148,9 @@ KIWI_BIN="$kiwi" "$venv/bin/python" tests/mcp/e2e.py
 KIWI_BIN="$kiwi" "$venv/bin/python" tests/mcp/protocol.py
 # Issue 17: registries through MCP (git daemon on 127.0.0.1 and file://; publish, search, pull).
 KIWI_BIN="$kiwi" "$venv/bin/python" tests/mcp/registry.py
+# Issue 28: the Skills extension (skills/list, skills/get, resources/directory/read as raw
+# JSON-RPC; every file read with the SDK's resources/read and its digest verified).
+KIWI_BIN="$kiwi" "$venv/bin/python" tests/mcp/skills.py
 # Issue 12 as an attacker would: every MCP-reachable case, each environment that works here,
 # as root and as a throw-away unprivileged user; prints the figures of 09-quality §4.
 KIWI_BIN="$kiwi" "$venv/bin/python" tests/mcp/hostile.py

@@ -19,9 +19,13 @@ pub fn project_for(project: Option<&Path>) -> Result<Option<std::path::PathBuf>>
             let p = p
                 .canonicalize()
                 .with_context(|| format!("project {} does not exist", p.display()))?;
-            if !p.join(".ai").is_dir() {
+            // A project with Agent Skills and no `.ai/` is a project (issue 28).
+            let skills = kiwi_kernel::skill::PROJECT_FOLDERS
+                .iter()
+                .any(|f| p.join(f).is_dir());
+            if !p.join(".ai").is_dir() && !skills {
                 bail!(
-                    "{} holds no .ai/ folder; give the folder that contains .ai/",
+                    "{} holds no .ai/ folder (nor .agents/skills/, .claude/skills/, .github/skills/); give the folder that contains .ai/",
                     p.display()
                 );
             }

@@ -16,7 +16,7 @@ pub const LIST_PAGE: usize = 100;
 
 /// The page of a list that a request's cursor asks for, and the cursor of the next page
 /// (`None` on the last). A cursor this server did not give is invalid params.
-fn page<T>(
+pub(crate) fn page<T>(
     mut items: Vec<T>,
     r: &Option<PaginatedRequestParams>,
 ) -> Result<(Vec<T>, Option<String>), McpError> {
@@ -75,6 +75,8 @@ impl ServerHandler for KiwiServer {
                 .enable_resources_list_changed()
                 .enable_resources_subscribe()
                 .enable_tools()
+                // Agent Skills as `skill://` resources (crate::skills).
+                .enable_skills_with_directory_read()
                 .build(),
         )
         .with_server_info(Implementation::new(
@@ -329,6 +331,30 @@ impl ServerHandler for KiwiServer {
         Ok(res)
     }
 
+    async fn list_skills(
+        &self,
+        r: Option<PaginatedRequestParams>,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, McpError> {
+        self.skills_list(r).await
+    }
+
+    async fn get_skill(
+        &self,
+        r: GetSkillRequestParams,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, McpError> {
+        self.skills_get(r.uri).await
+    }
+
+    async fn read_resource_directory(
+        &self,
+        r: ReadResourceDirectoryRequestParams,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceDirectoryResult, McpError> {
+        self.skills_directory(r).await
+    }
+
     async fn list_resource_templates(
         &self,
         _r: Option<PaginatedRequestParams>,
@@ -347,6 +373,13 @@ impl ServerHandler for KiwiServer {
         _c: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         self.note_protocol(Some(&_c));
+        if r.uri.starts_with(kiwi_kernel::skill::serve::SCHEME) {
+            let this = self.clone();
+            return tokio::task::spawn_blocking(move || this.skills_read(&r.uri))
+                .await
+                .map_err(|e| McpError::internal_error(e.to_string(), None))?
+                .map(Into::into);
+        }
         match self.service.read_resource_files(&self.session(), &r.uri) {
             Ok(files) => Ok(ReadResourceResult::new(
                 files

@@ -17,6 +17,7 @@ pub mod guard;
 mod handler;
 pub mod live;
 mod meta_tools;
+mod skills;
 
 pub use handler::LIST_PAGE;
 pub use meta_tools::tools;

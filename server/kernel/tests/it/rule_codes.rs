@@ -36,6 +36,17 @@ const ELSEWHERE: &[(&str, Code, &str)] = &[
     ("lockfile and signatures", Code::R701, "src/trust/tests.rs"),
     ("lockfile and signatures", Code::R702, "../kiwi/tests/it/trust.rs"),
     ("lockfile and signatures", Code::R703, "src/trust/tests.rs"),
+    ("agent skills", Code::S802, "src/skill/tests.rs"),
+    ("agent skills", Code::S803, "src/skill/tests.rs"),
+    ("agent skills", Code::S804, "src/skill/tests.rs"),
+    ("agent skills", Code::S805, "src/skill/tests.rs"),
+    ("agent skills", Code::S806, "src/skill/tests.rs"),
+    ("agent skills", Code::S807, "src/skill/tests.rs"),
+    ("agent skills", Code::S808, "src/skill/tests.rs"),
+    ("agent skills", Code::S809, "src/skill/tests.rs"),
+    ("agent skills", Code::S810, "src/skill/tests.rs"),
+    ("agent skills", Code::S811, "src/skill/tests.rs"),
+    ("agent skills", Code::K005, "src/skill/tests.rs"),
 ];
 
 /// The fixture projects, and whether the corpus is among them.

@@ -1,0 +1,251 @@
+//! Skills served to an agent (the MCP Skills extension, `io.modelcontextprotocol/skills`):
+//! each skill that wins by precedence, as `skill://<name>/<file>` resources, with its
+//! verbatim frontmatter and the manifest of its files (`sha256:` digest and size of the
+//! bytes served). No MCP types here: the MCP face maps these to its own.
+
+use crate::ids::{ItemType, Space};
+use crate::redact::Secrets;
+use crate::workspace::{Item, Workspace};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The URI scheme of skill files.
+pub const SCHEME: &str = "skill://";
+/// The extension's limits per skill: at most 512 files and 16 MiB in all.
+pub const MAX_FILES: usize = 512;
+pub const MAX_BYTES: u64 = 16 * 1024 * 1024;
+
+/// One file of a skill's manifest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServedFile {
+    pub uri: String,
+    /// `sha256:` and 64 lower-case hex digits.
+    pub digest: String,
+    pub size: u64,
+}
+
+/// A skill entry: `skills/list` and `skills/get` give it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// `skill://<name>/SKILL.md`.
+    pub uri: String,
+    pub id: String,
+    pub space: Space,
+    pub frontmatter: serde_json::Map<String, serde_json::Value>,
+    pub files: Vec<ServedFile>,
+}
+
+/// Why a skill is not served (shown by the faces; the checks say the same as diagnostics).
+pub fn refusal(item: &Item) -> Option<String> {
+    let skill = item.skill()?;
+    let fm = skill.frontmatter.as_ref()?;
+    let text = item.text();
+    match skill.name(text) {
+        Some(n) if n == item.id => {}
+        _ => {
+            return Some(format!(
+                "`{}`: its name is not its folder's (S804)",
+                item.id
+            ))
+        }
+    }
+    if skill.description(text).is_none_or(str::is_empty) {
+        return Some(format!("`{}`: no description (S802)", item.id));
+    }
+    fm.to_json()?;
+    None
+}
+
+/// The skills served: the winner of each skill id, outside the builtin space, that names
+/// itself as its folder and has a frontmatter that reads as JSON; sorted by name.
+pub fn served(ws: &Workspace) -> Vec<Arc<Item>> {
+    let mut ids: Vec<String> = ws
+        .items()
+        .filter(|i| i.item_type == ItemType::Skill && !i.is_builtin())
+        .map(|i| i.id.clone())
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids.into_iter()
+        .filter_map(|id| match ws.find(ItemType::Skill, &id, None) {
+            crate::workspace::Lookup::Found(i) => Some(i),
+            _ => None,
+        })
+        .filter(|i| refusal(i).is_none())
+        .collect()
+}
+
+/// The skill a `skill://<name>/...` URI lies in, and the file's path relative to its
+/// folder (`""` for the skill's root directory).
+pub fn split_uri(uri: &str) -> Option<(&str, &str)> {
+    let rest = uri.strip_prefix(SCHEME)?;
+    if rest.contains(['?', '#', '\\', '\0']) {
+        return None;
+    }
+    let (name, rel) = rest.split_once('/').unwrap_or((rest, ""));
+    let rel = rel.trim_end_matches('/');
+    if name.is_empty() || rel.split('/').any(|s| s == ".." || s == ".") || rel.contains("//") {
+        return None;
+    }
+    Some((name, rel))
+}
+
+/// The served skill of this name.
+pub fn find(ws: &Workspace, name: &str) -> Option<Arc<Item>> {
+    crate::ids::validate_id(name).ok()?;
+    match ws.find(ItemType::Skill, name, None) {
+        crate::workspace::Lookup::Found(i) if i.id == name && refusal(&i).is_none() => Some(i),
+        _ => None,
+    }
+}
+
+/// Every file of a skill's folder, relative, sorted: regular files only, symlinks and
+/// what lies below a symlinked folder left out (never served from outside the folder).
+pub fn files(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let walker = ignore::WalkBuilder::new(dir)
+        .standard_filters(false)
+        .follow_links(false)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .filter_entry(|e| e.file_name() != ".git")
+        .build();
+    for e in walker.flatten() {
+        if !e.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        if let Some(rel) = e.path().strip_prefix(dir).ok().and_then(|r| r.to_str()) {
+            out.push(rel.replace(std::path::MAIN_SEPARATOR, "/"));
+        }
+    }
+    out
+}
+
+/// The bytes served for a file of a skill: a UTF-8 text with every secret redacted (as
+/// every resource kiwi serves), other files as they are. The manifest's digest and size are
+/// those of these bytes, so a client verifies exactly what it read.
+pub fn bytes(dir: &Path, rel: &str, secrets: &Secrets) -> Option<Vec<u8>> {
+    let path: PathBuf = dir.join(rel);
+    // Never through a symlink (the manifest lists none), never outside the folder.
+    if !crate::ids::inside_without_links(dir, &path) {
+        return None;
+    }
+    let raw = crate::ids::read_regular(&path).ok()?;
+    Some(match String::from_utf8(raw) {
+        Ok(text) => secrets.redact(&text).into_bytes(),
+        Err(e) => e.into_bytes(),
+    })
+}
+
+/// The `sha256:` digest of bytes.
+pub fn digest(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(71);
+    s.push_str("sha256:");
+    for b in Sha256::digest(bytes) {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+/// The entry of a served skill; `None` when it exceeds the extension's limits or its folder
+/// cannot be read.
+pub fn entry(item: &Item, secrets: &Secrets) -> Option<Entry> {
+    let dir = item.path.parent()?;
+    let fm = item.skill()?.frontmatter.as_ref()?.to_json()?;
+    let serde_json::Value::Object(frontmatter) = fm else {
+        return None;
+    };
+    let rels = files(dir);
+    if rels.len() > MAX_FILES {
+        return None;
+    }
+    let mut total = 0u64;
+    let mut out = Vec::with_capacity(rels.len());
+    for rel in rels {
+        let b = bytes(dir, &rel, secrets)?;
+        total += b.len() as u64;
+        if total > MAX_BYTES {
+            return None;
+        }
+        out.push(ServedFile {
+            uri: format!("{SCHEME}{}/{rel}", item.id),
+            digest: digest(&b),
+            size: b.len() as u64,
+        });
+    }
+    Some(Entry {
+        uri: format!("{SCHEME}{}/SKILL.md", item.id),
+        id: item.id.clone(),
+        space: item.space,
+        frontmatter,
+        files: out,
+    })
+}
+
+/// A child of a skill directory: its URI, name and whether it is a directory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Child {
+    pub uri: String,
+    pub name: String,
+    pub is_dir: bool,
+}
+
+/// The direct children of a directory of a served skill (`rel` `""`: its root), as the
+/// manifest has them; `None` when it is no directory of the skill.
+pub fn directory(item: &Item, rel: &str) -> Option<Vec<Child>> {
+    let dir = item.path.parent()?;
+    let files = files(dir);
+    let prefix = if rel.is_empty() {
+        String::new()
+    } else {
+        format!("{rel}/")
+    };
+    if !rel.is_empty() && !files.iter().any(|f| f.starts_with(&prefix)) {
+        return None;
+    }
+    let mut out: Vec<Child> = Vec::new();
+    for f in &files {
+        let Some(rest) = f.strip_prefix(&prefix) else {
+            continue;
+        };
+        let (name, is_dir) = match rest.split_once('/') {
+            Some((d, _)) => (d, true),
+            None => (rest, false),
+        };
+        if out.iter().any(|c| c.name == name) {
+            continue;
+        }
+        out.push(Child {
+            uri: format!("{SCHEME}{}/{prefix}{name}", item.id),
+            name: name.to_string(),
+            is_dir,
+        });
+    }
+    Some(out)
+}
+
+/// The MIME type of a skill file by its name.
+pub fn mime(rel: &str) -> &'static str {
+    match Path::new(rel)
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        Some("md") => "text/markdown",
+        Some("py") => "text/x-python",
+        Some("sh") => "text/x-shellscript",
+        Some("js" | "mjs" | "cjs") => "text/javascript",
+        Some("ts") => "text/x-typescript",
+        Some("json") => "application/json",
+        Some("yaml" | "yml") => "application/yaml",
+        Some("html" | "htm") => "text/html",
+        Some("txt") => "text/plain",
+        Some("png") => "image/png",
+        Some("jpg" | "jpeg") => "image/jpeg",
+        Some("gif") => "image/gif",
+        Some("svg") => "image/svg+xml",
+        Some("pdf") => "application/pdf",
+        _ => "application/octet-stream",
+    }
+}

@@ -1,0 +1,255 @@
+"""The MCP Skills extension (`io.modelcontextprotocol/skills`) of `kiwi mcp` (issue 28).
+
+The official Python SDK has no skills methods: `skills/list`, `skills/get` and
+`resources/directory/read` are sent as raw JSON-RPC over the server's stdio; every file of
+every listed skill is then read with the SDK's own `resources/read` (a second server, same
+project) and its bytes checked against the manifest's `sha256:` digest and size.
+
+Checks: the capability with `directoryRead`; `skills/list` paged (nextCursor followed to the
+end), frontmatter verbatim (client keys included), a complete manifest (every file of the
+folder, SKILL.md included, none from outside); the project skill shadows the user's of the
+same name, a skill whose name is not its folder's is not served; `skills/get` agrees with the
+listing and refuses an unknown skill with -32602; directory reads of the root and a
+subfolder, -32602 on a file; a secret in a skill file is redacted and the digest is that of
+the bytes served; a path that climbs out is refused.
+
+    KIWI_BIN=target/debug/kiwi target/mcp-venv/bin/python tests/mcp/skills.py
+"""
+
+import asyncio
+import base64
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from e2e import kiwi_bin  # noqa: E402
+
+SECRET = "sk-live-skills-canary-7f3a9c2e1b"
+
+
+def write(p: Path, data):
+    p.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, bytes):
+        p.write_bytes(data)
+    else:
+        p.write_text(data)
+
+
+def make(tmp: Path):
+    proj = tmp / "proj"
+    home = tmp / "home"
+    # 120 skills in .agents/skills: more than one page (100).
+    for i in range(120):
+        name = f"bulk-{i:03d}"
+        write(proj / ".agents/skills" / name / "SKILL.md", f"---\nname: {name}\ndescription: Bulk skill {i}.\n---\nBody {i}\n")
+    pdf = proj / ".claude/skills/pdf"
+    write(pdf / "SKILL.md", "---\nname: pdf\ndescription: Fill PDF forms. Use for PDFs.\nlicense: Apache-2.0\nmetadata:\n  author: kiwi\n  version: \"1.0\"\nallowed-tools: Bash(python:*) Read\ndisable-model-invocation: true\n---\nRun `python scripts/fill.py`. See [forms](references/FORMS.md).\n")
+    write(pdf / "scripts/fill.py", f"#!/usr/bin/env python3\nAPI_KEY = '{SECRET}'\nprint('filled')\n")
+    write(pdf / "references/FORMS.md", "# Forms\n")
+    write(pdf / "assets/logo.png", bytes(range(256)) * 4)
+    write(pdf / "assets/deep/note.txt", "deep\n")
+    # A file outside, linked into the skill: never served.
+    write(tmp / "outside.txt", "outside\n")
+    os.symlink(tmp / "outside.txt", pdf / "assets/link.txt")
+    # Not served: name differs from its folder.
+    write(proj / ".claude/skills/wrong/SKILL.md", "---\nname: other\ndescription: d\n---\n")
+    # The user's pdf is shadowed by the project's.
+    write(home / ".claude/skills/pdf/SKILL.md", "---\nname: pdf\ndescription: The user's.\n---\n")
+    write(home / ".claude/skills/mine/SKILL.md", "---\nname: mine\ndescription: A user skill.\n---\n")
+    return proj, home
+
+
+class Raw:
+    """A JSON-RPC client over a server's stdio."""
+
+    def __init__(self, argv, env):
+        self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True)
+        self.n = 0
+
+    def call(self, method, params=None):
+        self.n += 1
+        msg = {"jsonrpc": "2.0", "id": self.n, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.p.stdin.write(json.dumps(msg) + "\n")
+        self.p.stdin.flush()
+        while True:
+            line = self.p.stdout.readline()
+            assert line, "the server closed its output"
+            m = json.loads(line)
+            if m.get("id") == self.n:
+                return m
+
+    def notify(self, method):
+        self.p.stdin.write(json.dumps({"jsonrpc": "2.0", "method": method}) + "\n")
+        self.p.stdin.flush()
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait(timeout=10)
+
+
+passed = failed = 0
+
+
+def check(name, f):
+    global passed, failed
+    try:
+        f()
+        passed += 1
+        print(f"ok   {name}", flush=True)
+    except Exception:  # noqa: BLE001
+        import traceback
+
+        failed += 1
+        print(f"FAIL {name}", flush=True)
+        traceback.print_exc()
+
+
+async def read_all(argv, env, uris):
+    """Read every uri with the SDK's resources/read: {uri: bytes}."""
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=env)
+    out = {}
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            for uri in uris:
+                r = await session.read_resource(uri)
+                assert len(r.contents) == 1, r
+                c = r.contents[0]
+                assert str(c.uri) == uri, (c.uri, uri)
+                out[uri] = c.text.encode() if hasattr(c, "text") else base64.b64decode(c.blob)
+    return out
+
+
+def main():
+    kiwi = kiwi_bin()
+    with tempfile.TemporaryDirectory() as t:
+        tmp = Path(t).resolve()
+        proj, home = make(tmp)
+        env = dict(os.environ)
+        env["HOME"] = str(home)
+        env["KIWI_USERSPACE_DIR"] = str(home / ".ai")
+        env["KIWI_TEST_SECRET"] = SECRET  # a secret of the environment: redacted wherever served
+        argv = [kiwi, "mcp", "--project", str(proj)]
+        raw = Raw(argv, env)
+        init = raw.call("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "skills-test", "version": "1"}})
+        raw.notify("notifications/initialized")
+        state = {}
+
+        def capability():
+            caps = init["result"]["capabilities"]
+            assert caps["extensions"]["io.modelcontextprotocol/skills"] == {"directoryRead": True}, caps
+            assert "resources" in caps
+
+        def listing():
+            skills, cursor, pages = [], None, 0
+            while True:
+                r = raw.call("skills/list", {"cursor": cursor} if cursor else {})
+                res = r["result"]
+                pages += 1
+                assert res["ttlMs"] > 0 and res["cacheScope"] in ("public", "private"), res
+                skills += res["skills"]
+                cursor = res.get("nextCursor")
+                if not cursor:
+                    break
+            assert pages == 2, pages
+            names = [s["frontmatter"]["name"] for s in skills]
+            assert len(names) == len(set(names)) == 122, (len(names), names[-5:])
+            assert "other" not in names and "wrong" not in names
+            state["skills"] = {s["frontmatter"]["name"]: s for s in skills}
+
+        def frontmatter_verbatim():
+            pdf = state["skills"]["pdf"]
+            assert pdf["uri"] == "skill://pdf/SKILL.md"
+            assert pdf["frontmatter"] == {
+                "name": "pdf",
+                "description": "Fill PDF forms. Use for PDFs.",
+                "license": "Apache-2.0",
+                "metadata": {"author": "kiwi", "version": "1.0"},
+                "allowed-tools": "Bash(python:*) Read",
+                "disable-model-invocation": True,
+            }, pdf["frontmatter"]
+            assert state["skills"]["mine"]["frontmatter"]["description"] == "A user skill."
+
+        def manifest_complete():
+            pdf = state["skills"]["pdf"]
+            uris = sorted(r["uri"] for r in pdf["resources"])
+            assert uris == [
+                "skill://pdf/SKILL.md",
+                "skill://pdf/assets/deep/note.txt",
+                "skill://pdf/assets/logo.png",
+                "skill://pdf/references/FORMS.md",
+                "skill://pdf/scripts/fill.py",
+            ], uris
+            for r in pdf["resources"]:
+                assert r["digest"].startswith("sha256:") and len(r["digest"]) == 71, r
+
+        def get_agrees():
+            r = raw.call("skills/get", {"uri": "skill://pdf/SKILL.md"})
+            assert r["result"]["skill"] == state["skills"]["pdf"], r
+            r = raw.call("skills/get", {"uri": "skill://nope/SKILL.md"})
+            assert r["error"]["code"] == -32602, r
+            r = raw.call("skills/get", {"uri": "skill://other/SKILL.md"})
+            assert r["error"]["code"] == -32602, r
+
+        def directories():
+            r = raw.call("resources/directory/read", {"uri": "skill://pdf"})
+            got = {(x["uri"], x.get("mimeType")) for x in r["result"]["resources"]}
+            assert got == {
+                ("skill://pdf/SKILL.md", "text/markdown"),
+                ("skill://pdf/assets", "inode/directory"),
+                ("skill://pdf/references", "inode/directory"),
+                ("skill://pdf/scripts", "inode/directory"),
+            }, got
+            r = raw.call("resources/directory/read", {"uri": "skill://pdf/assets"})
+            got = {x["name"] for x in r["result"]["resources"]}
+            assert got == {"logo.png", "deep"}, got
+            r = raw.call("resources/directory/read", {"uri": "skill://pdf/SKILL.md"})
+            assert r["error"]["code"] == -32602, r
+
+        def refusals():
+            for uri in ["skill://pdf/../wrong/SKILL.md", "skill://pdf/assets/link.txt", "skill://pdf/nope.md"]:
+                r = raw.call("resources/read", {"uri": uri})
+                assert "error" in r and r["error"]["code"] == -32602, (uri, r)
+
+        check("capability io.modelcontextprotocol/skills with directoryRead", capability)
+        check("skills/list pages through 122 skills (shadowed and misnamed ones not served)", listing)
+        check("frontmatter verbatim, client keys included", frontmatter_verbatim)
+        check("manifest: every file of the folder, no symlink out", manifest_complete)
+        check("skills/get agrees with the listing; unknown or misnamed: -32602", get_agrees)
+        check("resources/directory/read of the root and a subfolder; a file: -32602", directories)
+        check("resources/read refuses a climb, a symlink out and a missing file", refusals)
+        raw.close()
+
+        def digests():
+            entries = list(state["skills"].values())
+            uris = [r["uri"] for s in entries for r in s["resources"]]
+            got = asyncio.run(read_all(argv, env, uris))
+            n = 0
+            for s in entries:
+                for r in s["resources"]:
+                    b = got[r["uri"]]
+                    assert len(b) == r["size"], (r, len(b))
+                    assert "sha256:" + hashlib.sha256(b).hexdigest() == r["digest"], r
+                    n += 1
+            assert n == len(uris) >= 126, n
+            fill = got["skill://pdf/scripts/fill.py"]
+            assert SECRET.encode() not in fill, fill
+            assert got["skill://pdf/assets/logo.png"] == bytes(range(256)) * 4
+            print(f"     {n} files read through the SDK, every digest and size verified")
+
+        check("every file read with the SDK's resources/read matches its digest and size; secrets redacted", digests)
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
