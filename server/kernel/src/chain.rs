@@ -63,6 +63,11 @@ pub enum ChainErrorKind {
     Unreadable {
         reference: String,
     },
+    /// A ryeos `@alias`, and no space holds ryeos's tool kind schema (its alias table): kiwi
+    /// cannot tell what it names.
+    RyeosAlias {
+        reference: String,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -121,6 +126,12 @@ impl ChainError {
             ChainErrorKind::Unreadable { reference } => {
                 format!("executor `{reference}` of `{at}` cannot be read")
             }
+            ChainErrorKind::RyeosAlias { reference } => {
+                format!(
+                    "executor `{reference}` of `{at}` is a ryeos alias, which ryeos resolves through the `execution.aliases` of its tool kind schema (`.ai/{}`, in its core bundle); no space of this workspace holds one: add ryeos's core bundle as a space (KIWI_SPACES or `spaces:`)",
+                    crate::ryeos::TOOL_KIND_SCHEMA
+                )
+            }
         }
     }
 }
@@ -157,7 +168,9 @@ pub fn is_primitive(item: &Item) -> bool {
 /// (`rye/core/primitives/subprocess` is a subprocess). Any other primitive has no runner:
 /// `None`, and running a chain that ends there is an error that says so.
 pub fn runner(primitive: &Item) -> Option<&'static str> {
-    let name = crate::ids::bare_name(&primitive.id);
+    // ryeos's terminal executors name their routine (`terminal_executor.kind`).
+    let terminal = primitive.tool().and_then(|t| t.ryeos_terminal.as_deref());
+    let name = terminal.unwrap_or_else(|| crate::ids::bare_name(&primitive.id));
     PRIMITIVES.iter().copied().find(|p| *p == name)
 }
 
@@ -196,8 +209,36 @@ pub fn resolve(ws: &Workspace, tool: &Arc<Item>) -> Result<Chain, ChainError> {
         if links.len() >= MAX_DEPTH {
             return err(links, ChainErrorKind::TooDeep, range);
         }
+        // ryeos's references: `tool:<id>`, or an `@alias` of its tool kind schema.
+        let target = match crate::ryeos::executor_target(ws, reference) {
+            crate::ryeos::Target::Plain => None,
+            crate::ryeos::Target::Id { id, .. } => Some(id),
+            crate::ryeos::Target::NoAliasTable => {
+                return err(
+                    links,
+                    ChainErrorKind::RyeosAlias {
+                        reference: reference.to_string(),
+                    },
+                    range,
+                )
+            }
+            crate::ryeos::Target::UnknownAlias { known, .. } => {
+                let suggestions = crate::diag::closest(reference, known.iter().map(String::as_str))
+                    .map(|s| vec![s.to_string()])
+                    .unwrap_or(known);
+                return err(
+                    links,
+                    ChainErrorKind::Missing {
+                        reference: reference.to_string(),
+                        suggestions,
+                    },
+                    range,
+                );
+            }
+        };
+        let reference = target.as_deref().unwrap_or(reference);
         // The primitives are reserved ids: they always mean the builtin ones.
-        let space = if PRIMITIVES.contains(&reference) {
+        let space = if target.is_none() && PRIMITIVES.contains(&reference) {
             Some(Space::Builtin)
         } else {
             only

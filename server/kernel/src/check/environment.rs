@@ -27,6 +27,7 @@ pub fn build_env(ws: &Workspace, links_tool_first: &[Arc<Item>]) -> env::BuiltEn
                 config_env: t
                     .and_then(|t| t.value(Field::Config))
                     .and_then(|c| c.get("env")),
+                ryeos_dir: t.filter(|t| t.is_ryeos()).and_then(|_| l.path.parent()),
             }
         })
         .collect();

@@ -239,6 +239,23 @@ impl Builder<'_> {
         }
     }
 
+    /// ryeos's names for what a runtime link resolves: `interpreter` (the value of its
+    /// `interpreter.var`, when it resolved) and `runtime_dir` (the link's folder).
+    fn ryeos_names(&mut self, link: usize, env_config: &Value, dir: &std::path::Path) {
+        self.set(
+            "runtime_dir",
+            dir.display().to_string(),
+            Origin::Interpreter { link },
+        );
+        let var = env_config
+            .get("interpreter")
+            .and_then(|i| i.get("var"))
+            .and_then(Value::as_str);
+        if let Some(value) = var.and_then(|v| self.out.vars.get(v)).cloned() {
+            self.set("interpreter", value, Origin::Interpreter { link });
+        }
+    }
+
     fn interpreter(&mut self, link: usize, env_config: &Value) {
         let Some(interp) = Interpreter::from_env_config(env_config) else {
             self.unknown_resolver(link, env_config);
@@ -517,6 +534,9 @@ pub fn build(
     for (i, link) in links.iter().enumerate() {
         if let Some(ec) = link.env_config {
             b.interpreter(i, ec);
+            if let Some(dir) = link.ryeos_dir {
+                b.ryeos_names(i, ec, dir);
+            }
             if let Some(env) = ec.get("env") {
                 b.env(i, env, Origin::EnvConfig { link: i });
             }

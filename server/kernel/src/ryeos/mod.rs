@@ -1,0 +1,115 @@
+//! ryeos, rye's successor (`leolilley/ryeos`): what kiwi reads of the format its bundles are
+//! written in, grounded in ryeos's own kind schemas and authoring documents.
+//!
+//! - Tools name their executor as a canonical ref (`tool:ryeos/core/subprocess/execute`) or
+//!   as an `@alias`, which ryeos resolves through the `execution.aliases` table of its tool
+//!   kind schema (`node/engine/kinds/tool/tool.kind-schema.yaml`, in the core bundle), found
+//!   as any item is: project first, then user, then the bundles (here: the extra spaces).
+//! - A chain ends at a terminal executor: a tool with `executor_id: null` and a
+//!   `terminal_executor: {kind: …}` block; `kind: subprocess` runs on kiwi's subprocess runner.
+//! - Directives are markdown with YAML frontmatter ([`directive`]).
+
+pub mod directive;
+
+use crate::ids::Space;
+use crate::workspace::Workspace;
+use std::path::PathBuf;
+
+/// Where ryeos keeps the tool kind schema inside a space (`.ai/`).
+pub const TOOL_KIND_SCHEMA: &str = "node/engine/kinds/tool/tool.kind-schema.yaml";
+
+/// The canonical-ref prefix of a tool.
+pub const TOOL_REF: &str = "tool:";
+
+/// What an `executor_id` names, read as ryeos reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// Not a ryeos reference (a kiwi/rye id): looked up as it is.
+    Plain,
+    /// The id of the tool it names (`tool:` stripped, an alias followed).
+    Id {
+        id: String,
+        /// The alias table followed, when the reference is an `@alias`.
+        via: Option<PathBuf>,
+    },
+    /// An `@alias` and no space holds ryeos's tool kind schema: kiwi cannot tell what it
+    /// names (ryeos would know, from its core bundle).
+    NoAliasTable,
+    /// An `@alias` the alias table does not declare (ryeos refuses it).
+    UnknownAlias { table: PathBuf, known: Vec<String> },
+}
+
+/// The tool kind schema ryeos would use in this workspace: the first space (in precedence
+/// order) that holds one, with its `execution.aliases` table (`@name` -> canonical ref).
+pub fn alias_table(ws: &Workspace) -> Option<(PathBuf, Vec<(String, String)>)> {
+    for space in ws.spaces() {
+        if space == Space::Builtin {
+            continue;
+        }
+        let Some(root) = ws.space_root(space) else {
+            continue;
+        };
+        let path = root.join(TOOL_KIND_SCHEMA);
+        // A regular file only (a named pipe would hang the check).
+        let Ok(bytes) = crate::ids::read_regular(&path) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        return Some((path, aliases_of(&text)));
+    }
+    None
+}
+
+/// The `execution.aliases` of a kind schema's text.
+pub fn aliases_of(text: &str) -> Vec<(String, String)> {
+    let doc = crate::yaml::parse(text, 0);
+    let Some(map) = doc
+        .value
+        .as_ref()
+        .and_then(|v| v.get("execution"))
+        .and_then(|e| e.get("aliases"))
+        .and_then(|a| a.as_map())
+    else {
+        return Vec::new();
+    };
+    map.iter()
+        .filter_map(|e| Some((e.key.clone(), e.value.as_str()?.to_string())))
+        .collect()
+}
+
+/// What `reference` (an `executor_id` value) names in this workspace.
+pub fn executor_target(ws: &Workspace, reference: &str) -> Target {
+    if let Some(id) = reference.strip_prefix(TOOL_REF) {
+        return Target::Id {
+            id: id.to_string(),
+            via: None,
+        };
+    }
+    if !reference.starts_with('@') {
+        return Target::Plain;
+    }
+    let Some((table, aliases)) = alias_table(ws) else {
+        return Target::NoAliasTable;
+    };
+    match aliases.iter().find(|(name, _)| name == reference) {
+        Some((_, target)) => Target::Id {
+            id: target.strip_prefix(TOOL_REF).unwrap_or(target).to_string(),
+            via: Some(table),
+        },
+        None => Target::UnknownAlias {
+            table,
+            known: aliases.into_iter().map(|(n, _)| n).collect(),
+        },
+    }
+}
+
+/// ryeos requires of a tool only its `executor_id` (the tool kind schema's
+/// `inventory_policy.required_metadata`), its name (the file's) and its category; `version`
+/// and `tool_type` are optional metadata (`metadata.rules`: `from: path`, not `required`),
+/// so rye's "missing" rules (T302, T303) do not hold for a tool in ryeos's format.
+pub fn drop_python_era_requirements(tool: &mut crate::tool::ToolFile) {
+    use crate::diag::Code;
+    tool.diagnostics.retain(|d| {
+        !(matches!(d.code, Code::T302 | Code::T303) && d.message.contains("is missing"))
+    });
+}
