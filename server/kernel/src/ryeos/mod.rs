@@ -113,3 +113,24 @@ pub fn drop_python_era_requirements(tool: &mut crate::tool::ToolFile) {
         !(matches!(d.code, Code::T302 | Code::T303) && d.message.contains("is missing"))
     });
 }
+
+/// ryeos's `{literal: TEXT}` configuration value: TEXT as it is, never templated (its python
+/// runtimes pass their bootstrap code so, `{…}` and `${…}` included).
+pub fn literal(v: &serde_json::Value) -> Option<&str> {
+    match v.as_object() {
+        Some(o) if o.len() == 1 => o.get("literal")?.as_str(),
+        _ => None,
+    }
+}
+
+/// The configuration of ryeos's subprocess terminal executor (`config_schema` of
+/// `tools/ryeos/core/subprocess/execute.yaml`: `command`, `args`, `cwd`, `env`,
+/// `timeout_secs`, `input_data`) in the names of kiwi's subprocess runner (`timeout`,
+/// `input`); a name kiwi's runner reads already is left as it is.
+pub fn subprocess_config(cfg: &mut serde_json::Map<String, serde_json::Value>) {
+    for (ryeos, kiwi) in [("input_data", "input"), ("timeout_secs", "timeout")] {
+        if let Some(v) = cfg.remove(ryeos) {
+            cfg.entry(kiwi.to_string()).or_insert(v);
+        }
+    }
+}
