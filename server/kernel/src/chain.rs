@@ -63,8 +63,8 @@ pub enum ChainErrorKind {
     Unreadable {
         reference: String,
     },
-    /// A ryeos `@alias`, and no space holds ryeos's tool kind schema (its alias table): kiwi
-    /// cannot tell what it names.
+    /// A ryeos `@alias`, or a `tool:` ref that names no item here, and no space holds ryeos's
+    /// tool kind schema (its core bundle): kiwi cannot tell what it names.
     RyeosAlias {
         reference: String,
     },
@@ -127,10 +127,17 @@ impl ChainError {
                 format!("executor `{reference}` of `{at}` cannot be read")
             }
             ChainErrorKind::RyeosAlias { reference } => {
-                format!(
-                    "executor `{reference}` of `{at}` is a ryeos alias, which ryeos resolves through the `execution.aliases` of its tool kind schema (`.ai/{}`, in its core bundle); no space of this workspace holds one: add ryeos's core bundle as a space (KIWI_SPACES or `spaces:`)",
-                    crate::ryeos::TOOL_KIND_SCHEMA
-                )
+                if reference.starts_with('@') {
+                    format!(
+                        "executor `{reference}` of `{at}` is a ryeos alias, which ryeos resolves through the `execution.aliases` of its tool kind schema (`.ai/{}`, in its core bundle); no space of this workspace holds one: add ryeos's bundles as spaces (KIWI_SPACES or `spaces:`) to let kiwi follow it",
+                        crate::ryeos::TOOL_KIND_SCHEMA
+                    )
+                } else {
+                    format!(
+                        "executor `{reference}` of `{at}` names no item of this workspace, which holds none of ryeos's bundles (no space has its tool kind schema, `.ai/{}`): ryeos may install it; add ryeos's bundles as spaces (KIWI_SPACES or `spaces:`) to let kiwi follow it",
+                        crate::ryeos::TOOL_KIND_SCHEMA
+                    )
+                }
             }
         }
     }
@@ -236,6 +243,8 @@ pub fn resolve(ws: &Workspace, tool: &Arc<Item>) -> Result<Chain, ChainError> {
                 );
             }
         };
+        let ryeos_ref = target.is_some();
+        let original = reference;
         let reference = target.as_deref().unwrap_or(reference);
         // The primitives are reserved ids: they always mean the builtin ones.
         let space = if target.is_none() && PRIMITIVES.contains(&reference) {
@@ -267,6 +276,15 @@ pub fn resolve(ws: &Workspace, tool: &Arc<Item>) -> Result<Chain, ChainError> {
                     );
                 }
                 links.push(next);
+            }
+            Lookup::Missing { .. } if ryeos_ref && crate::ryeos::alias_table(ws).is_none() => {
+                return err(
+                    links,
+                    ChainErrorKind::RyeosAlias {
+                        reference: original.to_string(),
+                    },
+                    range,
+                )
             }
             Lookup::Missing { suggestions } => {
                 return err(

@@ -57,7 +57,7 @@ codes! {
     K004 Error "ambiguous bare reference",
     K005 Hint "item shadows one of the same id in a lower space",
     K006 Error "item id or path refused",
-    K007 Hint "a ryeos `@alias` executor kiwi cannot follow: no space holds ryeos's tool kind schema (its alias table)",
+    K007 Hint "a ryeos executor (`@alias`, or a `tool:` ref found nowhere) kiwi cannot follow: no space holds ryeos's bundles (its tool kind schema)",
     D101 Error "no xml fence with a <directive> root",
     D102 Error "XML not well-formed",
     D103 Warning "text after </directive> inside the fence, or a second directive fence",

@@ -250,7 +250,8 @@ pub fn parse(text: &str) -> Knowledge {
     // knowledge (a `ryeos:` header) has none of these fields: its id is its path.
     let ryeos = k
         .header
-        .is_some_and(|h| text[h.start..h.end].starts_with("<!-- ryeos:"));
+        .is_some_and(|h| text[h.start..h.end].starts_with("<!-- ryeos:"))
+        || crate::ryeos::is_ryeos_knowledge(&value);
     // rye-os requires `entry_type` too, in its own format (`category`, `version`) as in
     // kiwi's, whatever its `knowledge-metadata-reference` says: its validator
     // (`rye/handlers/knowledge/handler.py` `validate`; the `validation_schema` of

@@ -134,3 +134,15 @@ pub fn subprocess_config(cfg: &mut serde_json::Map<String, serde_json::Value>) {
         }
     }
 }
+
+/// Whether a knowledge entry's frontmatter is in ryeos's shape, told from the frontmatter
+/// when the entry is not signed yet: none of the fields rye requires (`id`, `title`,
+/// `entry_type`) and a `description` (ryeos's authoring documents write `category`, `tags`,
+/// `version`, `description`; its knowledge kind schema requires only the name and category,
+/// both from the path). No entry of rye's has a `description`.
+pub fn is_ryeos_knowledge(frontmatter: &crate::value::Value) -> bool {
+    frontmatter.get("description").is_some()
+        && ["id", "title", "entry_type"]
+            .iter()
+            .all(|k| frontmatter.get(k).is_none())
+}
