@@ -10,6 +10,7 @@
 //! - Directives are markdown with YAML frontmatter ([`directive`]).
 
 pub mod directive;
+pub mod ide;
 
 use crate::ids::Space;
 use crate::workspace::Workspace;
