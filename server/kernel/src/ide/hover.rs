@@ -59,7 +59,7 @@ pub fn hover(ws: &Workspace, item: &Arc<Item>, offset: usize) -> Option<HoverInf
     let h = if item.tool().is_some() {
         hover_tool(ws, item, offset)
     } else if let Some(d) = item.directive().filter(|d| d.ryeos.is_some()) {
-        crate::ryeos::ide::hover(item, d, offset)
+        super::ryeos::hover(item, d, offset)
     } else if let Some(d) = item.directive() {
         hover_directive(ws, item, d, offset)
     } else {

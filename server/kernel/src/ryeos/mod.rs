@@ -7,10 +7,8 @@
 //!   as any item is: project first, then user, then the bundles (here: the extra spaces).
 //! - A chain ends at a terminal executor: a tool with `executor_id: null` and a
 //!   `terminal_executor: {kind: …}` block; `kind: subprocess` runs on kiwi's subprocess runner.
-//! - Directives are markdown with YAML frontmatter ([`directive`]).
-
-pub mod directive;
-pub mod ide;
+//! - Directives are markdown with YAML frontmatter (`crate::directive::ryeos`), read with
+//!   editor features in `crate::ide::ryeos`.
 
 use crate::ids::Space;
 use crate::workspace::Workspace;
@@ -104,17 +102,6 @@ pub fn executor_target(ws: &Workspace, reference: &str) -> Target {
     }
 }
 
-/// ryeos requires of a tool only its `executor_id` (the tool kind schema's
-/// `inventory_policy.required_metadata`), its name (the file's) and its category; `version`
-/// and `tool_type` are optional metadata (`metadata.rules`: `from: path`, not `required`),
-/// so rye's "missing" rules (T302, T303) do not hold for a tool in ryeos's format.
-pub fn drop_python_era_requirements(tool: &mut crate::tool::ToolFile) {
-    use crate::diag::Code;
-    tool.diagnostics.retain(|d| {
-        !(matches!(d.code, Code::T302 | Code::T303) && d.message.contains("is missing"))
-    });
-}
-
 /// ryeos's `{literal: TEXT}` configuration value: TEXT as it is, never templated (its python
 /// runtimes pass their bootstrap code so, `{…}` and `${…}` included).
 pub fn literal(v: &serde_json::Value) -> Option<&str> {
@@ -134,16 +121,4 @@ pub fn subprocess_config(cfg: &mut serde_json::Map<String, serde_json::Value>) {
             cfg.entry(kiwi.to_string()).or_insert(v);
         }
     }
-}
-
-/// Whether a knowledge entry's frontmatter is in ryeos's shape, told from the frontmatter
-/// when the entry is not signed yet: none of the fields rye requires (`id`, `title`,
-/// `entry_type`) and a `description` (ryeos's authoring documents write `category`, `tags`,
-/// `version`, `description`; its knowledge kind schema requires only the name and category,
-/// both from the path). No entry of rye's has a `description`.
-pub fn is_ryeos_knowledge(frontmatter: &crate::value::Value) -> bool {
-    frontmatter.get("description").is_some()
-        && ["id", "title", "entry_type"]
-            .iter()
-            .all(|k| frontmatter.get(k).is_none())
 }

@@ -251,7 +251,7 @@ impl ToolFile {
             || self.ryeos_terminal.is_some()
             || self
                 .str(Field::ExecutorId)
-                .is_some_and(|e| e.starts_with('@') || e.starts_with(crate::ryeos::TOOL_REF))
+                .is_some_and(|e| e.starts_with('@') || e.starts_with("tool:"))
     }
 
     /// Whether the file declares any metadata at all (a Python file that declares none is a
@@ -298,7 +298,7 @@ pub(crate) fn parse_python_with(
             // ryeos's tools keep their metadata as YAML in a `# ryeos-tool:` comment block.
             let (mut meta, _) = parse_yaml_with(&header, None, file_checks);
             meta.ryeos_header = true;
-            crate::ryeos::drop_python_era_requirements(&mut meta);
+            drop_python_era_requirements(&mut meta);
             if file_checks {
                 meta.diagnostics.extend(python::syntax_errors(text));
             }
@@ -479,7 +479,7 @@ pub(crate) fn parse_yaml_with(
     if file_checks {
         checks::check(&mut tool, text, &unreadable);
         if tool.is_ryeos() {
-            crate::ryeos::drop_python_era_requirements(&mut tool);
+            drop_python_era_requirements(&mut tool);
         }
     }
     normalize(&mut tool.diagnostics);
@@ -492,4 +492,14 @@ pub fn has_ryeos_tool_header(text: &str) -> bool {
     text.lines()
         .take(40)
         .any(|l| l.trim_end() == "# ryeos-tool:")
+}
+
+/// ryeos requires of a tool only its `executor_id` (the tool kind schema's
+/// `inventory_policy.required_metadata`), its name (the file's) and its category; `version`
+/// and `tool_type` are optional metadata (`metadata.rules`: `from: path`, not `required`),
+/// so rye's "missing" rules (T302, T303) do not hold for a tool in ryeos's format.
+fn drop_python_era_requirements(tool: &mut ToolFile) {
+    tool.diagnostics.retain(|d| {
+        !(matches!(d.code, Code::T302 | Code::T303) && d.message.contains("is missing"))
+    });
 }

@@ -36,6 +36,7 @@ const ELSEWHERE: &[(&str, Code, &str)] = &[
     ("lockfile and signatures", Code::R701, "src/trust/tests.rs"),
     ("lockfile and signatures", Code::R702, "../kiwi/tests/it/trust.rs"),
     ("lockfile and signatures", Code::R703, "src/trust/tests.rs"),
+    ("executor chain", Code::K007, "tests/it/snapshots/it__ryeread__c10_ryeos_newer_format.snap"),
 ];
 
 /// The fixture projects, and whether the corpus is among them.

@@ -1,9 +1,9 @@
 //! Editor features on a ryeos directive's YAML header: completion of its keys (from ryeos's
-//! kind schema and authoring document, [`super::directive::KEYS`]), of item ids after a
+//! kind schema and authoring document, [`crate::directive::ryeos::KEYS`]), of item ids after a
 //! canonical-ref prefix (`tool:`, `directive:`, `knowledge:`) or a capability's kind
 //! (`ryeos.execute.tool.`), of `${inputs.NAME}`; hover on a key and on a capability string.
 
-use super::directive::KEYS;
+use crate::directive::ryeos::KEYS;
 use crate::directive::Directive;
 use crate::ide::HoverInfo;
 use crate::ide::{CompletionEntry, CompletionKind};

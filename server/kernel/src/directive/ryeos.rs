@@ -10,8 +10,8 @@
 //! sequence; `requires.capabilities.declared` the directive's capability strings), and in its
 //! authoring document (`knowledge/ryeos/standard/directives/authoring.md`).
 
+use super::{Capability, Directive, Input, ItemRef, Resource, Spanned};
 use crate::diag::{Code, Diagnostic};
-use crate::directive::{Capability, Directive, Input, ItemRef, Resource, Spanned};
 use crate::ids::ItemType;
 use crate::text::TextRange;
 use crate::value::{Value, ValueKind};
