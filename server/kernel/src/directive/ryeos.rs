@@ -223,13 +223,13 @@ fn check_types(entries: &[crate::value::Entry], out: &mut Vec<Diagnostic>) {
         let Some((_, want)) = CONTRACT.iter().find(|(k, _)| *k == e.key) else {
             continue;
         };
-        let ok = match (&e.value.kind, *want) {
-            (ValueKind::NonLiteral(_), _) => true,
-            (ValueKind::Str(_) | ValueKind::Null, "a string or null") => true,
-            (ValueKind::Map(_), "a mapping") => true,
-            (ValueKind::List(_), "a list") => true,
-            _ => false,
-        };
+        let ok = matches!(
+            (&e.value.kind, *want),
+            (ValueKind::NonLiteral(_), _)
+                | (ValueKind::Str(_) | ValueKind::Null, "a string or null")
+                | (ValueKind::Map(_), "a mapping")
+                | (ValueKind::List(_), "a list")
+        );
         if !ok {
             out.push(Diagnostic::new(
                 Code::D121,
