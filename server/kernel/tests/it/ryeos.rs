@@ -100,6 +100,25 @@ fn ryeos_today_fixture_is_quiet_and_read() {
         kiwi_kernel::chain::runner(chain.primitive()),
         Some("subprocess")
     );
+    // The trail `kiwi env` shows: the `tool:` ref, the alias table, the terminal.
+    let notes: Vec<String> = chain
+        .links
+        .iter()
+        .map(|l| kiwi_kernel::ryeos::executor_note(&ws, l).unwrap_or_default())
+        .collect();
+    assert!(
+        notes[0].contains("`tool:hello/runtimes/python` -> `hello/runtimes/python`"),
+        "{notes:?}"
+    );
+    assert!(
+        notes[1]
+            .contains("`@subprocess` -> `ryeos/core/subprocess/execute` (`execution.aliases` of"),
+        "{notes:?}"
+    );
+    assert!(
+        notes[2].contains("runs on kiwi's `subprocess` runner"),
+        "{notes:?}"
+    );
     // `${interpreter}` is what the runtime's `env_config.interpreter` resolved.
     let env = check::build_env(&ws, &chain.links);
     assert_eq!(env.vars.get("interpreter"), env.vars.get("HELLO_PYTHON"));
