@@ -63,6 +63,11 @@ pub enum ChainErrorKind {
     Unreadable {
         reference: String,
     },
+    /// A ryeos `@alias`, or a `tool:` ref that names no item here, and no space holds ryeos's
+    /// tool kind schema (its core bundle): kiwi cannot tell what it names.
+    RyeosAlias {
+        reference: String,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -121,6 +126,19 @@ impl ChainError {
             ChainErrorKind::Unreadable { reference } => {
                 format!("executor `{reference}` of `{at}` cannot be read")
             }
+            ChainErrorKind::RyeosAlias { reference } => {
+                if reference.starts_with('@') {
+                    format!(
+                        "executor `{reference}` of `{at}` is a ryeos alias, which ryeos resolves through the `execution.aliases` of its tool kind schema (`.ai/{}`, in its core bundle); no space of this workspace holds one: add ryeos's bundles as spaces (KIWI_SPACES or `spaces:`) to let kiwi follow it",
+                        crate::ryeos::TOOL_KIND_SCHEMA
+                    )
+                } else {
+                    format!(
+                        "executor `{reference}` of `{at}` names no item of this workspace, which holds none of ryeos's bundles (no space has its tool kind schema, `.ai/{}`): ryeos may install it; add ryeos's bundles as spaces (KIWI_SPACES or `spaces:`) to let kiwi follow it",
+                        crate::ryeos::TOOL_KIND_SCHEMA
+                    )
+                }
+            }
         }
     }
 }
@@ -157,7 +175,9 @@ pub fn is_primitive(item: &Item) -> bool {
 /// (`rye/core/primitives/subprocess` is a subprocess). Any other primitive has no runner:
 /// `None`, and running a chain that ends there is an error that says so.
 pub fn runner(primitive: &Item) -> Option<&'static str> {
-    let name = crate::ids::bare_name(&primitive.id);
+    // ryeos's terminal executors name their routine (`terminal_executor.kind`).
+    let terminal = primitive.tool().and_then(|t| t.ryeos_terminal.as_deref());
+    let name = terminal.unwrap_or_else(|| crate::ids::bare_name(&primitive.id));
     PRIMITIVES.iter().copied().find(|p| *p == name)
 }
 
@@ -196,8 +216,38 @@ pub fn resolve(ws: &Workspace, tool: &Arc<Item>) -> Result<Chain, ChainError> {
         if links.len() >= MAX_DEPTH {
             return err(links, ChainErrorKind::TooDeep, range);
         }
+        // ryeos's references: `tool:<id>`, or an `@alias` of its tool kind schema.
+        let target = match crate::ryeos::executor_target(ws, reference) {
+            crate::ryeos::Target::Plain => None,
+            crate::ryeos::Target::Id { id, .. } => Some(id),
+            crate::ryeos::Target::NoAliasTable => {
+                return err(
+                    links,
+                    ChainErrorKind::RyeosAlias {
+                        reference: reference.to_string(),
+                    },
+                    range,
+                )
+            }
+            crate::ryeos::Target::UnknownAlias { known, .. } => {
+                let suggestions = crate::diag::closest(reference, known.iter().map(String::as_str))
+                    .map(|s| vec![s.to_string()])
+                    .unwrap_or(known);
+                return err(
+                    links,
+                    ChainErrorKind::Missing {
+                        reference: reference.to_string(),
+                        suggestions,
+                    },
+                    range,
+                );
+            }
+        };
+        let ryeos_ref = target.is_some();
+        let original = reference;
+        let reference = target.as_deref().unwrap_or(reference);
         // The primitives are reserved ids: they always mean the builtin ones.
-        let space = if PRIMITIVES.contains(&reference) {
+        let space = if target.is_none() && PRIMITIVES.contains(&reference) {
             Some(Space::Builtin)
         } else {
             only
@@ -226,6 +276,15 @@ pub fn resolve(ws: &Workspace, tool: &Arc<Item>) -> Result<Chain, ChainError> {
                     );
                 }
                 links.push(next);
+            }
+            Lookup::Missing { .. } if ryeos_ref && crate::ryeos::alias_table(ws).is_none() => {
+                return err(
+                    links,
+                    ChainErrorKind::RyeosAlias {
+                        reference: original.to_string(),
+                    },
+                    range,
+                )
             }
             Lookup::Missing { suggestions } => {
                 return err(

@@ -250,7 +250,8 @@ pub fn parse(text: &str) -> Knowledge {
     // knowledge (a `ryeos:` header) has none of these fields: its id is its path.
     let ryeos = k
         .header
-        .is_some_and(|h| text[h.start..h.end].starts_with("<!-- ryeos:"));
+        .is_some_and(|h| text[h.start..h.end].starts_with("<!-- ryeos:"))
+        || is_ryeos_knowledge(&value);
     // rye-os requires `entry_type` too, in its own format (`category`, `version`) as in
     // kiwi's, whatever its `knowledge-metadata-reference` says: its validator
     // (`rye/handlers/knowledge/handler.py` `validate`; the `validation_schema` of
@@ -340,6 +341,18 @@ fn a_kind(v: &Value) -> &'static str {
         ValueKind::Map(_) => "a mapping",
         ValueKind::NonLiteral(_) => "something unreadable",
     }
+}
+
+/// Whether a knowledge entry's frontmatter is in ryeos's shape, told from the frontmatter
+/// when the entry is not signed yet: none of the fields rye requires (`id`, `title`,
+/// `entry_type`) and a `description` (ryeos's authoring documents write `category`, `tags`,
+/// `version`, `description`; its knowledge kind schema requires only the name and category,
+/// both from the path). No entry of rye's has a `description`.
+fn is_ryeos_knowledge(frontmatter: &Value) -> bool {
+    frontmatter.get("description").is_some()
+        && ["id", "title", "entry_type"]
+            .iter()
+            .all(|k| frontmatter.get(k).is_none())
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@ pub mod lock;
 pub mod lookup;
 pub mod redact;
 pub mod registry;
+pub mod ryeos;
 pub mod search;
 pub mod service;
 pub mod skill;

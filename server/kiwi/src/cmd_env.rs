@@ -188,6 +188,9 @@ pub fn run(reference: &str, project: Option<&Path>, as_json: bool) -> Result<Exi
             if let Some(note) = stale(l) {
                 println!("    {note}");
             }
+            if let Some(note) = kiwi_kernel::ryeos::executor_note(&ws, l) {
+                println!("    {note}");
+            }
             if let Some(r) = resolution_of(i) {
                 println!("    interpreter {} ({}):", r.var, r.resolver);
                 for (k, c) in r.trail.iter().enumerate() {

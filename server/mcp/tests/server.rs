@@ -2567,3 +2567,65 @@ async fn publish_needs_a_directive_granting_it_and_signs_with_the_users_key() {
     let e = c.err("execute", bad).await;
     assert_eq!(e["error"], "not_found", "{e:#}");
 }
+
+/// Issue 29: items in ryeos's current format (`fixtures/ryeos-today`) through MCP: search
+/// finds the frontmatter directive and the `# ryeos-tool:` tool by their descriptions, load
+/// returns the directive, and execute runs the tool through its runtime and ryeos's
+/// `@subprocess` terminal executor.
+#[tokio::test]
+async fn ryeos_items_search_load_execute() {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap().flatten() {
+            let t = to.join(e.file_name());
+            if e.path().is_dir() {
+                copy(&e.path(), &t);
+            } else {
+                std::fs::copy(e.path(), &t).unwrap();
+            }
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().canonicalize().unwrap();
+    let p = tmp.join("proj");
+    copy(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/ryeos-today"),
+        &p,
+    );
+    let mut c = Client::start(Some(p), host(&tmp), &tmp).await;
+    let v = c
+        .ok(
+            "search",
+            json!({"item_type": "directive", "query": "greet user house style"}),
+        )
+        .await;
+    assert_eq!(v["results"][0]["id"], "hello/greet_user", "{v:#}");
+    let v = c
+        .ok(
+            "search",
+            json!({"item_type": "tool", "query": "greet someone"}),
+        )
+        .await;
+    assert_eq!(v["results"][0]["id"], "hello/greet", "{v:#}");
+    let v = c
+        .ok(
+            "load",
+            json!({"item_type": "directive", "item_id": "hello/greet_user"}),
+        )
+        .await;
+    assert!(v.to_string().contains("requires"), "{v:#}");
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "hello/greet", "parameters": {"name": "Ada"}}),
+        )
+        .await;
+    assert!(
+        v["result"]["stdout"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("hello, Ada"),
+        "{v:#}"
+    );
+    c.assert_no_canary();
+}

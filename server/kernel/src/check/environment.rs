@@ -27,6 +27,7 @@ pub fn build_env(ws: &Workspace, links_tool_first: &[Arc<Item>]) -> env::BuiltEn
                 config_env: t
                     .and_then(|t| t.value(Field::Config))
                     .and_then(|c| c.get("env")),
+                ryeos_dir: t.filter(|t| t.is_ryeos()).and_then(|_| l.path.parent()),
             }
         })
         .collect();
@@ -192,6 +193,13 @@ pub(super) fn check_environment(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<
             .and_then(|i| i.get("var"))
         {
             chain_defined.extend(var.as_str().map(str::to_string));
+            if t.is_ryeos() {
+                // ryeos names what the interpreter resolved `${interpreter}`.
+                chain_defined.insert("interpreter".into());
+            }
+        }
+        if t.is_ryeos() && t.value(Field::EnvConfig).is_some() {
+            chain_defined.insert("runtime_dir".into());
         }
         for v in [
             t.value(Field::EnvConfig).and_then(|e| e.get("env")),

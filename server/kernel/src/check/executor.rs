@@ -48,6 +48,15 @@ pub(super) fn check_chain(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagno
     // Report on this file only the problem that starts here; a problem further down is the
     // other link's own diagnostic, shown here once, at this file's executor_id.
     let own = err.links.len() == 1;
+    if let ChainErrorKind::RyeosAlias { .. } = &err.kind {
+        // kiwi cannot tell what the alias names (ryeos can, from its core bundle): a hint
+        // that says how to let kiwi follow it, on the link that names it only.
+        if own {
+            let range = err.range.unwrap_or_else(|| first_line(item));
+            out.push(Diagnostic::new(Code::K007, range, err.message()));
+        }
+        return;
+    }
     let range = if own {
         err.range.unwrap_or_else(|| first_line(item))
     } else {

@@ -5,13 +5,9 @@
 //! diagnostics of one concern; adding a rule adds one entry to [`RULES`].
 
 use crate::diag::{self, Code, Diagnostic};
-use crate::ids::Space;
-use crate::text::{self, TextRange};
-use crate::tool::Field;
+use crate::text::TextRange;
 use crate::workspace::{Item, Parsed, Workspace};
 use rayon::prelude::*;
-use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 mod environment;
@@ -77,7 +73,7 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         name: "executor chain",
-        codes: &[Code::T304],
+        codes: &[Code::T304, Code::K007],
         check: check_chain,
     },
     Rule {
@@ -139,9 +135,6 @@ pub const RULES: &[Rule] = &[
 
 /// Every diagnostic of one item, sorted by position.
 pub fn check_item(ws: &Workspace, item: &Arc<Item>) -> Vec<Diagnostic> {
-    if ryeos_format(item).is_some() {
-        return ryeos_hint(ws, item).into_iter().collect();
-    }
     let mut out: Vec<Diagnostic> = item.parse_diagnostics().to_vec();
     if !matches!(item.parsed, Parsed::Unreadable(_)) {
         for rule in RULES {
@@ -173,86 +166,4 @@ pub fn check_items(ws: &Workspace, items: &[Arc<Item>]) -> Vec<Vec<Diagnostic>> 
 /// first line after the signature comment.
 pub fn first_line(item: &Item) -> TextRange {
     crate::text::first_line_after_header(item.text())
-}
-
-// ---------------------------------------------------------------------------------------
-// K007: ryeos's newer format
-
-/// Whether the item is written in ryeos's newer format where kiwi cannot read it (what marks
-/// it, for the hint), decided from the file itself, never from its folder: a tool whose
-/// executor is one of ryeos's references (`tool:…`, or an `@alias`, which ryeos resolves
-/// through its bundles' alias tables and rye never had), or whose `# ryeos-tool:` header names
-/// no executor (ryeos infers one; rye would refuse it); a directive with YAML frontmatter and
-/// no XML fence. A `# ryeos-tool:` header naming a kiwi executor is a tool like any other.
-/// Knowledge in that format is read (its frontmatter maps), so it is not listed.
-pub fn ryeos_format(item: &Item) -> Option<&'static str> {
-    let text = item.text();
-    let head: &str = text
-        .char_indices()
-        .nth(4096)
-        .map_or(text, |(i, _)| &text[..i]);
-    match &item.parsed {
-        Parsed::Tool(t) => {
-            let header = crate::tool::has_ryeos_tool_header(head);
-            match t.str(Field::ExecutorId) {
-                Some(e) if e.starts_with("tool:") => Some(if header {
-                    "a `# ryeos-tool:` header naming a `tool:` executor"
-                } else {
-                    "a `tool:` executor reference"
-                }),
-                Some(e) if e.starts_with('@') => Some("an `@` executor alias"),
-                None if header => Some("a `# ryeos-tool:` header naming no executor"),
-                _ => None,
-            }
-        }
-        Parsed::Directive(d) => {
-            let after_header = text::first_line_after_header(text);
-            (!d.has_root() && text.get(after_header.start..after_header.end) == Some("---"))
-                .then_some("YAML frontmatter instead of an XML `<directive>`")
-        }
-        _ => None,
-    }
-}
-
-/// K007, once per project: on the first (by path) item of the project's space that is in
-/// ryeos's format, a hint that says how many there are; nothing on the others.
-fn ryeos_hint(ws: &Workspace, item: &Arc<Item>) -> Option<Diagnostic> {
-    let same = ryeos_items(ws);
-    let (first, n) = same.get(&item.space).cloned().unwrap_or_default();
-    if first.is_some_and(|f| f != item.path) {
-        return None;
-    }
-    let what = ryeos_format(item)?;
-    let n = n.max(1);
-    Some(
-        Diagnostic::new(
-            Code::K007,
-            first_line(item),
-            format!(
-                "this file is in ryeos's newer format ({what}), which kiwi recognises but does not read yet; {} of this space {} in that format and {} not checked",
-                if n == 1 { "1 file".to_string() } else { format!("{n} files") },
-                if n == 1 { "is" } else { "are" },
-                if n == 1 { "is" } else { "are" },
-            ),
-        ),
-    )
-}
-
-/// Per space: the first (by path) of its items in ryeos's format, and how many there are.
-/// One walk of the workspace per generation, shared by every check (a walk per ryeos item
-/// was quadratic, issue 25).
-fn ryeos_items(ws: &Workspace) -> Arc<HashMap<Space, (Option<PathBuf>, usize)>> {
-    ws.derived("ryeos-format items", |items| {
-        let mut out: HashMap<Space, (Option<PathBuf>, usize)> = HashMap::new();
-        for i in items.filter(|i| ryeos_format(i).is_some()) {
-            let (first, n) = out.entry(i.space).or_default();
-            *n += 1;
-            if first.as_ref().is_none_or(|f| {
-                crate::workspace::path_order(&i.path, f) == std::cmp::Ordering::Less
-            }) {
-                *first = Some(i.path.clone());
-            }
-        }
-        out
-    })
 }

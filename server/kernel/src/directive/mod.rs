@@ -283,6 +283,8 @@ pub struct Directive {
     pub placeholders: Vec<Placeholder>,
     /// Every diagnostic that needs only this file: D101-D112, P201-P206.
     pub diagnostics: Vec<Diagnostic>,
+    /// A directive in ryeos's format: its YAML header (see [`ryeos`]).
+    pub ryeos: Option<ryeos::YamlHeader>,
 }
 
 mod checks;
@@ -291,6 +293,7 @@ mod model;
 pub mod params;
 mod permissions;
 mod placeholders;
+pub mod ryeos;
 mod schema;
 mod xml;
 
@@ -346,6 +349,12 @@ pub fn parse(text: &str) -> Directive {
         .iter()
         .filter(|f| markdown::root_is_directive(text, f.content));
     let Some(fence) = directive_fences.next() else {
+        // ryeos's format: a YAML header (frontmatter or a ```yaml block) and no XML directive.
+        if let Some(header) = ryeos::yaml_header(text) {
+            ryeos::read(text, header, &mut d);
+            crate::diag::normalize(&mut d.diagnostics);
+            return d;
+        }
         d.diagnostics.push(checks::no_directive(text, &fences));
         return d;
     };

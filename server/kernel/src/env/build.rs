@@ -139,6 +139,9 @@ struct Builder<'a> {
     /// Blocked variables of the host that a link's `env` names (`${NAME}`): passed on
     /// purpose, so a dotenv value may use them too.
     chain_named: std::collections::BTreeSet<String>,
+    /// ryeos's names a runtime link declares (`interpreter`, `runtime_dir`): defined by the
+    /// chain even when the interpreter resolved to nothing (its own diagnostic says so).
+    ryeos_declared: std::collections::BTreeSet<String>,
     filter: Filter,
     home: Option<&'a Path>,
     project: Option<&'a Path>,
@@ -236,6 +239,27 @@ impl Builder<'_> {
                 names,
                 errors,
             });
+        }
+    }
+
+    /// ryeos's names for what a runtime link resolves: `interpreter` (the value of its
+    /// `interpreter.var`, when it resolved) and `runtime_dir` (the link's folder).
+    fn ryeos_names(&mut self, link: usize, env_config: &Value, dir: &std::path::Path) {
+        self.ryeos_declared.insert("runtime_dir".into());
+        if env_config.get("interpreter").is_some() {
+            self.ryeos_declared.insert("interpreter".into());
+        }
+        self.set(
+            "runtime_dir",
+            dir.display().to_string(),
+            Origin::Interpreter { link },
+        );
+        let var = env_config
+            .get("interpreter")
+            .and_then(|i| i.get("var"))
+            .and_then(Value::as_str);
+        if let Some(value) = var.and_then(|v| self.out.vars.get(v)).cloned() {
+            self.set("interpreter", value, Origin::Interpreter { link });
         }
     }
 
@@ -350,7 +374,9 @@ impl Builder<'_> {
                 })
             };
             for r in exp.undefined() {
-                if crate::template::is_runtime_env_name(&r.name) {
+                if crate::template::is_runtime_env_name(&r.name)
+                    || self.ryeos_declared.contains(&r.name)
+                {
                     continue;
                 }
                 self.out.diagnostics.push((
@@ -506,6 +532,7 @@ pub fn build(
     let mut b = Builder {
         host: host_vars,
         chain_named,
+        ryeos_declared: Default::default(),
         filter: Filter::new(filter),
         home,
         project,
@@ -517,6 +544,9 @@ pub fn build(
     for (i, link) in links.iter().enumerate() {
         if let Some(ec) = link.env_config {
             b.interpreter(i, ec);
+            if let Some(dir) = link.ryeos_dir {
+                b.ryeos_names(i, ec, dir);
+            }
             if let Some(env) = ec.get("env") {
                 b.env(i, env, Origin::EnvConfig { link: i });
             }

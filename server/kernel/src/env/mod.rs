@@ -144,6 +144,10 @@ pub struct LinkEnv<'a> {
     pub env_config: Option<&'a Value>,
     /// `CONFIG["env"]` of the link.
     pub config_env: Option<&'a Value>,
+    /// For a link in ryeos's format: its folder. ryeos's runtimes name the interpreter they
+    /// resolve `${interpreter}` and their own folder `${runtime_dir}` (its python runtimes:
+    /// `command: "${interpreter}"`, `"${runtime_dir}/lib"`), beside `interpreter.var`.
+    pub ryeos_dir: Option<&'a std::path::Path>,
 }
 
 /// Where a variable of a built environment came from.

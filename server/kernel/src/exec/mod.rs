@@ -381,4 +381,7 @@ struct Templater<'a> {
     unresolved: &'a BTreeMap<String, String>,
     /// Every value a `${VAR}` put in (never echoed by http_client).
     secrets: Vec<String>,
+    /// The chain ends at a ryeos terminal executor: a `{literal: TEXT}` value is TEXT, not
+    /// templated (see [`crate::ryeos::literal`]).
+    ryeos: bool,
 }

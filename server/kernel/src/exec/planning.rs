@@ -59,6 +59,10 @@ fn plan_inner(
             ))
         }
     };
+    let ryeos = chain
+        .primitive()
+        .tool()
+        .is_some_and(|t| t.ryeos_terminal.is_some());
     let mut config = check::merge_config(&chain.links);
     if let Some(o) = &req.overrides {
         if !o.is_object() && !o.is_null() {
@@ -110,6 +114,7 @@ fn plan_inner(
                 shown: &shown_names,
                 unresolved: &unresolved,
                 secrets: Vec::new(),
+                ryeos,
             };
             let (real, _) = t.string(&s)?;
             let real = as_text(&real);
@@ -129,6 +134,7 @@ fn plan_inner(
         shown: &shown_names,
         unresolved: &unresolved,
         secrets: Vec::new(),
+        ryeos,
     };
     let mut real = Map::new();
     let mut shown = Map::new();
@@ -152,6 +158,10 @@ fn plan_inner(
 
     let (action, command, cwd, choice) = match primitive.as_str() {
         "subprocess" => {
+            if ryeos {
+                crate::ryeos::subprocess_config(&mut real);
+                crate::ryeos::subprocess_config(&mut shown);
+            }
             let mut spec = subprocess_spec(&real, &default_cwd)?;
             spec.env = vars.clone();
             spec.secrets = secrets.clone();

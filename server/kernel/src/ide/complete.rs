@@ -100,6 +100,9 @@ pub fn completions(ws: &Workspace, item: &Arc<Item>, offset: usize) -> Vec<Compl
     let Some(d) = item.directive() else {
         return Vec::new();
     };
+    if d.ryeos.is_some() {
+        return super::ryeos::completions(ws, d, text, line_start, offset).unwrap_or_default();
+    }
     let root = item.directive_root();
     directive_completions(ws, d, root.as_deref(), text, line_start, offset)
 }

@@ -58,6 +58,8 @@ fn env_key_doc(key: &str) -> Option<&'static str> {
 pub fn hover(ws: &Workspace, item: &Arc<Item>, offset: usize) -> Option<HoverInfo> {
     let h = if item.tool().is_some() {
         hover_tool(ws, item, offset)
+    } else if let Some(d) = item.directive().filter(|d| d.ryeos.is_some()) {
+        super::ryeos::hover(item, d, offset)
     } else if let Some(d) = item.directive() {
         hover_directive(ws, item, d, offset)
     } else {

@@ -15,6 +15,7 @@ mod interpreter_tests;
 mod lenses;
 mod markdown;
 mod refs;
+mod ryeos;
 mod symbols;
 mod syntax;
 #[cfg(test)]

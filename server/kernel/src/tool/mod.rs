@@ -191,6 +191,11 @@ pub struct ToolFile {
     /// Diagnostics found by reading and by the checks that need only this file:
     /// T301, T302, T303, T305.
     pub diagnostics: Vec<Diagnostic>,
+    /// ryeos's terminal executor: the `kind` of a top-level `terminal_executor:` block
+    /// (`subprocess`, `method_dispatch`), which ends a chain (see [`crate::ryeos`]).
+    pub ryeos_terminal: Option<String>,
+    /// Read from a `# ryeos-tool:` comment header (a ryeos Python tool).
+    pub ryeos_header: bool,
 }
 
 impl ToolFile {
@@ -209,6 +214,11 @@ impl ToolFile {
         let declares_executor = executor.is_some_and(|e| !matches!(e.value.kind, ValueKind::Null));
         if declares_executor {
             return ToolKind::Tool;
+        }
+        if self.ryeos_terminal.is_some() {
+            // ryeos's terminal executors (`executor_id: null`, `terminal_executor: {kind}`)
+            // end a chain, as rye's primitives do.
+            return ToolKind::Primitive;
         }
         let tool_type = self.str(Field::ToolType);
         if tool_type == Some("primitive") {
@@ -231,6 +241,17 @@ impl ToolFile {
             }
             ToolFormat::Yaml => ToolKind::Data,
         }
+    }
+
+    /// Whether the file is written in ryeos's format (told from the file itself): a
+    /// `# ryeos-tool:` header, a `terminal_executor:` block, or an executor named as ryeos
+    /// names them (`@alias`, `tool:<id>`).
+    pub fn is_ryeos(&self) -> bool {
+        self.ryeos_header
+            || self.ryeos_terminal.is_some()
+            || self
+                .str(Field::ExecutorId)
+                .is_some_and(|e| e.starts_with('@') || e.starts_with("tool:"))
     }
 
     /// Whether the file declares any metadata at all (a Python file that declares none is a
@@ -269,14 +290,15 @@ pub(crate) fn parse_python_with(
         format: ToolFormat::Python,
         fields,
         diagnostics,
+        ryeos_terminal: None,
+        ryeos_header: false,
     };
     if !tool.declares_anything() {
         if let Some(header) = ryeos_tool_header(text) {
             // ryeos's tools keep their metadata as YAML in a `# ryeos-tool:` comment block.
             let (mut meta, _) = parse_yaml_with(&header, None, file_checks);
-            // ryeos infers a tool's kind from its executor: no `tool_type` is not a defect.
-            meta.diagnostics
-                .retain(|d| !(d.code == Code::T303 && d.message.contains("is missing")));
+            meta.ryeos_header = true;
+            drop_python_era_requirements(&mut meta);
             if file_checks {
                 meta.diagnostics.extend(python::syntax_errors(text));
             }
@@ -361,6 +383,8 @@ pub(crate) fn parse_javascript_with(text: &str, file_checks: bool) -> ToolFile {
         format: ToolFormat::Javascript,
         fields,
         diagnostics,
+        ryeos_terminal: None,
+        ryeos_header: false,
     };
     if file_checks && tool.declares_anything() {
         let unreadable: Vec<TextRange> = tool
@@ -405,6 +429,13 @@ pub(crate) fn parse_yaml_with(
         .map(|(r, m)| Diagnostic::new(Code::T301, *r, format!("YAML syntax error: {m}")))
         .collect();
     let mut fields: Vec<FieldEntry> = Vec::new();
+    let ryeos_terminal = doc
+        .value
+        .as_ref()
+        .and_then(|v| v.get("terminal_executor"))
+        .and_then(|t| t.get("kind"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
     match &doc.value {
         Some(Value {
             kind: ValueKind::Map(entries),
@@ -442,9 +473,14 @@ pub(crate) fn parse_yaml_with(
         format: ToolFormat::Yaml,
         fields,
         diagnostics,
+        ryeos_terminal,
+        ryeos_header: false,
     };
     if file_checks {
         checks::check(&mut tool, text, &unreadable);
+        if tool.is_ryeos() {
+            drop_python_era_requirements(&mut tool);
+        }
     }
     normalize(&mut tool.diagnostics);
     (tool, tree)
@@ -456,4 +492,14 @@ pub fn has_ryeos_tool_header(text: &str) -> bool {
     text.lines()
         .take(40)
         .any(|l| l.trim_end() == "# ryeos-tool:")
+}
+
+/// ryeos requires of a tool only its `executor_id` (the tool kind schema's
+/// `inventory_policy.required_metadata`), its name (the file's) and its category; `version`
+/// and `tool_type` are optional metadata (`metadata.rules`: `from: path`, not `required`),
+/// so rye's "missing" rules (T302, T303) do not hold for a tool in ryeos's format.
+fn drop_python_era_requirements(tool: &mut ToolFile) {
+    tool.diagnostics.retain(|d| {
+        !(matches!(d.code, Code::T302 | Code::T303) && d.message.contains("is missing"))
+    });
 }

@@ -16,10 +16,20 @@ pub(crate) fn corpus() -> Option<PathBuf> {
 }
 
 /// The extra spaces a corpus project is checked with, as `KIWI_SPACES` would name them:
-/// `rye-os/tests/e2e` uses the tools and runtimes of rye's system space `rye-os/rye/rye`.
+/// `rye-os/tests/e2e` uses the tools and runtimes of rye's system space `rye-os/rye/rye`;
+/// ryeos's `standard` bundle is installed beside its `core` bundle (ryeos resolves project,
+/// user, then the installed bundles: `engine/resolution` of its knowledge), whose tool kind
+/// schema declares the `@subprocess` alias its tools use.
 fn spaces_of(corpus: &Path, project: &Path) -> Option<String> {
-    (project == corpus.join("rye-os/tests/e2e"))
-        .then(|| corpus.join("rye-os/rye/rye").display().to_string())
+    if project == corpus.join("rye-os/tests/e2e") {
+        return Some(corpus.join("rye-os/rye/rye").display().to_string());
+    }
+    (project == corpus.join("ryeos-2026-08/bundles/standard")).then(|| {
+        corpus
+            .join("ryeos-2026-08/bundles/core")
+            .display()
+            .to_string()
+    })
 }
 
 /// Run `f` on another thread; fail if it takes longer than `secs` (a hang) or panics.
@@ -133,10 +143,9 @@ fn corpus_workspaces() {
     // rye-os and kiwi-mcp (issue 13: 201 before, 51 after; issue 23: 48 became 77 on rye-os
     // with the 26 items whose `rye:signed` header their content no longer matches, R706,
     // which rye refuses, and the 3 knowledge entries without `entry_type`, N602, which rye's
-    // sign refuses). ryeos's bundles are in the format
-    // ryeos writes today, which kiwi does not read yet (issue 29): its tools (`@` executor
-    // aliases, `# ryeos-tool:` headers naming no executor) and frontmatter directives get one
-    // K007 hint per space and are not checked as Python-era items; its knowledge is read.
+    // sign refuses). ryeos's bundles are read in the format ryeos writes today (issue 29):
+    // its tools' `@subprocess` chains resolve through the core bundle's tool kind schema, its
+    // directives' YAML headers are read; no error-level diagnostic (see below).
     // Agent Skills (issue 28): their SKILL.md files are items, the rest of their folders
     // (scripts, references, assets) listed above as not items. More is a
     // regression, or a change whose snapshot must be reviewed and its bound lowered or
@@ -291,4 +300,72 @@ fn corpus_tools_resolve_as_rye_resolves_them() {
     assert_eq!(broken, BROKEN_CHAINS, "the broken chains stay broken");
     // 46 runnable tools and runtimes (library modules, data files and primitives aside).
     assert_eq!(ok, 46, "tools that resolve");
+}
+
+/// Issue 29: every runnable tool of ryeos's bundles (the core bundle alone, the standard
+/// bundle with the core installed beside it) resolves its chain, through the `@subprocess`
+/// and `@method_dispatch` aliases of the core's tool kind schema, to one of ryeos's terminal
+/// executors; those ending at `subprocess` run on kiwi's subprocess runner, and a tool whose
+/// command kiwi can start (`verbs/list`: `python3 ${tool_path}`) plans.
+#[test]
+fn corpus_ryeos_chains_resolve() {
+    let Some(corpus) = corpus() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let home_s = home.path().display().to_string();
+    let mut resolved: Vec<String> = Vec::new();
+    let mut failures: Vec<String> = Vec::new();
+    for project in [
+        "ryeos-2026-08/bundles/core",
+        "ryeos-2026-08/bundles/standard",
+    ] {
+        let project = corpus.join(project);
+        let mut host =
+            Host::for_tests(&[("HOME", &home_s), ("PATH", "/usr/local/bin:/usr/bin:/bin")]);
+        if let Some(spaces) = spaces_of(&corpus, &project) {
+            host.vars.insert("KIWI_SPACES".into(), spaces);
+        }
+        let ws = Workspace::load(Some(project.clone()), host);
+        for item in ws.items_in(Space::Project) {
+            let Some(t) = item.tool() else { continue };
+            if !t.kind().is_runnable() || kiwi_kernel::chain::is_primitive(item) {
+                continue;
+            }
+            let name = rel(&item.path, &corpus);
+            match kiwi_kernel::chain::resolve(&ws, item) {
+                Ok(c) => {
+                    let end = c.primitive();
+                    let terminal = end.tool().and_then(|t| t.ryeos_terminal.clone());
+                    assert!(
+                        terminal.is_some(),
+                        "{name}: the chain {} ends at `{}`, not at a ryeos terminal executor",
+                        c.describe(),
+                        end.id
+                    );
+                    resolved.push(format!("{name}: {} ({})", c.describe(), terminal.unwrap()));
+                }
+                Err(e) => failures.push(format!("{name}: {}", e.message())),
+            }
+        }
+        if project.ends_with("core") {
+            let list = ws
+                .get(ItemType::Tool, "ryeos/core/verbs/list")
+                .expect("verbs/list");
+            let plan = kiwi_kernel::exec::plan(&ws, list, &Default::default());
+            let plan = plan.unwrap_or_else(|e| panic!("verbs/list does not plan: {}", e.message));
+            let cmd = format!("{:?}", plan.summary());
+            assert!(cmd.contains("python3"), "{cmd}");
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "chains that do not resolve:\n{}",
+        failures.join("\n")
+    );
+    // The core bundle's 20 tools and runtimes and the standard bundle's compose tool.
+    assert!(resolved.len() >= 20, "{}", resolved.join("\n"));
+    assert!(
+        resolved.iter().any(|r| r.ends_with("(method_dispatch)")),
+        "{}",
+        resolved.join("\n")
+    );
 }

@@ -24,6 +24,7 @@ mod quick_fixes;
 mod rule_codes;
 mod rye_refusals;
 mod rye_runtime;
+mod ryeos;
 mod ryeread;
 mod scaling;
 mod search_cache;

@@ -47,6 +47,7 @@ const ELSEWHERE: &[(&str, Code, &str)] = &[
     ("agent skills", Code::S810, "src/skill/tests.rs"),
     ("agent skills", Code::S811, "src/skill/tests.rs"),
     ("agent skills", Code::K005, "src/skill/tests.rs"),
+    ("executor chain", Code::K007, "tests/it/snapshots/it__ryeread__c10_ryeos_newer_format.snap"),
 ];
 
 /// The fixture projects, and whether the corpus is among them.

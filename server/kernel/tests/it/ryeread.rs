@@ -362,9 +362,10 @@ CONFIG = {"command": "python3", "args": ["{tool_path}"]}
 
 /// Cause 10: ryeos's newer format. Knowledge in it (a `ryeos:signed` header, `---`
 /// frontmatter without id/title/entry_type) is read; `${params_json}` is the host's
-/// `params_json`; YAML tools with a `tool:` executor reference and frontmatter directives are
-/// recognised and not checked, and so are Python tools whose metadata is a `# ryeos-tool:`
-/// comment block: one hint for the whole space instead of an error per file.
+/// `params_json`; frontmatter directives are read (issue 29); tools with a `tool:` executor
+/// reference (YAML, or a `# ryeos-tool:` comment block) that names no item here, in a workspace
+/// that holds none of ryeos's bundles, get a K007 hint each (ryeos may install the runtime;
+/// kiwi cannot tell), never an error.
 #[test]
 fn c10_ryeos_newer_format() {
     let f = Fixture::new(
@@ -425,8 +426,9 @@ description: Core signing reference.
 /// Cause 10, `# ryeos-tool:` headers: the YAML in the comment block is the tool's metadata
 /// (version, category, description, executor, config, schema), read at its place in the file.
 /// A header naming a kiwi executor is a tool like any other (checked, its chain resolved, no
-/// T303 for the `tool_type` ryeos infers); one naming a `tool:` runtime of ryeos is still the
-/// single K007 hint, with its description and category read for hover and search.
+/// T303 for the `tool_type` ryeos infers); one naming a `tool:` runtime of ryeos's bundles,
+/// none of which is a space here, gets a K007 hint, with its description and category read
+/// for hover and search.
 #[test]
 fn c10_ryeos_tool_header_is_read() {
     let f = Fixture::new(

@@ -7,4 +7,5 @@ mod editor;
 mod fresh;
 mod incremental;
 mod init;
+mod ryeos;
 mod watch;

@@ -202,6 +202,7 @@ impl Files {
                 id: "link",
                 env_config: ec.as_ref(),
                 config_env: ce.as_ref(),
+                ryeos_dir: None,
             })
             .collect()
     }
