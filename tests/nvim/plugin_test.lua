@@ -255,12 +255,13 @@ local function main()
       picked = picked,
       output = buf_text('kiwi://output'),
     })
-    local picked2, asked = run_lens('▶ Run…', 'name=lens')
+    local picked2, asked = run_lens('▶ Run…', 'lens')
     ran = wait(function()
       local t = buf_text('kiwi://output')
       return t and t:find('hello lens', 1, true) and t:find('── exit 0', 1, true)
     end)
-    check('the ▶ Run… lens asks for parameters, then runs with them', ran and picked2 and asked, {
+    check('the ▶ Run… lens asks for its parameter by name and type, then runs with it',
+      ran and picked2 and asked and asked:find('name (1/1) · string, optional', 1, true) == 1, {
       picked = picked2,
       asked = asked,
       output = buf_text('kiwi://output'),
@@ -307,6 +308,124 @@ local function main()
     errors = lua_errors,
     output = buf_text('kiwi://output'),
   })
+
+  -- 5b. A refused run names every parameter at fault, as the editor's D113 does: a name the
+  -- schema does not declare is listed beside the wrong type (before: only `name`).
+  vim.api.nvim_set_current_buf(echo)
+  vim.cmd('KiwiRun name=5 colour=red')
+  check('a refused run also lists the parameter the schema does not declare (as D113 does)', wait(function()
+    local o = buf_text('kiwi://output') or ''
+    return o:find('`name`', 1, true) ~= nil and o:find('`colour`: not a parameter', 1, true) ~= nil
+  end), buf_text('kiwi://output'))
+
+  if full then
+    -- 5c. The ▶ Run… lens asks each parameter on its own, at VS Code's level: its name, type
+    -- and default in the prompt (vim.ui.input), an enum's choices through vim.ui.select, and
+    -- each answer checked by the server against the schema before the next: `0` for a
+    -- `minimum: 1` is refused with the schema's message and asked again; nothing runs with it.
+    local banner = edit(proj .. '/.ai/tools/text/banner.py')
+    local function banner_lens(title)
+      for _, l in ipairs(vim.lsp.codelens.get(banner)) do
+        if l.command and l.command.title == title then
+          return l
+        end
+      end
+    end
+    wait(function()
+      return banner_lens('▶ Run…') ~= nil
+    end)
+    local prompts, choices, notes = {}, {}, {}
+    local answers = { text = { 'hi' }, width = { '0', '3' } }
+    local select, input, notify = vim.ui.select, vim.ui.input, vim.notify
+    vim.ui.select = function(items, opts, on_choice)
+      local fmt = opts.format_item or tostring
+      for _, it in ipairs(items) do
+        if fmt(it) == '▶ Run…' then
+          return on_choice(it)
+        end
+      end
+      table.insert(prompts, opts.prompt or '')
+      choices[#prompts] = vim.tbl_map(fmt, items)
+      for i, it in ipairs(items) do
+        if fmt(it) == 'box' then
+          return on_choice(it, i)
+        end
+      end
+      on_choice(nil)
+    end
+    vim.ui.input = function(opts, on_confirm)
+      table.insert(prompts, opts.prompt or '')
+      for name, queue in pairs(answers) do
+        if (opts.prompt or ''):find(name, 1, true) == 1 then
+          return on_confirm(table.remove(queue, 1))
+        end
+      end
+      on_confirm(nil)
+    end
+    vim.notify = function(msg, level)
+      table.insert(notes, tostring(msg))
+      notify(msg, level)
+    end
+    local l = banner_lens('▶ Run…')
+    if l then
+      vim.api.nvim_set_current_buf(banner)
+      vim.api.nvim_win_set_cursor(0, { l.range.start.line + 1, 0 })
+      vim.lsp.codelens.run()
+    end
+    local banner_ran = wait(function()
+      local o = buf_text('kiwi://output') or ''
+      return o:find('banner: hi', 1, true) and o:find('── exit 0', 1, true)
+    end)
+    local o = buf_text('kiwi://output') or ''
+    local function prompt_of(name)
+      for i, p in ipairs(prompts) do
+        if p:find(name, 1, true) == 1 then
+          return p, choices[i]
+        end
+      end
+    end
+    local p_text = prompt_of('text') or ''
+    local p_style, style_choices = prompt_of('style')
+    local p_width = prompt_of('width') or ''
+    check('▶ Run… asks each parameter: name, type, required, description', p_text:find('string', 1, true)
+      and p_text:find('required', 1, true) and p_text:find('What the banner says', 1, true), prompts)
+    check('▶ Run… offers an enum\'s choices through vim.ui.select, the default first',
+      p_style and style_choices and style_choices[1] == 'plain' and vim.tbl_contains(style_choices, 'stars'),
+      { prompt = p_style, choices = style_choices })
+    check('▶ Run… shows an integer\'s type and default', p_width:find('integer', 1, true)
+      and p_width:find('default 10', 1, true), prompts)
+    local refused_zero = false
+    for _, n in ipairs(notes) do
+      if n:find('width', 1, true) and n:find('minimum', 1, true) then
+        refused_zero = true
+      end
+    end
+    local widths = 0
+    for _, p in ipairs(prompts) do
+      if p:find('width', 1, true) == 1 then
+        widths = widths + 1
+      end
+    end
+    check('▶ Run… refuses 0 for minimum: 1 with the schema\'s message and asks again', refused_zero and widths == 2,
+      { notes = notes, prompts = prompts })
+    check('▶ Run… runs with the answers (box, width 3), the output streamed',
+      banner_ran and o:find('###\n', 1, true) and not o:find('####', 1, true), o)
+
+    -- 5d. A plain :KiwiRun of a tool with a required parameter (no default) asks for just that
+    -- one instead of a run that can only be refused.
+    prompts, notes = {}, {}
+    answers = { text = { 'plain run' } }
+    vim.api.nvim_set_current_buf(banner)
+    vim.cmd('KiwiRun')
+    local asked_ran = wait(function()
+      local out_text = buf_text('kiwi://output') or ''
+      return out_text:find('banner: plain run', 1, true) and out_text:find('── exit 0', 1, true)
+    end)
+    check(':KiwiRun asks only the required parameter without a default, then runs',
+      asked_ran and #prompts == 1 and prompts[1]:find('text', 1, true) == 1,
+      { prompts = prompts, output = buf_text('kiwi://output') })
+    vim.ui.select, vim.ui.input, vim.notify = select, input, notify
+  end
 
   if full then
     -- 6. streaming and cancel: a tool that prints, then sleeps 60 s.

@@ -114,6 +114,7 @@ pub(crate) async fn initialize(b: &Backend, params: InitializeParams) -> Result<
                     ide::CMD_SHOW_ENV.into(),
                     ide::CMD_VALIDATE.into(),
                     ide::CMD_INIT.into(),
+                    crate::commands::CMD_CHECK_PARAMS.into(),
                 ],
                 work_done_progress_options: WorkDoneProgressOptions {
                     work_done_progress: Some(true),
