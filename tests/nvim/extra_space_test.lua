@@ -70,6 +70,35 @@ local function main()
     check('hover shows ' .. want, text and text:find(want, 1, true) ~= nil, text)
   end
 
+  -- Issue 27: renaming the extra space's tool from the call is refused, with kiwi's message
+  -- shown, and nothing moves (neither its file nor the call's text).
+  local notes = {}
+  local notify = vim.notify
+  vim.notify = function(msg, level)
+    table.insert(notes, tostring(msg))
+    out('     (notify) ' .. tostring(msg))
+  end
+  local before = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  local row
+  for i, line in ipairs(before) do
+    if line:find('item_id="shared/shout"', 1, true) then
+      row = i
+    end
+  end
+  vim.api.nvim_win_set_cursor(0, { row, before[row]:find('shared/shout', 1, true) + 2 })
+  vim.lsp.buf.rename('shared/loud')
+  vim.wait(timeout, function()
+    return any(notes, 'read-only')
+  end, 50)
+  vim.notify = notify
+  check('renaming an extra space\'s tool is refused with kiwi\'s message', any(notes, 'read-only'), notes)
+  vim.wait(500)
+  check('nothing moved: the tool\'s file is still there',
+    vim.fn.filereadable(extra .. '/.ai/tools/shared/shout.yaml') == 1
+      and vim.fn.filereadable(extra .. '/.ai/tools/shared/loud.yaml') == 0,
+    vim.fn.glob(extra .. '/.ai/tools/shared/*', false, true))
+  check('nothing changed in the directive', vim.deep_equal(before, vim.api.nvim_buf_get_lines(buf, 0, -1, false)))
+
   -- A TypeScript tool: the plugin starts the server for it; its executor's hover is the chain.
   vim.cmd('edit ' .. vim.fn.fnameescape(ts_file))
   local ts = vim.api.nvim_get_current_buf()
