@@ -460,6 +460,13 @@ local function main()
       return e and e:find('rt/py_rt', 1, true) and e:find('subprocess', 1, true)
     end)
     check(':KiwiEnv shows the chain (text/echo → rt/py_rt → subprocess)', env_ok, buf_text('kiwi://environment'))
+    -- Readable text, not markdown source: no `**`, backticks or table pipes; read-only.
+    local env_text = buf_text('kiwi://environment') or ''
+    local env_buf = vim.fn.bufnr('kiwi://environment')
+    check(':KiwiEnv is readable text (no markdown markup), not modifiable',
+      env_ok and not env_text:find('**', 1, true) and not env_text:find('`', 1, true)
+        and not env_text:find('\n|', 1, true) and vim.bo[env_buf].modifiable == false,
+      { text = env_text, modifiable = env_buf ~= -1 and vim.bo[env_buf].modifiable })
 
     -- 8. :KiwiValidate on the directive: its problems in the quickfix list.
     vim.api.nvim_set_current_buf(greet)
@@ -564,6 +571,49 @@ local function main()
       )
     end
   end
+  -- 9b. completion in rye's hierarchical grant `<tool>…</tool>` (issue 27: nothing came there;
+  -- `id="` offered library modules; Neovim showed the whole list): the answer holds only the
+  -- tools matching what is typed, each edit starting where the typed id starts, so Neovim's
+  -- own filter (the omnifunc's prefix from the edit's start) keeps them.
+  if full then
+    vim.api.nvim_set_current_buf(greet)
+    local prow = find(greet, '</permissions>')
+    local typed_line = '      <execute><tool>text.ec</tool></execute>'
+    vim.api.nvim_buf_set_lines(greet, prow, prow, false, { typed_line })
+    local col = typed_line:find('text.ec', 1, true) - 1
+    local items = {}
+    wait(function()
+      local res = vim.lsp.buf_request_sync(greet, 'textDocument/completion', {
+        textDocument = { uri = vim.uri_from_bufnr(greet) },
+        position = { line = prow, character = col + #'text.ec' },
+      }, 5000)
+      for _, r in pairs(res or {}) do
+        local result = r.result or {}
+        items = result.items or result
+      end
+      return #items > 0
+    end)
+    local labels = vim.tbl_map(function(i)
+      return i.label
+    end, items)
+    local starts = vim.tbl_map(function(i)
+      return i.textEdit and i.textEdit.range.start.character
+    end, items)
+    check('completion inside <tool>…</tool> offers the matching tool only, in rye\'s dotted spelling',
+      vim.deep_equal(labels, { 'text.echo' }), labels)
+    check('each completion edit starts where the typed id starts (the client filters by it)',
+      #starts > 0 and vim.tbl_count(vim.tbl_filter(function(x)
+        return x ~= col
+      end, starts)) == 0, { starts = starts, col = col })
+    if vim.lsp.util.text_document_completion_list_to_complete_items then
+      local words = vim.tbl_map(function(i)
+        return i.word
+      end, vim.lsp.util.text_document_completion_list_to_complete_items(items, 'text.ec'))
+      check("0.7's omnifunc filter keeps it", vim.deep_equal(words, { 'text.echo' }), words)
+    end
+    vim.api.nvim_buf_set_lines(greet, prow, prow + 1, false, {})
+  end
+
   -- 10. formatting through Neovim's own command (vim.lsp.buf.format; formatting_sync in 0.7):
   -- a badly indented step of greet.md is indented again, nothing else changes.
   if full then

@@ -36,6 +36,7 @@ pub(crate) async fn execute(
         ide::CMD_VALIDATE => validate(b, arg).await,
         ide::CMD_INIT => init_userspace(b, arg).await,
         CMD_CHECK_PARAMS => check_parameters(b, arg).await,
+        CMD_READ_ONLY_OWNER => read_only_owner(b, arg),
         other => Err(jsonrpc::Error::invalid_params(format!(
             "unknown command `{other}`"
         ))),
@@ -46,6 +47,11 @@ pub(crate) async fn execute(
 /// check (`exec::validate_params`): an editor's prompt refuses what the run would refuse, in
 /// the same words (minimum, maximum, enum, type...).
 pub(crate) const CMD_CHECK_PARAMS: &str = "kiwi.checkParameters";
+
+/// The project that reads a file of a read-only space (an extra or system space it uses), so
+/// that an editor opening that file (go to definition) attaches it to this server, rooted at
+/// that project, instead of starting another one on the space alone.
+pub(crate) const CMD_READ_ONLY_OWNER: &str = "kiwi.readOnlyOwner";
 
 /// Stop the run whose progress token this is (`window/workDoneProgress/cancel`).
 pub(crate) fn cancel(b: &Backend, token: &ProgressToken) {
@@ -243,6 +249,28 @@ async fn check_parameters(b: &Backend, arg: Json) -> Result<Option<Json>> {
     Ok(Some(
         json!({ "valid": problems.is_empty(), "problems": problems }),
     ))
+}
+
+/// `kiwi.readOnlyOwner` `{uri|path}`: `{root}`, the project whose read-only space holds the
+/// file, or `{root: null}`.
+fn read_only_owner(b: &Backend, arg: Json) -> Result<Option<Json>> {
+    let path = arg
+        .get("uri")
+        .and_then(|u| u.as_str())
+        .and_then(|u| u.parse::<Uri>().ok())
+        .and_then(|u| to_path(&u))
+        .or_else(|| arg.get("path").and_then(|p| p.as_str()).map(PathBuf::from));
+    let Some(path) = path else {
+        return Err(jsonrpc::Error::invalid_params("give `uri` or `path`"));
+    };
+    let st = b.lock();
+    let root = st.set.project_of(&path).flatten().filter(|root| {
+        st.set
+            .get(&Some(root.clone()))
+            .and_then(|ws| ws.item(&path))
+            .is_some_and(|i| !i.space.is_writable())
+    });
+    Ok(Some(json!({ "root": root })))
 }
 
 async fn show_environment(b: &Backend, arg: Json) -> Result<Option<Json>> {

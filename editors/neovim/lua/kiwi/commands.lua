@@ -535,15 +535,86 @@ local function run_plain(client, argument, bufnr)
   end)
 end
 
---- The environment report of a tool (its chain, interpreters, variables) in a scratch buffer.
+--- The display width of a string.
+local function width(s)
+  return vim.fn.strdisplaywidth(s)
+end
+
+--- Markdown (what the server renders for hovers and the environment) as readable text:
+--- headings underlined, `**strong**` and `code` marks dropped, links as `text <url>`, bullets
+--- as •, tables as aligned columns.
+function M.markdown_to_text(md)
+  local function inline(l)
+    l = l:gsub('%*%*(.-)%*%*', '%1')
+    l = l:gsub('`([^`]*)`', '%1')
+    l = l:gsub('%[([^%]]*)%]%(([^)]*)%)', '%1 <%2>')
+    l = l:gsub('\\([%p])', '%1')
+    return l
+  end
+  local out, table_rows = {}, nil
+  local function flush_table()
+    if not table_rows then
+      return
+    end
+    local widths = {}
+    for _, row in ipairs(table_rows) do
+      for i, cell in ipairs(row) do
+        widths[i] = math.max(widths[i] or 0, width(cell))
+      end
+    end
+    for _, row in ipairs(table_rows) do
+      local cells = {}
+      for i, cell in ipairs(row) do
+        cells[i] = cell .. string.rep(' ', (widths[i] or 0) - width(cell))
+      end
+      table.insert(out, (table.concat(cells, '  '):gsub('%s+$', '')))
+    end
+    table_rows = nil
+  end
+  for _, l in ipairs(split_lines(md)) do
+    if l:match('^%s*|') then
+      if not l:match('^%s*|[%s:|-]+|%s*$') then
+        local row = {}
+        local inner = l:gsub('^%s*|', ''):gsub('|%s*$', '')
+        for _, cell in ipairs(vim.split(inner, '|', { plain = true })) do
+          table.insert(row, vim.trim(inline(cell)))
+        end
+        table_rows = table_rows or {}
+        table.insert(table_rows, row)
+      end
+    else
+      flush_table()
+      local level, title = l:match('^(#+)%s+(.*)$')
+      if level then
+        local t = inline(title)
+        table.insert(out, t)
+        table.insert(out, string.rep(#level <= 1 and '═' or '─', width(t)))
+      elseif l:match('^%s*[-*]%s+') then
+        local indent, rest = l:match('^(%s*)[-*]%s+(.*)$')
+        table.insert(out, indent .. '• ' .. inline(rest))
+      elseif l:match('^```') then
+        -- a fence: its lines stay as they are
+      else
+        table.insert(out, inline(l))
+      end
+    end
+  end
+  flush_table()
+  return out
+end
+
+--- The environment report of a tool (its chain, interpreters, variables) in a read-only
+--- scratch buffer, as readable text.
 function M.environment(client, argument, bufnr)
   return execute(client, 'kiwi.showEnvironment', argument, bufnr, nil, function(err, result)
     if err then
       notify('environment: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
       return
     end
-    local buf = scratch(ENVIRONMENT, 'markdown')
-    set_lines(buf, split_lines(result and result.markdown or vim.inspect(result)))
+    local buf = scratch(ENVIRONMENT, 'kiwienv')
+    vim.bo[buf].modifiable = true
+    set_lines(buf, M.markdown_to_text(result and result.markdown or vim.inspect(result)))
+    vim.bo[buf].modifiable = false
     show(buf)
   end)
 end
