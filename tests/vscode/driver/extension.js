@@ -270,6 +270,10 @@ async function activate(context) {
 
   await check('⚙ Environment opens rendered and read-only: a markdown preview of a kiwi-env: document, never dirty', async () => {
     await vscode.commands.executeCommand('notifications.clearAll');
+    // The tool alone beside the view, for the screenshot the docs show.
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await vscode.commands.executeCommand('workbench.action.closeAuxiliaryBar');
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(file('.ai/tools/text/echo.py')));
     const envCmd = lenses.find((l) => l.command.title === '⚙ Environment').command;
     await withTimeout(vscode.commands.executeCommand(envCmd.command, ...envCmd.arguments), 20000, 'the environment');
     const doc = vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'kiwi-env');
@@ -283,7 +287,7 @@ async function activate(context) {
     }, 10000);
     const source = vscode.window.visibleTextEditors.some((e) => e.document.uri.scheme === 'kiwi-env');
     assert(!source, 'the markdown source is shown too');
-    await sleep(1500);
+    await sleep(4000); // the webview renders
     const shot = await screenshot('environment-view');
     await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
     return { uri: doc.uri.toString(), tab: tab.label, viewType: tab.input.viewType, screenshot: shot };
