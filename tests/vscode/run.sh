@@ -94,6 +94,13 @@ python3 -m venv --without-pip "$proj/.venv"
 # A read-only extra space (issue 27: renaming its tool is refused) and a directive calling it.
 cp -r "$repo/fixtures/extra-space" "$work/extra"
 export KIWI_SPACES="$work/extra" KIWI_E2E_EXTRA="$work/extra"
+# A tool of that space with a problem of its own (no version), run by the project's runtime.
+cat >"$work/extra/.ai/tools/shared/pyish.yaml" <<'YAML'
+tool_type: yaml
+executor_id: rt/py_rt
+category: shared
+description: Runs with the Python runtime of the project that uses this space
+YAML
 cat >"$proj/.ai/directives/uses_extra.md" <<'MD'
 # Uses extra
 

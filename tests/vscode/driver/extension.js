@@ -482,6 +482,25 @@ async function activate(context) {
     return { refusal };
   });
 
+  await check('a read-only space\'s file opened from the project: its problems are hints (not in Problems), its references resolve in the project', async () => {
+    const extra = process.env.KIWI_E2E_EXTRA;
+    const u = vscode.Uri.file(path.join(extra, '.ai', 'tools', 'shared', 'pyish.yaml'));
+    const doc = await vscode.workspace.openTextDocument(u);
+    await vscode.window.showTextDocument(doc);
+    const diags = await waitFor('its diagnostics', () => {
+      const d = vscode.languages.getDiagnostics(u);
+      return d.length > 0 && d;
+    }, 20000, 250);
+    const seen = diags.map((d) => ({ severity: d.severity, message: d.message }));
+    assert(diags.every((d) => d.severity === vscode.DiagnosticSeverity.Hint && d.message.includes('read-only')), `diagnostics: ${JSON.stringify(seen)}`);
+    const at = doc.positionAt(doc.getText().indexOf('rt/py_rt') + 3);
+    const hovers = await vscode.commands.executeCommand('vscode.executeHoverProvider', u, at);
+    const text = (hovers || []).flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : c.value))).join('\n');
+    assert(text.includes(path.join(proj, '.ai', 'tools', 'rt', 'py_rt.py')), `hover: ${text}`);
+    await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+    return { diagnostics: seen };
+  });
+
   await check('rename, references and formatting through VS Code\'s own providers', async () => {
     const g = file('.ai/directives/greet.md');
     const echo = file('.ai/tools/text/echo.py');
