@@ -15,6 +15,14 @@ mkdir -p "$work/proj/.ai/directives" "$work/user"
 proj="$(cd "$work/proj" && pwd -P)"
 cp -r "$repo/fixtures/rye-node/.ai/tools" "$proj/.ai/tools"
 extra="$(cd "$work/extra" && pwd -P)"
+# A tool of the extra space run by a runtime of the project (issue 27: opened from the project,
+# it resolves there), with no version (a problem of that space, not the author's).
+cat >"$extra/.ai/tools/shared/nodey.yaml" <<'YAML'
+tool_type: yaml
+executor_id: rye/core/runtimes/node/node
+category: shared
+description: Runs with the node runtime of the project that uses this space
+YAML
 # `missing/tool` is a K003 on purpose: its arrival says the server has checked the file.
 cat >"$proj/.ai/directives/uses_extra.md" <<'MD'
 # Uses extra

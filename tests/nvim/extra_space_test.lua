@@ -70,6 +70,54 @@ local function main()
     check('hover shows ' .. want, text and text:find(want, 1, true) ~= nil, text)
   end
 
+  -- Issue 27: renaming the extra space's tool from the call is refused, with kiwi's message
+  -- shown, and nothing moves (neither its file nor the call's text).
+  local notes = {}
+  local notify = vim.notify
+  vim.notify = function(msg, level)
+    table.insert(notes, tostring(msg))
+    out('     (notify) ' .. tostring(msg))
+  end
+  local before = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  local row
+  for i, line in ipairs(before) do
+    if line:find('item_id="shared/shout"', 1, true) then
+      row = i
+    end
+  end
+  vim.api.nvim_win_set_cursor(0, { row, before[row]:find('shared/shout', 1, true) + 2 })
+  vim.lsp.buf.rename('shared/loud')
+  vim.wait(timeout, function()
+    return any(notes, 'read-only')
+  end, 50)
+  vim.notify = notify
+  check('renaming an extra space\'s tool is refused with kiwi\'s message', any(notes, 'read-only'), notes)
+  vim.wait(500)
+  check('nothing moved: the tool\'s file is still there',
+    vim.fn.filereadable(extra .. '/.ai/tools/shared/shout.yaml') == 1
+      and vim.fn.filereadable(extra .. '/.ai/tools/shared/loud.yaml') == 0,
+    vim.fn.glob(extra .. '/.ai/tools/shared/*', false, true))
+  check('nothing changed in the directive', vim.deep_equal(before, vim.api.nvim_buf_get_lines(buf, 0, -1, false)))
+
+  -- Issue 27: a file of the read-only space opened from the project is read in the project:
+  -- its problems stay hints marked with the space (none in the error list), and its references
+  -- resolve against the project (the project's node runtime), not the space on its own.
+  vim.cmd('edit ' .. vim.fn.fnameescape(extra .. '/.ai/tools/shared/nodey.yaml'))
+  local ro = vim.api.nvim_get_current_buf()
+  local ro_hover = hover_at(ro, 'rye/core/runtimes/node/node', 5)
+  check('hover in a read-only space\'s file resolves against the project (the project\'s runtime)',
+    ro_hover and ro_hover:find('rye/core/primitives/subprocess', 1, true) ~= nil, ro_hover)
+  vim.wait(timeout, function()
+    return #vim.diagnostic.get(ro) > 0
+  end, 50)
+  vim.wait(500)
+  local ro_diags = vim.tbl_map(function(d)
+    return { severity = d.severity, message = d.message }
+  end, vim.diagnostic.get(ro))
+  local worst = #vim.diagnostic.get(ro, { severity = { min = vim.diagnostic.severity.INFO } })
+  check('its diagnostics are hints marked read-only, none in the error list',
+    #ro_diags > 0 and worst == 0 and ro_diags[1].message:find('read-only', 1, true) ~= nil, ro_diags)
+
   -- A TypeScript tool: the plugin starts the server for it; its executor's hover is the chain.
   vim.cmd('edit ' .. vim.fn.fnameescape(ts_file))
   local ts = vim.api.nvim_get_current_buf()

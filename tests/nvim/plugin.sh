@@ -26,6 +26,8 @@ fresh_proj() {
   python3 -m venv --without-pip "$proj/.venv"
   printf '# Not an item\n' >"$proj/README.md"
   printf 'print("not a tool")\n' >"$proj/script.py"
+  # A tool with a required string, an enum and a bounded integer (the per-parameter prompt).
+  cp "$repo/tests/vscode/tools/text/banner.py" "$proj/.ai/tools/text/"
 }
 mkdir -p "$work/user" "$work/help"
 # :helptags writes a tags file next to the help file: run it on a copy.

@@ -255,12 +255,13 @@ local function main()
       picked = picked,
       output = buf_text('kiwi://output'),
     })
-    local picked2, asked = run_lens('▶ Run…', 'name=lens')
+    local picked2, asked = run_lens('▶ Run…', 'lens')
     ran = wait(function()
       local t = buf_text('kiwi://output')
       return t and t:find('hello lens', 1, true) and t:find('── exit 0', 1, true)
     end)
-    check('the ▶ Run… lens asks for parameters, then runs with them', ran and picked2 and asked, {
+    check('the ▶ Run… lens asks for its parameter by name and type, then runs with it',
+      ran and picked2 and asked and asked:find('name (1/1) · string, optional', 1, true) == 1, {
       picked = picked2,
       asked = asked,
       output = buf_text('kiwi://output'),
@@ -308,6 +309,124 @@ local function main()
     output = buf_text('kiwi://output'),
   })
 
+  -- 5b. A refused run names every parameter at fault, as the editor's D113 does: a name the
+  -- schema does not declare is listed beside the wrong type (before: only `name`).
+  vim.api.nvim_set_current_buf(echo)
+  vim.cmd('KiwiRun name=5 colour=red')
+  check('a refused run also lists the parameter the schema does not declare (as D113 does)', wait(function()
+    local o = buf_text('kiwi://output') or ''
+    return o:find('`name`', 1, true) ~= nil and o:find('`colour`: not a parameter', 1, true) ~= nil
+  end), buf_text('kiwi://output'))
+
+  if full then
+    -- 5c. The ▶ Run… lens asks each parameter on its own, at VS Code's level: its name, type
+    -- and default in the prompt (vim.ui.input), an enum's choices through vim.ui.select, and
+    -- each answer checked by the server against the schema before the next: `0` for a
+    -- `minimum: 1` is refused with the schema's message and asked again; nothing runs with it.
+    local banner = edit(proj .. '/.ai/tools/text/banner.py')
+    local function banner_lens(title)
+      for _, l in ipairs(vim.lsp.codelens.get(banner)) do
+        if l.command and l.command.title == title then
+          return l
+        end
+      end
+    end
+    wait(function()
+      return banner_lens('▶ Run…') ~= nil
+    end)
+    local prompts, choices, notes = {}, {}, {}
+    local answers = { text = { 'hi' }, width = { '0', '3' } }
+    local select, input, notify = vim.ui.select, vim.ui.input, vim.notify
+    vim.ui.select = function(items, opts, on_choice)
+      local fmt = opts.format_item or tostring
+      for _, it in ipairs(items) do
+        if fmt(it) == '▶ Run…' then
+          return on_choice(it)
+        end
+      end
+      table.insert(prompts, opts.prompt or '')
+      choices[#prompts] = vim.tbl_map(fmt, items)
+      for i, it in ipairs(items) do
+        if fmt(it) == 'box' then
+          return on_choice(it, i)
+        end
+      end
+      on_choice(nil)
+    end
+    vim.ui.input = function(opts, on_confirm)
+      table.insert(prompts, opts.prompt or '')
+      for name, queue in pairs(answers) do
+        if (opts.prompt or ''):find(name, 1, true) == 1 then
+          return on_confirm(table.remove(queue, 1))
+        end
+      end
+      on_confirm(nil)
+    end
+    vim.notify = function(msg, level)
+      table.insert(notes, tostring(msg))
+      notify(msg, level)
+    end
+    local l = banner_lens('▶ Run…')
+    if l then
+      vim.api.nvim_set_current_buf(banner)
+      vim.api.nvim_win_set_cursor(0, { l.range.start.line + 1, 0 })
+      vim.lsp.codelens.run()
+    end
+    local banner_ran = wait(function()
+      local o = buf_text('kiwi://output') or ''
+      return o:find('banner: hi', 1, true) and o:find('── exit 0', 1, true)
+    end)
+    local o = buf_text('kiwi://output') or ''
+    local function prompt_of(name)
+      for i, p in ipairs(prompts) do
+        if p:find(name, 1, true) == 1 then
+          return p, choices[i]
+        end
+      end
+    end
+    local p_text = prompt_of('text') or ''
+    local p_style, style_choices = prompt_of('style')
+    local p_width = prompt_of('width') or ''
+    check('▶ Run… asks each parameter: name, type, required, description', p_text:find('string', 1, true)
+      and p_text:find('required', 1, true) and p_text:find('What the banner says', 1, true), prompts)
+    check('▶ Run… offers an enum\'s choices through vim.ui.select, the default first',
+      p_style and style_choices and style_choices[1] == 'plain' and vim.tbl_contains(style_choices, 'stars'),
+      { prompt = p_style, choices = style_choices })
+    check('▶ Run… shows an integer\'s type and default', p_width:find('integer', 1, true)
+      and p_width:find('default 10', 1, true), prompts)
+    local refused_zero = false
+    for _, n in ipairs(notes) do
+      if n:find('width', 1, true) and n:find('minimum', 1, true) then
+        refused_zero = true
+      end
+    end
+    local widths = 0
+    for _, p in ipairs(prompts) do
+      if p:find('width', 1, true) == 1 then
+        widths = widths + 1
+      end
+    end
+    check('▶ Run… refuses 0 for minimum: 1 with the schema\'s message and asks again', refused_zero and widths == 2,
+      { notes = notes, prompts = prompts })
+    check('▶ Run… runs with the answers (box, width 3), the output streamed',
+      banner_ran and o:find('###\n', 1, true) and not o:find('####', 1, true), o)
+
+    -- 5d. A plain :KiwiRun of a tool with a required parameter (no default) asks for just that
+    -- one instead of a run that can only be refused.
+    prompts, notes = {}, {}
+    answers = { text = { 'plain run' } }
+    vim.api.nvim_set_current_buf(banner)
+    vim.cmd('KiwiRun')
+    local asked_ran = wait(function()
+      local out_text = buf_text('kiwi://output') or ''
+      return out_text:find('banner: plain run', 1, true) and out_text:find('── exit 0', 1, true)
+    end)
+    check(':KiwiRun asks only the required parameter without a default, then runs',
+      asked_ran and #prompts == 1 and prompts[1]:find('text', 1, true) == 1,
+      { prompts = prompts, output = buf_text('kiwi://output') })
+    vim.ui.select, vim.ui.input, vim.notify = select, input, notify
+  end
+
   if full then
     -- 6. streaming and cancel: a tool that prints, then sleeps 60 s.
     local slow = edit(proj .. '/.ai/tools/text/slow.py')
@@ -341,6 +460,13 @@ local function main()
       return e and e:find('rt/py_rt', 1, true) and e:find('subprocess', 1, true)
     end)
     check(':KiwiEnv shows the chain (text/echo → rt/py_rt → subprocess)', env_ok, buf_text('kiwi://environment'))
+    -- Readable text, not markdown source: no `**`, backticks or table pipes; read-only.
+    local env_text = buf_text('kiwi://environment') or ''
+    local env_buf = vim.fn.bufnr('kiwi://environment')
+    check(':KiwiEnv is readable text (no markdown markup), not modifiable',
+      env_ok and not env_text:find('**', 1, true) and not env_text:find('`', 1, true)
+        and not env_text:find('\n|', 1, true) and vim.bo[env_buf].modifiable == false,
+      { text = env_text, modifiable = env_buf ~= -1 and vim.bo[env_buf].modifiable })
 
     -- 8. :KiwiValidate on the directive: its problems in the quickfix list.
     vim.api.nvim_set_current_buf(greet)
@@ -445,6 +571,49 @@ local function main()
       )
     end
   end
+  -- 9b. completion in rye's hierarchical grant `<tool>…</tool>` (issue 27: nothing came there;
+  -- `id="` offered library modules; Neovim showed the whole list): the answer holds only the
+  -- tools matching what is typed, each edit starting where the typed id starts, so Neovim's
+  -- own filter (the omnifunc's prefix from the edit's start) keeps them.
+  if full then
+    vim.api.nvim_set_current_buf(greet)
+    local prow = find(greet, '</permissions>')
+    local typed_line = '      <execute><tool>text.ec</tool></execute>'
+    vim.api.nvim_buf_set_lines(greet, prow, prow, false, { typed_line })
+    local col = typed_line:find('text.ec', 1, true) - 1
+    local items = {}
+    wait(function()
+      local res = vim.lsp.buf_request_sync(greet, 'textDocument/completion', {
+        textDocument = { uri = vim.uri_from_bufnr(greet) },
+        position = { line = prow, character = col + #'text.ec' },
+      }, 5000)
+      for _, r in pairs(res or {}) do
+        local result = r.result or {}
+        items = result.items or result
+      end
+      return #items > 0
+    end)
+    local labels = vim.tbl_map(function(i)
+      return i.label
+    end, items)
+    local starts = vim.tbl_map(function(i)
+      return i.textEdit and i.textEdit.range.start.character
+    end, items)
+    check('completion inside <tool>…</tool> offers the matching tool only, in rye\'s dotted spelling',
+      vim.deep_equal(labels, { 'text.echo' }), labels)
+    check('each completion edit starts where the typed id starts (the client filters by it)',
+      #starts > 0 and vim.tbl_count(vim.tbl_filter(function(x)
+        return x ~= col
+      end, starts)) == 0, { starts = starts, col = col })
+    if vim.lsp.util.text_document_completion_list_to_complete_items then
+      local words = vim.tbl_map(function(i)
+        return i.word
+      end, vim.lsp.util.text_document_completion_list_to_complete_items(items, 'text.ec'))
+      check("0.7's omnifunc filter keeps it", vim.deep_equal(words, { 'text.echo' }), words)
+    end
+    vim.api.nvim_buf_set_lines(greet, prow, prow + 1, false, {})
+  end
+
   -- 10. formatting through Neovim's own command (vim.lsp.buf.format; formatting_sync in 0.7):
   -- a badly indented step of greet.md is indented again, nothing else changes.
   if full then

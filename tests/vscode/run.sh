@@ -91,6 +91,40 @@ cp -r "$repo/fixtures/lsp" "$work/proj"
 proj="$(cd "$work/proj" && pwd -P)"
 cp "$here"/tools/text/*.py "$proj/.ai/tools/text/"
 python3 -m venv --without-pip "$proj/.venv"
+# A read-only extra space (issue 27: renaming its tool is refused) and a directive calling it.
+cp -r "$repo/fixtures/extra-space" "$work/extra"
+export KIWI_SPACES="$work/extra" KIWI_E2E_EXTRA="$work/extra"
+# A tool of that space with a problem of its own (no version), run by the project's runtime.
+cat >"$work/extra/.ai/tools/shared/pyish.yaml" <<'YAML'
+tool_type: yaml
+executor_id: rt/py_rt
+category: shared
+description: Runs with the Python runtime of the project that uses this space
+YAML
+cat >"$proj/.ai/directives/uses_extra.md" <<'MD'
+# Uses extra
+
+```xml
+<directive name="uses_extra" version="1.0.0">
+  <metadata>
+    <description>Calls a tool of an extra space</description>
+    <category>demo</category>
+    <permissions>
+      <execute resource="kiwi" action="run" item_type="tool" id="*"/>
+    </permissions>
+  </metadata>
+  <process>
+    <step name="shout">
+      <description>Shout</description>
+      <execute item_type="tool" item_id="shared/shout"/>
+    </step>
+  </process>
+  <outputs>
+    <success>Shouted</success>
+  </outputs>
+</directive>
+```
+MD
 mkdir -p "$work/user"
 export KIWI_USERSPACE_DIR="$work/user"
 # What the editor must show on the directive: the codes `kiwi check` reports for it.

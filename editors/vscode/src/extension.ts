@@ -13,7 +13,7 @@ import {
   WorkDoneProgressCancelNotification,
 } from 'vscode-languageclient/node';
 import { Binary, BinaryNotFound, findKiwi } from './binary';
-import { askParameters, missingRequired } from './parameters';
+import { askParameters, CheckValue, missingRequired } from './parameters';
 
 // The server's commands (server/kernel/src/ide/mod.rs). vscode-languageclient registers them
 // as VS Code commands; the middleware below adds the editor side (prompts, progress, output).
@@ -21,6 +21,7 @@ const CMD_RUN_TOOL = 'kiwi.runTool';
 const CMD_SHOW_ENV = 'kiwi.showEnvironment';
 const CMD_VALIDATE = 'kiwi.validate';
 const CMD_INIT = 'kiwi.init';
+const CMD_CHECK_PARAMS = 'kiwi.checkParameters';
 
 /** What a lens passes to kiwi.runTool / kiwi.showEnvironment / kiwi.validate. */
 type CommandArg = {
@@ -281,6 +282,21 @@ async function runWithParameters(arg: CommandArg | undefined): Promise<RunResult
   });
 }
 
+/** A prompt's check of one answer by the server, for the tool `target` names. */
+function checkerFor(lc: LanguageClient, target: CommandArg): CheckValue {
+  return async (name, value) => {
+    try {
+      const r = (await lc.sendRequest(ExecuteCommandRequest.type, {
+        command: CMD_CHECK_PARAMS,
+        arguments: [{ id: target.id, path: target.path, uri: target.uri, parameters: { [name]: value }, only: [name] }],
+      })) as { problems?: Record<string, string> } | null;
+      return r?.problems?.[name] ?? r?.problems?.[''];
+    } catch {
+      return undefined; // a server without the check: the run checks
+    }
+  };
+}
+
 async function runTool(arg: CommandArg | undefined): Promise<RunResult | undefined> {
   return reportErrors(async () => {
     const target = targetOf(arg);
@@ -292,7 +308,14 @@ async function runTool(arg: CommandArg | undefined): Promise<RunResult | undefin
       const lens = await askLensOf(target);
       const missing = lens ? missingRequired(lens.schema as never, undefined) : [];
       if (lens && missing.length > 0) {
-        const asked = await askParameters(describe(target), lens.schema as never, lens.order, missing, projectRootOf(target));
+        const asked = await askParameters(
+          describe(target),
+          lens.schema as never,
+          lens.order,
+          missing,
+          projectRootOf(target),
+          checkerFor(lc, target),
+        );
         if (asked === undefined) {
           return undefined; // cancelled: nothing runs
         }
@@ -300,7 +323,14 @@ async function runTool(arg: CommandArg | undefined): Promise<RunResult | undefin
       }
     }
     if (target.ask) {
-      const asked = await askParameters(describe(target), target.schema as never, target.order, undefined, projectRootOf(target));
+      const asked = await askParameters(
+        describe(target),
+        target.schema as never,
+        target.order,
+        undefined,
+        projectRootOf(target),
+        checkerFor(lc, target),
+      );
       if (asked === undefined) {
         return undefined; // cancelled: nothing runs
       }
@@ -425,7 +455,13 @@ async function showEnvironment(arg: CommandArg | undefined): Promise<unknown> {
     environmentChanged.fire(uri);
     const doc = await vscode.workspace.openTextDocument(uri);
     await vscode.languages.setTextDocumentLanguage(doc, 'markdown');
-    await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside });
+    // Rendered: VS Code's markdown preview of the read-only document (a webview); the source
+    // where the preview is not available.
+    try {
+      await vscode.commands.executeCommand('markdown.showPreviewToSide', uri);
+    } catch {
+      await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside });
+    }
     return r;
   });
 }

@@ -1,6 +1,7 @@
 // Asks a tool's parameters with input boxes built from its CONFIG_SCHEMA (JSON Schema):
 // one prompt per property, typed (string, integer, number, boolean, enum, array/object as
-// JSON), defaults pre-filled, required ones enforced. Escape on any prompt aborts the run.
+// JSON), defaults pre-filled, required ones enforced, each typed answer checked by the server
+// against the schema as the run would check it. Escape on any prompt aborts the run.
 // A path-typed string (see `isPathProperty`) gets a picker: the project's files, "Browse…"
 // (the open dialog), or a typed path; the value is relative to the project root, where the
 // tool runs.
@@ -211,12 +212,19 @@ export function missingRequired(schema: Json | undefined, given: unknown): strin
  * The parameters, or undefined when the user cancelled. A schema with no properties (or none
  * at all) asks for the whole parameter object as JSON.
  */
+/**
+ * The server's check of one answer (`kiwi.checkParameters`, the run's own check against the
+ * schema: minimum, maximum, enum, pattern...): what is wrong with it, or undefined.
+ */
+export type CheckValue = (name: string, value: Json) => Promise<string | undefined>;
+
 export async function askParameters(
   toolId: string,
   schema: Json | undefined,
   order?: unknown,
   only?: string[],
   root?: string,
+  checkValue?: CheckValue,
 ): Promise<Record<string, Json> | undefined> {
   const s = schema && typeof schema === 'object' && !Array.isArray(schema) ? (schema as Schema) : {};
   const props = s.properties && typeof s.properties === 'object' && !Array.isArray(s.properties) ? (s.properties as Schema) : {};
@@ -289,12 +297,15 @@ export async function askParameters(
       prompt: [description, hint].filter(Boolean).join(' — '),
       value: shown(prop.default),
       ignoreFocusOut: true,
-      validateInput: (t) => {
+      validateInput: async (t) => {
         if (t === '') {
           return isRequired ? `${name} is required` : undefined;
         }
         const r = parseValue(type, t);
-        return typeof r === 'string' ? `Expected ${r}` : undefined;
+        if (typeof r === 'string') {
+          return `Expected ${r}`;
+        }
+        return checkValue ? await checkValue(name, r.value) : undefined;
       },
     });
     if (text === undefined) {

@@ -46,3 +46,22 @@ pub(crate) fn primitive_validator(primitive: &Item) -> Option<Arc<jsonschema::Va
     );
     v
 }
+
+/// The given parameter names a `CONFIG_SCHEMA` does not declare, each with the declared name
+/// it most likely misspells (the closest declared one not given). The one rule behind D113
+/// in the editor and the run refusal's list (`exec::validate_params`), so both name the same
+/// parameters.
+pub(crate) fn undeclared<'a>(
+    declared: &[&'a str],
+    given: &[&'a str],
+) -> Vec<(&'a str, Option<&'a str>)> {
+    given
+        .iter()
+        .copied()
+        .filter(|g| !declared.contains(g))
+        .map(|g| {
+            let free = declared.iter().copied().filter(|d| !given.contains(d));
+            (g, crate::diag::closest(g, free))
+        })
+        .collect()
+}

@@ -79,6 +79,23 @@ impl WorkspaceSet {
         if path.starts_with(self.host.user_space()) {
             return Some(None);
         }
+        // A file of a read-only space (an extra space, a system space) that a loaded project
+        // sees, opened from it (go to definition): it is read in that project, whose spaces
+        // resolve its references, not as a project of its own.
+        let mut seen_by: Vec<&PathBuf> = self
+            .spaces
+            .iter()
+            .filter_map(|(k, ws)| {
+                let k = k.as_ref()?;
+                ws.item(path)
+                    .is_some_and(|i| !i.space.is_writable())
+                    .then_some(k)
+            })
+            .collect();
+        seen_by.sort();
+        if let Some(k) = seen_by.first() {
+            return Some(Some((*k).clone()));
+        }
         for anc in path.ancestors() {
             if anc.file_name().is_some_and(|n| n == ".ai") {
                 return Some(Some(anc.parent()?.to_path_buf()));

@@ -1,5 +1,6 @@
 //! The commands of `workspace/executeCommand`: `kiwi.runTool` (work-done progress,
-//! cancellable), `kiwi.showEnvironment`, `kiwi.validate`, `kiwi.init`.
+//! cancellable), `kiwi.showEnvironment`, `kiwi.validate`, `kiwi.init`, and
+//! `kiwi.checkParameters` (what a run prompt asks, checked as the run would check it).
 
 use crate::convert::to_path;
 use crate::progress::token_key;
@@ -34,11 +35,23 @@ pub(crate) async fn execute(
         ide::CMD_SHOW_ENV => show_environment(b, arg).await,
         ide::CMD_VALIDATE => validate(b, arg).await,
         ide::CMD_INIT => init_userspace(b, arg).await,
+        CMD_CHECK_PARAMS => check_parameters(b, arg).await,
+        CMD_READ_ONLY_OWNER => read_only_owner(b, arg),
         other => Err(jsonrpc::Error::invalid_params(format!(
             "unknown command `{other}`"
         ))),
     }
 }
+
+/// Parameters checked against a tool's `CONFIG_SCHEMA` before anything runs, by the run's own
+/// check (`exec::validate_params`): an editor's prompt refuses what the run would refuse, in
+/// the same words (minimum, maximum, enum, type...).
+pub(crate) const CMD_CHECK_PARAMS: &str = "kiwi.checkParameters";
+
+/// The project that reads a file of a read-only space (an extra or system space it uses), so
+/// that an editor opening that file (go to definition) attaches it to this server, rooted at
+/// that project, instead of starting another one on the space alone.
+pub(crate) const CMD_READ_ONLY_OWNER: &str = "kiwi.readOnlyOwner";
 
 /// Stop the run whose progress token this is (`window/workDoneProgress/cancel`).
 pub(crate) fn cancel(b: &Backend, token: &ProgressToken) {
@@ -187,6 +200,77 @@ async fn run_tool(b: &Backend, arg: Json, token: Option<ProgressToken>) -> Resul
         b.progress_end(t, msg.into()).await;
     }
     Ok(Some(value))
+}
+
+/// `kiwi.checkParameters` `{uri|path|id, parameters, only?}`: `{valid, problems}`, the
+/// problems by parameter name (`""` for the object as a whole). `only` keeps the problems of
+/// those names: a prompt asking one parameter is not told the others are not given yet.
+async fn check_parameters(b: &Backend, arg: Json) -> Result<Option<Json>> {
+    let (_, tool) = command_target(b, &arg)
+        .await
+        .map_err(jsonrpc::Error::invalid_params)?;
+    let params = arg
+        .get("parameters")
+        .or_else(|| arg.get("params"))
+        .cloned()
+        .unwrap_or(Json::Null);
+    let only: Option<Vec<String>> = arg.get("only").and_then(Json::as_array).map(|a| {
+        a.iter()
+            .filter_map(|n| n.as_str().map(str::to_string))
+            .collect()
+    });
+    let checked = blocking(move || exec::validate_params(&tool, &params)).await?;
+    let mut problems = serde_json::Map::new();
+    if let Err(e) = checked {
+        let mut add = |name: &str, msg: &str| {
+            if only.as_ref().is_some_and(|o| !o.iter().any(|n| n == name)) {
+                return;
+            }
+            let entry = problems
+                .entry(name.to_string())
+                .or_insert_with(|| Json::String(String::new()));
+            if let Json::String(s) = entry {
+                if !s.is_empty() {
+                    s.push_str("; ");
+                }
+                s.push_str(msg);
+            }
+        };
+        if e.details.is_empty() {
+            add("", &e.message);
+        }
+        for d in &e.details {
+            match d.strip_prefix('`').and_then(|r| r.split_once("`: ")) {
+                Some((name, msg)) => add(name, msg),
+                None => add("", d),
+            }
+        }
+    }
+    Ok(Some(
+        json!({ "valid": problems.is_empty(), "problems": problems }),
+    ))
+}
+
+/// `kiwi.readOnlyOwner` `{uri|path}`: `{root}`, the project whose read-only space holds the
+/// file, or `{root: null}`.
+fn read_only_owner(b: &Backend, arg: Json) -> Result<Option<Json>> {
+    let path = arg
+        .get("uri")
+        .and_then(|u| u.as_str())
+        .and_then(|u| u.parse::<Uri>().ok())
+        .and_then(|u| to_path(&u))
+        .or_else(|| arg.get("path").and_then(|p| p.as_str()).map(PathBuf::from));
+    let Some(path) = path else {
+        return Err(jsonrpc::Error::invalid_params("give `uri` or `path`"));
+    };
+    let st = b.lock();
+    let root = st.set.project_of(&path).flatten().filter(|root| {
+        st.set
+            .get(&Some(root.clone()))
+            .and_then(|ws| ws.item(&path))
+            .is_some_and(|i| !i.space.is_writable())
+    });
+    Ok(Some(json!({ "root": root })))
 }
 
 async fn show_environment(b: &Backend, arg: Json) -> Result<Option<Json>> {

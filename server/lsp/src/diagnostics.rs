@@ -69,6 +69,13 @@ impl Backend {
                         if !code_description {
                             d.code_description = None;
                         }
+                        // A read-only space's file (opened from a project, by go to
+                        // definition): its problems are not the author's to fix, and stay
+                        // out of the Problems panel: hints, marked with the space.
+                        if !item.space.is_writable() {
+                            d.severity = Some(tower_lsp_server::ls_types::DiagnosticSeverity::HINT);
+                            d.message = format!("(read-only {} space) {}", item.space, d.message);
+                        }
                         d
                     })
                     .collect();

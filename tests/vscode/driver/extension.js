@@ -268,21 +268,29 @@ async function activate(context) {
     return { titles, screenshot: await screenshot('runtime-lenses') };
   });
 
-  await check('⚙ Environment opens read-only: a kiwi-env: document, not Untitled, never dirty', async () => {
+  await check('⚙ Environment opens rendered and read-only: a markdown preview of a kiwi-env: document, never dirty', async () => {
     await vscode.commands.executeCommand('notifications.clearAll');
+    // The tool alone beside the view, for the screenshot the docs show.
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await vscode.commands.executeCommand('workbench.action.closeAuxiliaryBar');
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(file('.ai/tools/text/echo.py')));
     const envCmd = lenses.find((l) => l.command.title === '⚙ Environment').command;
     await withTimeout(vscode.commands.executeCommand(envCmd.command, ...envCmd.arguments), 20000, 'the environment');
-    const doc = await waitFor('the environment view', () => {
-      const d = vscode.window.activeTextEditor && vscode.window.activeTextEditor.document;
-      return d && d.uri.scheme === 'kiwi-env' && d;
-    }, 10000);
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'kiwi-env');
+    assert(doc, 'no kiwi-env: document');
     assert(!doc.isUntitled && !doc.isDirty, `untitled ${doc.isUntitled}, dirty ${doc.isDirty}`);
-    assert(doc.languageId === 'markdown', `language ${doc.languageId}`);
     assert(doc.getText().includes(path.join(proj, '.venv', 'bin', 'python')), 'the view lacks the interpreter');
-    await sleep(500);
+    // What is on screen: the rendered preview (a webview), not the markdown source.
+    const tab = await waitFor('the markdown preview tab', () => {
+      const t = vscode.window.tabGroups.activeTabGroup.activeTab;
+      return t && t.input instanceof vscode.TabInputWebview && /markdown\.preview/.test(t.input.viewType) && t;
+    }, 10000);
+    const source = vscode.window.visibleTextEditors.some((e) => e.document.uri.scheme === 'kiwi-env');
+    assert(!source, 'the markdown source is shown too');
+    await sleep(4000); // the webview renders
     const shot = await screenshot('environment-view');
     await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
-    return { uri: doc.uri.toString(), screenshot: shot };
+    return { uri: doc.uri.toString(), tab: tab.label, viewType: tab.input.viewType, screenshot: shot };
   });
 
   /** The title of the quick input on screen (a prompt), or '' when none is. */
@@ -387,6 +395,110 @@ async function activate(context) {
     const ran = JSON.parse(fs.readFileSync(marker, 'utf8'));
     assert(ran.path === 'notes/words.txt', `the tool got ${JSON.stringify(ran)}`);
     return { items, typed, params: ran, screenshot: shot };
+  });
+
+  await check('▶ Run… checks each answer against the schema before running: 0 for minimum 1 is refused in the prompt', async () => {
+    const cdp = process.env.KIWI_E2E_CDP;
+    const uri = file('.ai/tools/text/banner.py');
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
+    const ls = await waitFor('lenses on banner.py', async () => {
+      const l = await vscode.commands.executeCommand('vscode.executeCodeLensProvider', uri);
+      return l && l.find((x) => x.command && x.command.title === '▶ Run…') && l;
+    });
+    const ask = ls.find((l) => l.command.title === '▶ Run…').command;
+    await waitFor('no prompt on screen', async () => (await promptTitle()) === '', 10000, 250);
+    await vscode.commands.executeCommand('notifications.clearAll');
+    let done = false;
+    const running = vscode.commands.executeCommand(ask.command, ...ask.arguments).finally(() => { done = true; });
+    const type = (text) => cdpEvaluate(cdp, `(() => {
+      const w = [...document.querySelectorAll('.quick-input-widget')].find((x) => x.style.display !== 'none' && x.offsetParent !== null);
+      const input = w.querySelector('.quick-input-box input');
+      input.value = ${JSON.stringify(text)};
+      input.dispatchEvent(new Event('input', { bubbles: true }));
+      return true;
+    })()`);
+    const message = () => cdpEvaluate(cdp, `(() => {
+      const w = [...document.querySelectorAll('.quick-input-widget')].find((x) => x.style.display !== 'none' && x.offsetParent !== null);
+      const m = w && w.querySelector('.quick-input-message');
+      return m ? m.innerText : '';
+    })()`);
+    const accept = () => vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+    let refusal = '';
+    let still = '';
+    let shot;
+    try {
+      await waitFor('the prompt for text', async () => (await promptTitle()).includes('text (1/3)'), 10000, 250);
+      await type('hi');
+      await sleep(300);
+      await accept();
+      await waitFor('the prompt for style', async () => (await promptTitle()).includes('style (2/3)'), 10000, 250);
+      await accept(); // the default, plain
+      await waitFor('the prompt for width', async () => (await promptTitle()).includes('width (3/3)'), 10000, 250);
+      await type('0');
+      refusal = await waitFor('the schema\'s refusal of 0 under the prompt', async () => {
+        const m = await message();
+        return m.includes('minimum') && m;
+      }, 10000, 250);
+      shot = await screenshot('run-prompt-refuses-minimum');
+      await accept();
+      await sleep(800);
+      still = await promptTitle();
+      assert(!done && still.includes('width (3/3)'), `0 was accepted: prompt now ${JSON.stringify(still)}, done ${done}`);
+      await type('3');
+      await sleep(800);
+      await accept();
+    } catch (e) {
+      await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
+      await withTimeout(running, 10000, 'the cancelled run').catch(() => undefined);
+      throw e;
+    }
+    const r = await withTimeout(running, 30000, 'the run');
+    assert(r && r.exit_code === 0 && r.stdout.includes('banner: hi'), `result: ${JSON.stringify(r)}`);
+    assert(r.stdout.split('\n')[0] === '', `width 3 of plain: ${JSON.stringify(r.stdout)}`);
+    return { refusal, still, stdout: r.stdout, screenshot: shot };
+  });
+
+  await check('renaming a tool of a read-only extra space is refused with kiwi\'s message; nothing moves', async () => {
+    const extra = process.env.KIWI_E2E_EXTRA;
+    assert(extra, 'no KIWI_E2E_EXTRA');
+    const u = file('.ai/directives/uses_extra.md');
+    const doc = await vscode.workspace.openTextDocument(u);
+    await vscode.window.showTextDocument(doc);
+    const at = doc.positionAt(doc.getText().indexOf('shared/shout') + 3);
+    let refusal;
+    await waitFor('the rename refused', async () => {
+      try {
+        const edit = await vscode.commands.executeCommand('vscode.executeDocumentRenameProvider', u, at, 'shared/loud');
+        throw new Error(`a rename edit was offered: ${JSON.stringify(edit && edit.entries())}`);
+      } catch (e) {
+        refusal = String((e && e.message) || e);
+        if (refusal.startsWith('a rename edit')) throw e;
+        return refusal.includes('read-only');
+      }
+    }, 20000, 500);
+    assert(fs.existsSync(path.join(extra, '.ai', 'tools', 'shared', 'shout.yaml')), 'the tool\'s file moved');
+    assert(!fs.existsSync(path.join(extra, '.ai', 'tools', 'shared', 'loud.yaml')), 'a loud.yaml appeared');
+    assert(!doc.isDirty && doc.getText().includes('item_id="shared/shout"'), 'the directive changed');
+    return { refusal };
+  });
+
+  await check('a read-only space\'s file opened from the project: its problems are hints (not in Problems), its references resolve in the project', async () => {
+    const extra = process.env.KIWI_E2E_EXTRA;
+    const u = vscode.Uri.file(path.join(extra, '.ai', 'tools', 'shared', 'pyish.yaml'));
+    const doc = await vscode.workspace.openTextDocument(u);
+    await vscode.window.showTextDocument(doc);
+    const diags = await waitFor('its diagnostics', () => {
+      const d = vscode.languages.getDiagnostics(u);
+      return d.length > 0 && d;
+    }, 20000, 250);
+    const seen = diags.map((d) => ({ severity: d.severity, message: d.message }));
+    assert(diags.every((d) => d.severity === vscode.DiagnosticSeverity.Hint && d.message.includes('read-only')), `diagnostics: ${JSON.stringify(seen)}`);
+    const at = doc.positionAt(doc.getText().indexOf('rt/py_rt') + 3);
+    const hovers = await vscode.commands.executeCommand('vscode.executeHoverProvider', u, at);
+    const text = (hovers || []).flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : c.value))).join('\n');
+    assert(text.includes(path.join(proj, '.ai', 'tools', 'rt', 'py_rt.py')), `hover: ${text}`);
+    await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+    return { diagnostics: seen };
   });
 
   await check('rename, references and formatting through VS Code\'s own providers', async () => {

@@ -11,6 +11,7 @@ local M = {}
 
 local OUTPUT = 'kiwi://output'
 local ENVIRONMENT = 'kiwi://environment'
+local CMD_CHECK_PARAMS = 'kiwi.checkParameters'
 
 local runs = {} -- token -> { client_id, streamed, done }
 local active -- token of the latest run that has not returned
@@ -262,19 +263,213 @@ function M.cancel()
   return true
 end
 
---- Ask for parameters (the `▶ Run…` lens), then run.
-local function run_asking(client, argument, bufnr)
-  vim.ui.input({ prompt = 'Parameters for ' .. (argument.id or 'the tool') .. ' (key=value …): ' }, function(line)
-    if line == nil then
+-- ---------------------------------------------------------------------------------------
+-- Asking a tool's parameters, one prompt each (VS Code's level): its name, type, default and
+-- description in the prompt; an enum's choices (and a boolean's) through vim.ui.select, the
+-- default first; the other types typed (JSON for arrays and objects). Each answer is checked
+-- by the server (`kiwi.checkParameters`, the run's own check of CONFIG_SCHEMA) before the next
+-- prompt: a refused value is shown with the schema's words and asked again.
+
+local UNSET = '(leave unset)'
+
+local function type_of(prop)
+  local t = prop.type
+  if type(t) == 'string' then
+    return t
+  end
+  if type(t) == 'table' then
+    for _, x in ipairs(t) do
+      if type(x) == 'string' and x ~= 'null' then
+        return x
+      end
+    end
+  end
+  if type(prop.enum) == 'table' then
+    return 'enum'
+  end
+  return 'string'
+end
+
+local function shown(v)
+  if v == nil or v == vim.NIL then
+    return ''
+  end
+  if type(v) == 'string' then
+    return v
+  end
+  return vim.json.encode(v)
+end
+
+--- The properties' names in the file's order (`order` from the server), then any other.
+local function ordered_names(props, order)
+  local names, seen = {}, {}
+  for _, n in ipairs(type(order) == 'table' and order or {}) do
+    if type(n) == 'string' and props[n] ~= nil and not seen[n] then
+      table.insert(names, n)
+      seen[n] = true
+    end
+  end
+  local rest = {}
+  for n in pairs(props) do
+    if not seen[n] then
+      table.insert(rest, n)
+    end
+  end
+  table.sort(rest)
+  vim.list_extend(names, rest)
+  return names
+end
+
+--- The required properties without a default: what a plain run lacks.
+function M.missing_required(schema, given)
+  local props = type(schema) == 'table' and type(schema.properties) == 'table' and schema.properties or {}
+  local out = {}
+  for _, n in ipairs(type(schema) == 'table' and type(schema.required) == 'table' and schema.required or {}) do
+    local p = props[n]
+    local has_default = type(p) == 'table' and p.default ~= nil
+    if not (type(given) == 'table' and given[n] ~= nil) and not has_default then
+      table.insert(out, n)
+    end
+  end
+  return out
+end
+
+--- What was typed for a property of type `t`: the value, or nil and what was expected.
+function M.parse_value(t, text)
+  local trimmed = vim.trim(text)
+  if t == 'integer' then
+    if trimmed:match('^[+-]?%d+$') then
+      return tonumber(trimmed)
+    end
+    return nil, 'an integer, e.g. 3'
+  elseif t == 'number' then
+    local n = tonumber(trimmed)
+    if n and n == n and n ~= math.huge and n ~= -math.huge then
+      return n
+    end
+    return nil, 'a number, e.g. 2.5'
+  elseif t == 'array' or t == 'object' then
+    local ok, v = pcall(vim.json.decode, text)
+    local islist = vim.islist or vim.tbl_islist
+    if ok and type(v) == 'table' and (t == 'array' and islist(v) or t == 'object' and (next(v) == nil or not islist(v))) then
+      return v
+    end
+    return nil, 'a JSON ' .. t
+  end
+  return text
+end
+
+--- Ask `names` of `schema` in turn, then `done(params)` (not called when cancelled).
+local function ask_each(client, target, bufnr, title, schema, names, done)
+  local props = type(schema.properties) == 'table' and schema.properties or {}
+  local required = {}
+  for _, n in ipairs(type(schema.required) == 'table' and schema.required or {}) do
+    required[n] = true
+  end
+  local params = {}
+  local step
+
+  local function cancelled()
+    notify(title .. ': cancelled, nothing was run')
+  end
+
+  --- The server's check of one answer, then the next prompt (or this one again).
+  local function accept(i, name, value)
+    local arg = vim.deepcopy(target)
+    arg.ask, arg.schema, arg.order = nil, nil, nil
+    arg.parameters = { [name] = value }
+    arg.only = { name }
+    execute(client, CMD_CHECK_PARAMS, arg, bufnr, nil, function(err, result)
+      if err then
+        -- A server without the check: the run checks it.
+        params[name] = value
+        return step(i + 1)
+      end
+      local problems = type(result) == 'table' and type(result.problems) == 'table' and result.problems or {}
+      local problem = problems[name] or problems['']
+      if problem ~= nil and problem ~= vim.NIL then
+        notify(('%s = %s: %s'):format(name, shown(value), tostring(problem)), vim.log.levels.ERROR)
+        return step(i)
+      end
+      params[name] = value
+      step(i + 1)
+    end)
+  end
+
+  step = function(i)
+    local name = names[i]
+    if not name then
+      return done(params)
+    end
+    local prop = type(props[name]) == 'table' and props[name] or {}
+    local t = type_of(prop)
+    local hint = ('%s, %s'):format(t == 'enum' and 'one of' or t, required[name] and 'required' or 'optional')
+    if prop.default ~= nil then
+      hint = hint .. ', default ' .. shown(prop.default)
+    end
+    for _, bound in ipairs({ 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'pattern' }) do
+      if prop[bound] ~= nil and type(prop[bound]) ~= 'boolean' then
+        hint = hint .. (', %s %s'):format(bound, shown(prop[bound]))
+      end
+    end
+    local prompt = ('%s (%d/%d) · %s%s'):format(name, i, #names, hint,
+      type(prop.description) == 'string' and (' — ' .. prop.description) or '')
+    if t == 'boolean' or type(prop.enum) == 'table' then
+      local values = t == 'boolean' and { true, false } or vim.deepcopy(prop.enum)
+      -- The default first, so the first choice takes it.
+      for k, x in ipairs(values) do
+        if prop.default ~= nil and k > 1 and shown(x) == shown(prop.default) then
+          table.insert(values, 1, table.remove(values, k))
+          break
+        end
+      end
+      local items = vim.list_extend({}, values)
+      if not required[name] then
+        table.insert(items, UNSET)
+      end
+      vim.ui.select(items, { prompt = prompt .. ': ', format_item = shown }, function(choice, idx)
+        if choice == nil then
+          return cancelled()
+        end
+        if idx and idx > #values then
+          return step(i + 1)
+        end
+        accept(i, name, choice)
+      end)
       return
     end
-    local ok, params = pcall(M.parse_params, words_of(line))
-    if not ok then
-      notify(params, vim.log.levels.ERROR)
-      return
-    end
+    vim.ui.input({ prompt = prompt .. ': ', default = shown(prop.default) }, function(text)
+      if text == nil then
+        return cancelled()
+      end
+      if text == '' then
+        if required[name] then
+          notify(name .. ' is required', vim.log.levels.ERROR)
+          return step(i)
+        end
+        return step(i + 1)
+      end
+      local value, expected = M.parse_value(t, text)
+      if value == nil then
+        notify(('%s: expected %s'):format(name, expected), vim.log.levels.ERROR)
+        return step(i)
+      end
+      accept(i, name, value)
+    end)
+  end
+  step(1)
+end
+
+--- Ask for parameters (the `▶ Run…` lens: its argument carries the schema and the order;
+--- `only`, names to ask, else all), then run. A schema with no properties asks for the
+--- whole object as `key=value` words.
+local function run_asking(client, argument, bufnr, only)
+  local schema = type(argument.schema) == 'table' and argument.schema or {}
+  local props = type(schema.properties) == 'table' and schema.properties or {}
+  local title = 'run ' .. (argument.id or 'the tool')
+  local function go(params)
     local a = vim.deepcopy(argument)
-    a.ask = nil
+    a.ask, a.schema, a.order = nil, nil, nil
     -- A step's lens carries its fixed parameters and asks for the templated ones.
     if type(argument.parameters) == 'table' then
       a.parameters = vim.tbl_extend('force', argument.parameters, params)
@@ -282,18 +477,144 @@ local function run_asking(client, argument, bufnr)
       a.parameters = params
     end
     M.run(client, a, bufnr)
+  end
+  local names = vim.tbl_filter(function(n)
+    return only == nil or vim.tbl_contains(only, n)
+  end, ordered_names(props, argument.order))
+  if #names == 0 then
+    vim.ui.input({ prompt = 'Parameters for ' .. (argument.id or 'the tool') .. ' (key=value …): ' }, function(line)
+      if line == nil then
+        return
+      end
+      local ok, params = pcall(M.parse_params, words_of(line))
+      if not ok then
+        notify(params, vim.log.levels.ERROR)
+        return
+      end
+      go(params)
+    end)
+    return
+  end
+  ask_each(client, argument, bufnr, title, schema, names, go)
+end
+
+--- The `▶ Run…` lens's argument of a buffer's tool (its schema), through `callback`.
+local function ask_lens_of(client, bufnr, callback)
+  local params = { textDocument = { uri = vim.uri_from_bufnr(bufnr) } }
+  local ok = config.call_client(client, 'request', 'textDocument/codeLens', params, function(err, lenses)
+    if err or type(lenses) ~= 'table' then
+      return callback(nil)
+    end
+    for _, l in ipairs(lenses) do
+      local a = l.command and (l.command.arguments or {})[1]
+      if type(a) == 'table' and a.ask and a.schema ~= nil and (a.parameters == nil or a.parameters == vim.NIL) then
+        return callback(a)
+      end
+    end
+    callback(nil)
+  end, bufnr)
+  if not ok then
+    callback(nil)
+  end
+end
+
+--- A plain run (no parameters given) of a tool with required parameters without a default:
+--- ask just those, in the schema's order, instead of a run that can only be refused.
+local function run_plain(client, argument, bufnr)
+  if argument.parameters ~= nil or not (argument.uri or argument.path) or not bufnr then
+    return M.run(client, argument, bufnr)
+  end
+  ask_lens_of(client, bufnr, function(lens)
+    local missing = lens and M.missing_required(lens.schema, nil) or {}
+    if #missing == 0 then
+      return M.run(client, argument, bufnr)
+    end
+    local a = vim.deepcopy(argument)
+    a.schema, a.order = lens.schema, lens.order
+    run_asking(client, a, bufnr, missing)
   end)
 end
 
---- The environment report of a tool (its chain, interpreters, variables) in a scratch buffer.
+--- The display width of a string.
+local function width(s)
+  return vim.fn.strdisplaywidth(s)
+end
+
+--- Markdown (what the server renders for hovers and the environment) as readable text:
+--- headings underlined, `**strong**` and `code` marks dropped, links as `text <url>`, bullets
+--- as •, tables as aligned columns.
+function M.markdown_to_text(md)
+  local function inline(l)
+    l = l:gsub('%*%*(.-)%*%*', '%1')
+    l = l:gsub('`([^`]*)`', '%1')
+    l = l:gsub('%[([^%]]*)%]%(([^)]*)%)', '%1 <%2>')
+    l = l:gsub('\\([%p])', '%1')
+    return l
+  end
+  local out, table_rows = {}, nil
+  local function flush_table()
+    if not table_rows then
+      return
+    end
+    local widths = {}
+    for _, row in ipairs(table_rows) do
+      for i, cell in ipairs(row) do
+        widths[i] = math.max(widths[i] or 0, width(cell))
+      end
+    end
+    for _, row in ipairs(table_rows) do
+      local cells = {}
+      for i, cell in ipairs(row) do
+        cells[i] = cell .. string.rep(' ', (widths[i] or 0) - width(cell))
+      end
+      table.insert(out, (table.concat(cells, '  '):gsub('%s+$', '')))
+    end
+    table_rows = nil
+  end
+  for _, l in ipairs(split_lines(md)) do
+    if l:match('^%s*|') then
+      if not l:match('^%s*|[%s:|-]+|%s*$') then
+        local row = {}
+        local inner = l:gsub('^%s*|', ''):gsub('|%s*$', '')
+        for _, cell in ipairs(vim.split(inner, '|', { plain = true })) do
+          table.insert(row, vim.trim(inline(cell)))
+        end
+        table_rows = table_rows or {}
+        table.insert(table_rows, row)
+      end
+    else
+      flush_table()
+      local level, title = l:match('^(#+)%s+(.*)$')
+      if level then
+        local t = inline(title)
+        table.insert(out, t)
+        table.insert(out, string.rep(#level <= 1 and '═' or '─', width(t)))
+      elseif l:match('^%s*[-*]%s+') then
+        local indent, rest = l:match('^(%s*)[-*]%s+(.*)$')
+        table.insert(out, indent .. '• ' .. inline(rest))
+      elseif l:match('^```') then
+        -- a fence: its lines stay as they are
+      else
+        table.insert(out, inline(l))
+      end
+    end
+  end
+  flush_table()
+  return out
+end
+
+--- The environment report of a tool (its chain, interpreters, variables) in a read-only
+--- scratch buffer, as readable text.
 function M.environment(client, argument, bufnr)
   return execute(client, 'kiwi.showEnvironment', argument, bufnr, nil, function(err, result)
     if err then
       notify('environment: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
       return
     end
-    local buf = scratch(ENVIRONMENT, 'markdown')
-    set_lines(buf, split_lines(result and result.markdown or vim.inspect(result)))
+    local buf = scratch(ENVIRONMENT, 'kiwienv')
+    vim.bo[buf].modifiable = true
+    set_lines(buf, M.markdown_to_text(result and result.markdown or vim.inspect(result)))
+    vim.bo[buf].modifiable = false
     show(buf)
   end)
 end
@@ -368,7 +689,7 @@ function M.register()
     if argument.ask then
       run_asking(client, argument, bufnr)
     else
-      M.run(client, argument, bufnr)
+      run_plain(client, argument, bufnr)
     end
   end)
   vim.lsp.commands['kiwi.showEnvironment'] = lens_command(M.environment)
@@ -387,8 +708,9 @@ function M.register()
     with_target(function(client, argument, bufnr)
       if next(params) ~= nil then
         argument.parameters = params
+        return M.run(client, argument, bufnr)
       end
-      return M.run(client, argument, bufnr)
+      return run_plain(client, argument, bufnr)
     end)
   end, { nargs = '*', bang = true, desc = 'kiwi: run this tool (key=value parameters); ! cancels the run' })
   vim.api.nvim_create_user_command('KiwiCancel', function()

@@ -42,12 +42,43 @@ function M.root_of(path)
   return root
 end
 
+--- The root of the running kiwi client whose project reads `path` from one of its read-only
+--- spaces (an extra or system space): a file opened from that project (go to definition)
+--- belongs to it, not to a server of its own on the space alone.
+local function read_only_owner(path, root)
+  local list = (vim.lsp.get_clients or vim.lsp.get_active_clients)({ name = M.name })
+  for _, c in ipairs(list) do
+    local stopped
+    if vim.fn.has('nvim-0.11') == 1 then
+      stopped = c:is_stopped()
+    else
+      stopped = c.is_stopped()
+    end
+    if not stopped and c.config.root_dir and c.config.root_dir ~= root then
+      local ok, r = pcall(M.call_client, c, 'request_sync', 'workspace/executeCommand', {
+        command = 'kiwi.readOnlyOwner',
+        arguments = { { path = path } },
+      }, 2000)
+      local res = ok and type(r) == 'table' and r.result
+      if type(res) == 'table' and res.root == c.config.root_dir then
+        return res.root
+      end
+    end
+  end
+  return nil
+end
+
 --- The root for a buffer, only when it is a file of one of kiwi's filetypes under `.ai/`.
 function M.buf_root(bufnr)
   if not vim.tbl_contains(M.filetypes, vim.bo[bufnr].filetype) then
     return nil
   end
-  return M.root_of(M.buf_path(bufnr))
+  local path = M.buf_path(bufnr)
+  local root = M.root_of(path)
+  if root then
+    return read_only_owner(path, root) or root
+  end
+  return root
 end
 
 local function call_client(client, method, ...)

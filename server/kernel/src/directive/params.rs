@@ -152,13 +152,12 @@ fn check_call(call: &Call, tool: &Item, specs: &[ParamSpec], out: &mut Vec<Diagn
     } else {
         format!("it declares {}", quote_all(&names))
     };
-    // D113: not declared.
+    // D113: not declared (the rule the run refusal lists them by).
+    let undeclared = crate::config_schema::undeclared(&names, &passed);
     for (name, _) in &call.params {
-        if names.contains(&name.value.as_str()) {
+        let Some(&(_, sugg)) = undeclared.iter().find(|(u, _)| *u == name.value) else {
             continue;
-        }
-        let free = names.iter().copied().filter(|n| !passed.contains(n));
-        let sugg = diag::closest(&name.value, free);
+        };
         let mut d = Diagnostic::new(
             Code::D113,
             name.range,

@@ -62,27 +62,29 @@ pub fn validate_params(tool: &Item, params: &Json) -> Result<Json, ExecError> {
                 (None, _) => details.push(format!("{err}")),
             }
         }
-        // A given name the schema does not declare, close to one it does, is most likely
-        // a typo of it: say so.
+        // A refused run lists every given name the schema does not declare, as D113 does in
+        // the editor (one rule, `config_schema::undeclared`), with the declared name it most
+        // likely misspells. Alone, an undeclared name is no refusal: the schema allows it.
         let declared: Vec<&str> = schema
             .get("properties")
             .and_then(Json::as_object)
             .map(|m| m.keys().map(String::as_str).collect())
             .unwrap_or_default();
         let mut suggestions = Vec::new();
-        if !details.is_empty() {
-            for given in params.keys().filter(|k| !declared.contains(&k.as_str())) {
-                if let Some(best) = crate::diag::closest_n(given, declared.iter().copied(), 1)
-                    .into_iter()
-                    .next()
-                {
-                    let plain = format!("`{given}`: not a parameter of this tool");
-                    let line = format!("{plain}; did you mean `{best}`?");
-                    match details.iter_mut().find(|d| **d == plain) {
-                        Some(d) => *d = line,
-                        None => details.push(line),
+        if !details.is_empty() && schema.get("properties").is_some() {
+            let given: Vec<&str> = params.keys().map(String::as_str).collect();
+            for (g, best) in crate::config_schema::undeclared(&declared, &given) {
+                let plain = format!("`{g}`: not a parameter of this tool");
+                let line = match best {
+                    Some(b) => {
+                        suggestions.push(b.to_string());
+                        format!("{plain}; did you mean `{b}`?")
                     }
-                    suggestions.push(best.to_string());
+                    None => format!("{plain} (it declares {})", quote_all(&declared)),
+                };
+                match details.iter_mut().find(|d| **d == plain) {
+                    Some(d) => *d = line,
+                    None => details.push(line),
                 }
             }
         }
@@ -107,4 +109,12 @@ pub fn validate_params(tool: &Item, params: &Json) -> Result<Json, ExecError> {
         }
     }
     Ok(Json::Object(params))
+}
+
+fn quote_all(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

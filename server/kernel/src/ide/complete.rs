@@ -71,9 +71,23 @@ fn entries<'a>(
         .collect()
 }
 
-fn item_ids(ws: &Workspace, t: ItemType, range: TextRange) -> Vec<CompletionEntry> {
+/// The ids of items of type `t` that a call or a grant can name: for tools only the runnable
+/// ones (a library module or a data file under `tools/` is never run, so never granted).
+/// Only those holding what is typed (`typed`, in `range`, case aside; `.` for `/` in rye's
+/// dotted spelling): a client that does not filter by the edit's range (Neovim's omnifunc
+/// filters by keyword, and `/` is none) gets the narrowed list, not every id.
+fn item_ids(ws: &Workspace, t: ItemType, range: TextRange, typed: &str) -> Vec<CompletionEntry> {
+    let typed = typed.to_lowercase().replace('.', "/");
     ws.ids(t)
         .iter()
+        .filter(|id| typed.is_empty() || id.to_lowercase().contains(&typed))
+        .filter(|id| {
+            t != ItemType::Tool
+                || ws
+                    .get(t, id)
+                    .and_then(|i| i.tool().map(|tool| tool.kind().is_runnable()))
+                    .unwrap_or(true)
+        })
         .map(|id| CompletionEntry {
             label: id.to_string(),
             kind: CompletionKind::Item,
@@ -170,7 +184,7 @@ fn tool_completions(
     let yaml = t.format == ToolFormat::Yaml;
     for trig in ["__executor_id__ = \"", "executor_id: ", "executor_id: \""] {
         if let Some(s) = at(trig) {
-            return item_ids(ws, ItemType::Tool, range_from(s));
+            return item_ids(ws, ItemType::Tool, range_from(s), &text[s..offset]);
         }
     }
     // A top-level field name, at the start of a line.
@@ -518,7 +532,7 @@ fn directive_completions(
             .and_then(|e| e.attr("item_type"))
             .and_then(|a| ItemType::parse(a.value.trim()))
             .unwrap_or(ItemType::Tool);
-        return item_ids(ws, t, range_from(s));
+        return item_ids(ws, t, range_from(s), &text[s..offset]);
     }
     if in_permissions {
         if let Some(s) = at(" id=\"") {
@@ -526,7 +540,34 @@ fn directive_completions(
                 .and_then(|e| e.attr("item_type"))
                 .and_then(|a| ItemType::parse(a.value.trim()))
                 .unwrap_or(ItemType::Tool);
-            return item_ids(ws, t, range_from(s));
+            return item_ids(ws, t, range_from(s), &text[s..offset]);
+        }
+    }
+    // rye's hierarchical grant, `<execute><tool>rye.core.|</tool></execute>`: the ids of the
+    // element's type in the spelling the text uses (rye's dots, or slashes once one is typed).
+    if in_permissions {
+        let content = inner.filter(|e| {
+            e.start_tag.end <= offset
+                && text
+                    .get(e.start_tag.end..offset)
+                    .is_some_and(|t| !t.contains('<'))
+        });
+        let t = content.and_then(|e| match e.name.as_str() {
+            "tool" => Some(ItemType::Tool),
+            "directive" => Some(ItemType::Directive),
+            "knowledge" => Some(ItemType::Knowledge),
+            _ => None,
+        });
+        if let Some(t) = t {
+            let s = word_start(text, line_start, offset);
+            let dotted = !text[s..offset].contains('/');
+            let mut out = item_ids(ws, t, range_from(s), &text[s..offset]);
+            if dotted {
+                for e in &mut out {
+                    e.label = e.label.replace('/', ".");
+                }
+            }
+            return out;
         }
     }
     if inner.is_some_and(|e| e.name == "input") {

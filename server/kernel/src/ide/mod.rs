@@ -31,7 +31,8 @@ pub use hover::hover;
 pub use lenses::code_lenses;
 pub use markdown::environment_markdown;
 pub use refs::{
-    occurrences, prepare_rename, references, rename, rename_file, target_at, Occurrence, RenamePlan,
+    occurrences, prepare_rename, references, rename, rename_file, rename_refusal, target_at,
+    Occurrence, RenamePlan,
 };
 pub use symbols::symbols;
 pub use syntax::{

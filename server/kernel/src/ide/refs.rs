@@ -333,6 +333,28 @@ pub fn prepare_rename(
     None
 }
 
+/// Why nothing at `offset` can be renamed because of a read-only space (the item named
+/// there, or the file holding the name): the message an editor shows where
+/// [`prepare_rename`] offers nothing, instead of its own "nothing to rename".
+pub fn rename_refusal(ws: &Workspace, item: &Arc<Item>, offset: usize) -> Option<String> {
+    if let Some((target, _)) = reference_at(ws, item, offset) {
+        if let Err(e) = read_only_refusal(&target) {
+            return Some(e);
+        }
+    } else if declaration_range(item).is_some_and(|r| r.touches(offset)) {
+        if let Err(e) = read_only_refusal(item) {
+            return Some(e);
+        }
+    }
+    (!item.space.is_writable()).then(|| {
+        format!(
+            "{} is in the read-only `{}` space: kiwi never renames, edits or moves its files",
+            item.path.display(),
+            item.space
+        )
+    })
+}
+
 /// A rename: text edits per file, and the renamed item's file move.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct RenamePlan {

@@ -642,6 +642,57 @@ fn completion_inside_permissions_inputs_and_ids() {
 }
 
 #[test]
+fn completion_in_hierarchical_grants_offers_runnable_tools_only() {
+    // Issue 27: nothing was offered inside `<tool>…</tool>`, and `id="` offered library
+    // modules and data files, which no grant can run.
+    let with_library = |src: &str| {
+        let (text, off) = fixture(src);
+        let (mut ws, item) = ws_with("directives/t.md", ItemType::Directive, "t", &text);
+        let (rt, _) = fixture(RUNTIME);
+        for (id, body) in [
+            ("rt/py", rt.as_str()),
+            (
+                "rt/helpers",
+                "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__tool_description__ = \"helpers\"\n",
+            ),
+        ] {
+            ws.insert(Arc::new(
+                parse_item(
+                    ItemType::Tool,
+                    id.into(),
+                    Space::Project,
+                    PathBuf::from(format!("/nonexistent/proj/.ai/tools/{id}.py")),
+                    body.as_bytes(),
+                )
+                .unwrap(),
+            ));
+        }
+        (completions(&ws, &item, off), text, off)
+    };
+    let src = DIRECTIVE.replace("id=\"rt/*\"", "id=\"rt/$0");
+    let (c, _, _) = with_library(&src);
+    assert!(names(&c).contains(&"rt/py"), "{c:?}");
+    assert!(
+        !names(&c).contains(&"rt/helpers"),
+        "a library offered: {c:?}"
+    );
+    let src = DIRECTIVE.replace(
+        "    </permissions>",
+        "      <execute><tool>rt.$0</tool></execute>\n    </permissions>",
+    );
+    let (c, text, off) = with_library(&src);
+    assert_eq!(names(&c), vec!["rt.py"], "{c:?}");
+    // The edit replaces what was typed, so the editor filters by it.
+    assert_eq!(&text[c[0].range.start..off], "rt.");
+    let src = DIRECTIVE.replace(
+        "    </permissions>",
+        "      <execute><tool>rt/$0</tool></execute>\n    </permissions>",
+    );
+    let (c, _, _) = with_library(&src);
+    assert_eq!(names(&c), vec!["rt/py"], "{c:?}");
+}
+
+#[test]
 fn completion_attributes_are_balanced_snippets() {
     let src = DIRECTIVE.replace(
         "item_type=\"tool\" item_id=\"rt/py\">",

@@ -46,5 +46,10 @@ pub(crate) async fn completion(
             ..Default::default()
         })
         .collect();
-    Ok(Some(CompletionResponse::Array(items)))
+    // Incomplete: the ids offered are those holding what is typed (ide::completions narrows
+    // them), so the client asks again as the word changes.
+    Ok(Some(CompletionResponse::List(CompletionList {
+        is_incomplete: true,
+        items,
+    })))
 }

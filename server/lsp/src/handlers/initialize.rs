@@ -114,6 +114,8 @@ pub(crate) async fn initialize(b: &Backend, params: InitializeParams) -> Result<
                     ide::CMD_SHOW_ENV.into(),
                     ide::CMD_VALIDATE.into(),
                     ide::CMD_INIT.into(),
+                    crate::commands::CMD_CHECK_PARAMS.into(),
+                    crate::commands::CMD_READ_ONLY_OWNER.into(),
                 ],
                 work_done_progress_options: WorkDoneProgressOptions {
                     work_done_progress: Some(true),

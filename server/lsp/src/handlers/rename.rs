@@ -14,10 +14,19 @@ pub(crate) async fn prepare_rename(
     p: TextDocumentPositionParams,
 ) -> Result<Option<PrepareRenameResponse>> {
     let Some((snap, found)) = b
-        .query(&p.text_document.uri, Some(p.position), ide::prepare_rename)
+        .query(&p.text_document.uri, Some(p.position), |ws, item, off| {
+            ide::prepare_rename(ws, item, off).ok_or_else(|| ide::rename_refusal(ws, item, off))
+        })
         .await?
     else {
         return Ok(None);
+    };
+    // Refused for a read-only space: an error the editor shows (Neovim said "nothing to
+    // rename", and the user could not tell why).
+    let found = match found {
+        Ok(f) => Some(f),
+        Err(Some(why)) => return Err(jsonrpc::Error::invalid_params(why)),
+        Err(None) => None,
     };
     Ok(
         found.map(|(range, id)| PrepareRenameResponse::RangeWithPlaceholder {

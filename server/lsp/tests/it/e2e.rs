@@ -421,7 +421,7 @@ async fn completion_resolver_types_and_inlay_hint() {
             json!({"textDocument": {"uri": uri(&rt)}, "position": pos(&text, "venv_python", 4, true)}),
         )
         .await;
-    let labels: Vec<&str> = comp
+    let labels: Vec<&str> = comp["items"]
         .as_array()
         .unwrap()
         .iter()
@@ -783,7 +783,7 @@ async fn signature_help_and_parameter_completion_at_a_param() {
                 json!({"textDocument": {"uri": uri(&g)}, "position": at}),
             )
             .await;
-        let labels: Vec<&str> = comp
+        let labels: Vec<&str> = comp["items"]
             .as_array()
             .unwrap()
             .iter()
@@ -797,7 +797,7 @@ async fn signature_help_and_parameter_completion_at_a_param() {
                 json!({"textDocument": {"uri": uri(&g)}, "position": at}),
             )
             .await;
-        let first = &comp[0];
+        let first = &comp["items"][0];
         assert_eq!(first["label"], "name", "{comp}");
         if utf8 {
             // The client supports snippets.
