@@ -227,6 +227,16 @@ def main():
         check("skills/get agrees with the listing; unknown or misnamed: -32602", get_agrees)
         check("resources/directory/read of the root and a subfolder; a file: -32602", directories)
         check("resources/read refuses a climb, a symlink out and a missing file", refusals)
+
+        def search_and_load():
+            r = raw.call("tools/call", {"name": "search", "arguments": {"item_type": "skill", "query": "fill pdf forms"}})
+            hits = r["result"]["structuredContent"]["results"]
+            assert hits and hits[0]["id"] == "pdf" and hits[0]["item_type"] == "skill", hits[:2]
+            r = raw.call("tools/call", {"name": "load", "arguments": {"item_type": "skill", "item_id": "pdf"}})
+            content = r["result"]["structuredContent"]["content"]
+            assert content.startswith("---\nname: pdf\n"), content[:80]
+
+        check("the search and load meta-tools find and read a skill", search_and_load)
         raw.close()
 
         def digests():

@@ -80,7 +80,7 @@ pub fn search(o: &SearchOptions) -> Result<ExitCode> {
     let types: Vec<&str> = match o.item_type {
         Some(t) => {
             if ItemType::parse(t).is_none() {
-                bail!("--type `{t}` is not an item type; use directive, tool, knowledge or system");
+                bail!("--type `{t}` is not an item type; use directive, tool, knowledge, system or skill");
             }
             vec![t]
         }

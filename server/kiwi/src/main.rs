@@ -185,7 +185,7 @@ values only for variables the chain itself defines) and runs nothing.")]
     /// Search items by relevance (BM25, typo tolerant) across the project, user, extra (KIWI_SPACES, `spaces:`) and builtin spaces.
     Search {
         query: String,
-        /// directive, tool, knowledge or system (default: every type).
+        /// directive, tool, knowledge, system or skill (default: every type).
         #[arg(long = "type")]
         item_type: Option<String>,
         /// project, user, builtin, an extra space's name, registry (every configured registry),
