@@ -127,7 +127,7 @@ pub const PROVENANCE: &[Provenance] = &[
     p(Code::R703, Refuses, "rye's `verify_item` raises \"Untrusted key\" for a signer not in its trust store (`rye/utils/integrity.py`); kiwi refuses it where `trust.require_signed` covers the registry (spec/10-registry.md)"),
     p(Code::R704, Refuses, "rye fails a run whose lockfile names a chain element it cannot find (`primitive_executor.py` `execute`: \"Lockfile chain element not found\")"),
     p(Code::R705, Refuses, "kiwi cannot tell which pulled items drifted, so a pull or a locked run fails (spec/10-registry.md)"),
-    p(Code::R706, Refuses, "rye's `verify_item` raises \"Integrity failed\" when the content's hash (`rye/utils/metadata_manager.py` `MetadataManager.compute_hash`) differs from the `rye:signed` header's, for every link of a chain before it runs (`primitive_executor.py` `execute`, step 3) and for a directive or knowledge entry it runs or loads (`rye/tools/execute.py`, `rye/tools/load.py`)"),
+    p(Code::R706, Refuses, "rye's `verify_item` raises \"Integrity failed\" when the content's hash (`rye/utils/metadata_manager.py` `MetadataManager.compute_hash`) differs from the `rye:signed` header's, for every link of a chain before it runs (`primitive_executor.py` `execute`, step 3) and for a directive or knowledge entry it runs or loads (`rye/tools/execute.py`, `rye/tools/load.py`); ryeos's engine (`trust::verify_item_signature`) returns `ContentHashMismatch` when the SHA-256 of the bytes after the `ryeos:signed` line (the envelope of the file type's kind schema) differs from the header's, and refuses the item at every load and at bundle install"),
 ];
 
 /// Codes whose severity is still above what their provenance allows, each awaiting a
