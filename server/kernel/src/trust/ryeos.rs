@@ -167,17 +167,11 @@ pub fn ryeos_integrity(path: &Path, text: &str) -> Option<RyeosIntegrity> {
     })
 }
 
-/// Sign `body` the way ryeos's signer does (for tests and for writing ryeos items): the
-/// signature line for `path`'s envelope, then the body. A shebang (`#!…` first line of
-/// `body`) stays above the line when the envelope says `after_shebang`.
-pub fn sign(
-    path: &Path,
-    body: &str,
-    key: &ed25519_dalek::SigningKey,
-    time: &str,
-) -> Option<String> {
+/// Sign `body` with `keys` the way ryeos's signer does (`ryeos sign`; kiwi's tests sign
+/// fixtures with it): the signature line for `path`'s envelope, then the body. A shebang
+/// (`#!` first line of `body`) stays above the line when the envelope says `after_shebang`.
+pub fn sign(path: &Path, body: &str, keys: &super::Keys, time: &str) -> Option<String> {
     use base64::Engine as _;
-    use ed25519_dalek::Signer as _;
     let env = envelope_for(path)?;
     let (shebang, rest) = match (env.after_shebang, body.starts_with("#!")) {
         (true, true) => match body.find('\n') {
@@ -187,9 +181,9 @@ pub fn sign(
         _ => ("", body),
     };
     let hash = super::hex(&Sha256::digest(rest.as_bytes()));
-    let sig =
-        base64::engine::general_purpose::STANDARD.encode(key.sign(hash.as_bytes()).to_bytes());
-    let fp = ryeos_fingerprint(&key.verifying_key());
+    let sig = base64::engine::general_purpose::STANDARD
+        .encode(keys.sign_bytes(hash.as_bytes()).to_bytes());
+    let fp = ryeos_fingerprint(&keys.public_key());
     let line = match env.suffix {
         Some(s) => format!("{} {MARKER}{time}:{hash}:{sig}:{fp} {s}", env.prefix),
         None => format!("{} {MARKER}{time}:{hash}:{sig}:{fp}", env.prefix),

@@ -631,11 +631,11 @@ fn rye_integrity_on_the_corpus() {
 #[test]
 fn ryeos_signatures_are_hashed_signed_and_verified_as_ryeos_does() {
     use std::path::Path;
-    let key = SigningKey::from_bytes(&[7u8; 32]);
-    let fp = ryeos::ryeos_fingerprint(&key.verifying_key());
-    assert_eq!(fp, hex(&Sha256::digest(key.verifying_key().as_bytes())));
     let u = user();
-    TrustStore::trust(u.path(), &key.verifying_key()).unwrap();
+    let key = Keys::generate(u.path()).unwrap();
+    let fp = ryeos::ryeos_fingerprint(&key.public_key());
+    assert_eq!(fp, hex(&Sha256::digest(key.public_key().as_bytes())));
+    TrustStore::trust(u.path(), &key.public_key()).unwrap();
     let store = TrustStore::load(u.path()).unwrap();
     assert_eq!(store.keys()[0].ryeos_fingerprint, fp);
     assert!(store.is_trusted(&fp));
@@ -674,7 +674,8 @@ fn ryeos_signatures_are_hashed_signed_and_verified_as_ryeos_does() {
         other.hash = "0".repeat(64);
         assert_eq!(store.verify_rye(&other), Verdict::BadSignature);
         // Another signer: unknown.
-        let stranger = SigningKey::from_bytes(&[8u8; 32]);
+        let other = user();
+        let stranger = Keys::generate(other.path()).unwrap();
         let s = ryeos::sign(path, body, &stranger, "2026-11-28T01:00:00Z").unwrap();
         let h = ryeos::ryeos_integrity(path, &s).unwrap().header;
         assert!(matches!(
