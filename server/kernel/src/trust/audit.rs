@@ -234,8 +234,8 @@ pub fn provenance(ws: &Workspace, item: &Item) -> Option<Provenance> {
 }
 
 /// The check rule: R701 (changed since pulled), R702 (bad signature: the lock's, or an inline
-/// rye header's against a trusted key), R703 (untrusted signer), R706 (a `rye:signed` header
-/// the content no longer matches).
+/// rye or ryeos header's against a trusted key), R703 (untrusted signer), R706 (a `rye:signed`
+/// or `ryeos:signed` header the content no longer matches).
 pub fn check_item(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>) {
     if let Some(d) = stale_rye_signature(item) {
         out.push(d);
@@ -269,7 +269,12 @@ pub fn check_item(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>) {
     }
     // rye-os's inline signature, checked only against a key the user trusts: the corpus's
     // files are signed by keys nobody here has, and that is no defect.
-    if let Some(h) = super::rye::find_header(item.text()) {
+    // ryeos's header is found where its envelope for the file type puts it; rye's as rye
+    // finds it.
+    let header = super::ryeos::ryeos_integrity(&item.path, item.text())
+        .map(|r| r.header)
+        .or_else(|| super::rye::find_header(item.text()).filter(|h| h.system == "rye"));
+    if let Some(h) = header {
         let store = trust_store(&ws.user);
         if store.get(&h.fingerprint).is_some() && store.verify_rye(&h) == Verdict::BadSignature {
             out.push(Diagnostic::new(
@@ -510,13 +515,23 @@ impl ItemVerification {
 
 /// Verify one item: its lock entry (files, signature, trust) and its inline rye signature.
 pub fn verify_item(ws: &Workspace, item: &Item) -> ItemVerification {
-    let rye = super::rye::find_header(item.text()).map(|header| RyeCheck {
-        // rye's own computation; `None` where rye reads no `rye:signed` header (a `//` or
-        // `ryeos:` one) or cannot hash the content.
-        hash_matches: super::rye::rye_integrity(item.item_type, item.text())
-            .and_then(|r| r.actual.map(|a| a == r.expected)),
-        verdict: trust_store(&ws.user).verify_rye(&header),
-        header,
+    // ryeos's header, found and hashed as ryeos does for the file type; else rye's.
+    let ryeos = super::ryeos::ryeos_integrity(&item.path, item.text()).map(|r| RyeCheck {
+        hash_matches: Some(!r.is_stale()),
+        verdict: trust_store(&ws.user).verify_rye(&r.header),
+        header: r.header,
+    });
+    let rye = ryeos.or_else(|| {
+        super::rye::find_header(item.text())
+            .filter(|h| h.system == "rye")
+            .map(|header| RyeCheck {
+                // rye's own computation; `None` where rye reads no `rye:signed` header (a
+                // `//` one) or cannot hash the content.
+                hash_matches: super::rye::rye_integrity(item.item_type, item.text())
+                    .and_then(|r| r.actual.map(|a| a == r.expected)),
+                verdict: trust_store(&ws.user).verify_rye(&header),
+                header,
+            })
     });
     ItemVerification {
         item_type: item.item_type.as_str().to_string(),
@@ -598,7 +613,9 @@ pub fn stale_rye_signature(item: &Item) -> Option<Diagnostic> {
     if item.is_builtin() {
         return None;
     }
-    let r = super::rye::rye_integrity(item.item_type, item.text())?;
+    let Some(r) = super::rye::rye_integrity(item.item_type, item.text()) else {
+        return stale_ryeos_signature(item);
+    };
     if !r.is_stale() {
         return None;
     }
@@ -620,6 +637,29 @@ pub fn stale_rye_signature(item: &Item) -> Option<Diagnostic> {
              (\"Integrity failed\", rye/utils/integrity.py `verify_item`), and `kiwi run` refuses \
              it and every tool whose chain holds it; sign it again with rye's `sign` tool",
             item.item_type.as_str()
+        ),
+    ))
+}
+
+/// R706 for ryeos's `ryeos:signed` header ([`super::ryeos::ryeos_integrity`]): ryeos's
+/// verifier refuses the item (`ContentHashMismatch`) before it looks at the key.
+fn stale_ryeos_signature(item: &Item) -> Option<Diagnostic> {
+    let r = super::ryeos::ryeos_integrity(&item.path, item.text())?;
+    if !r.is_stale() {
+        return None;
+    }
+    Some(Diagnostic::new(
+        Code::R706,
+        r.hash_range,
+        format!(
+            "this {} changed after it was signed: its `ryeos:signed` header carries the hash \
+             {}…, the bytes after the header line now hash to {}…; ryeos refuses to load, run \
+             or install it (content hash mismatch, its engine's `verify_item_signature`), and \
+             `kiwi run` refuses it and every tool whose chain holds it; sign it again with \
+             `ryeos sign`",
+            item.item_type.as_str(),
+            r.expected.get(..16).unwrap_or(&r.expected),
+            &r.actual[..16]
         ),
     ))
 }

@@ -15,12 +15,16 @@
 //!
 //! A **fingerprint** is the first 16 bytes of the SHA-256 of the raw 32-byte public key, as 32
 //! lower-case hex characters. It does not depend on how the key is encoded (PEM, base64).
-//! rye-os names keys by a 16-hex-character fingerprint of its own ([`rye::rye_fingerprint`]);
-//! the trust store answers to both.
+//! rye-os names keys by a 16-hex-character fingerprint of its own ([`rye::rye_fingerprint`]),
+//! ryeos by the whole SHA-256 of the raw key ([`ryeos::ryeos_fingerprint`], 64 hex
+//! characters); the trust store answers to all three.
+//! - [`ryeos`]: ryeos's inline `ryeos:signed:` headers (envelope per file type, hash of the
+//!   bytes after the signature line).
 
 pub mod audit;
 pub mod pem;
 pub mod rye;
+pub mod ryeos;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -450,6 +454,8 @@ pub struct TrustedKey {
     pub fingerprint: String,
     /// rye-os's fingerprint of the same file ([`rye::rye_fingerprint`]).
     pub rye_fingerprint: String,
+    /// ryeos's fingerprint of the same key ([`ryeos::ryeos_fingerprint`]: 64 hex characters).
+    pub ryeos_fingerprint: String,
     pub key: VerifyingKey,
     pub path: PathBuf,
 }
@@ -499,6 +505,7 @@ impl TrustStore {
                     store.keys.push(TrustedKey {
                         fingerprint: fingerprint_of(&key),
                         rye_fingerprint: rye::rye_fingerprint(&bytes),
+                        ryeos_fingerprint: ryeos::ryeos_fingerprint(&key),
                         key,
                         path,
                     })
@@ -536,7 +543,7 @@ impl TrustStore {
         let store = Self::load(user_space)?;
         let mut removed = Vec::new();
         for k in store.keys() {
-            if k.fingerprint == fp || k.rye_fingerprint == fp {
+            if k.fingerprint == fp || k.rye_fingerprint == fp || k.ryeos_fingerprint == fp {
                 std::fs::remove_file(&k.path).map_err(io_err(&k.path))?;
                 removed.push(k.path.clone());
             }
@@ -560,7 +567,9 @@ impl TrustStore {
     pub fn get(&self, fingerprint: &str) -> Option<&TrustedKey> {
         let fp = fingerprint.trim();
         self.keys.iter().find(|k| {
-            k.fingerprint.eq_ignore_ascii_case(fp) || k.rye_fingerprint.eq_ignore_ascii_case(fp)
+            k.fingerprint.eq_ignore_ascii_case(fp)
+                || k.rye_fingerprint.eq_ignore_ascii_case(fp)
+                || k.ryeos_fingerprint.eq_ignore_ascii_case(fp)
         })
     }
 

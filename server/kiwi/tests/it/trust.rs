@@ -655,3 +655,81 @@ fn untrust_never_echoes_what_is_not_a_fingerprint() {
     assert_eq!(out.code(), 2);
     assert!(out.stderr().contains("00ff00ff00ff00ff"), "{}", out.all());
 }
+
+/// ryeos's `ryeos:signed` header: a fixture tool and knowledge entry of fixtures/ryeos-today
+/// signed with a throw-away key the ryeos way (`trust::ryeos::sign`); with the key trusted,
+/// `kiwi verify` verifies them and `kiwi check` is quiet; a changed body is R706 (ryeos's
+/// content hash mismatch), a signature by another key under the trusted key's fingerprint
+/// is R702; with the key not trusted, nothing is said of the signer.
+#[test]
+fn ryeos_signed_headers_verify_against_trusted_keys() {
+    use kiwi_kernel::trust::{ryeos, Keys, TrustStore};
+    use std::path::Path;
+    let w = World::new();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/ryeos-today/.ai");
+    let tool = std::fs::read_to_string(fixture.join("tools/hello/greet.py")).unwrap();
+    let style = std::fs::read_to_string(fixture.join("knowledge/hello/style.md")).unwrap();
+    let signer_home = tempfile::tempdir().unwrap();
+    let signer = Keys::generate(signer_home.path()).unwrap();
+    let at = "2026-11-28T01:00:00Z";
+    let signed_tool = ryeos::sign(Path::new("greet.py"), &tool, &signer, at).unwrap();
+    assert!(signed_tool.starts_with("#!/usr/bin/env python3\n# ryeos:signed:"));
+    w.write("tools/hello/greet.py", &signed_tool);
+    w.write(
+        "knowledge/hello/style.md",
+        &ryeos::sign(Path::new("style.md"), &style, &signer, at).unwrap(),
+    );
+    let r_codes = |c: &Out| {
+        codes(c)
+            .into_iter()
+            .filter(|(c, _, _)| c.starts_with('R'))
+            .map(|(c, s, p)| format!("{c} {s} {}", p.rsplit('/').next().unwrap_or("")))
+            .collect::<Vec<_>>()
+    };
+    // Not trusted: unverified, and no diagnostic.
+    std::fs::create_dir_all(w.user("bob").join("trusted_keys")).unwrap();
+    let v = w.run("bob", &["verify", "hello/greet"]);
+    assert_eq!(v.code(), 1, "{}", v.all());
+    assert!(
+        v.stdout().contains("a key kiwi does not know"),
+        "{}",
+        v.all()
+    );
+    let c = w.run("bob", &["check", "--format", "json"]);
+    assert_eq!(r_codes(&c), Vec::<String>::new(), "{}", c.all());
+    // Trusted (by kiwi's own `trust`, the file named by kiwi's fingerprint): verified, by
+    // ryeos's 64-hex fingerprint.
+    TrustStore::trust(&w.user("bob"), &signer.public_key()).unwrap();
+    for id in ["hello/greet", "knowledge/hello/style"] {
+        let v = w.run("bob", &["verify", id, "--json"]);
+        assert_eq!(v.code(), 0, "{id}: {}", v.all());
+        let findings = v.json()["items"][0]["findings"].to_string();
+        assert!(findings.contains("ryeos:signed"), "{findings}");
+        assert!(
+            findings.contains("content matches the signed hash"),
+            "{findings}"
+        );
+    }
+    let c = w.run("bob", &["check", "--format", "json"]);
+    assert_eq!(r_codes(&c), Vec::<String>::new(), "{}", c.all());
+    // A changed body: R706, an error, and verify fails.
+    w.write(
+        "tools/hello/greet.py",
+        &signed_tool.replace("Greet someone", "Greet anyone"),
+    );
+    let c = w.run("bob", &["check", "--format", "json"]);
+    assert_eq!(r_codes(&c), ["R706 error greet.py"], "{}", c.all());
+    assert_eq!(w.run("bob", &["verify", "hello/greet"]).code(), 1);
+    // Another key's signature under the trusted key's fingerprint: R702.
+    let other_home = tempfile::tempdir().unwrap();
+    let other = Keys::generate(other_home.path()).unwrap();
+    let forged = ryeos::sign(Path::new("greet.py"), &tool, &other, at)
+        .unwrap()
+        .replace(
+            &ryeos::ryeos_fingerprint(&other.public_key()),
+            &ryeos::ryeos_fingerprint(&signer.public_key()),
+        );
+    w.write("tools/hello/greet.py", &forged);
+    let c = w.run("bob", &["check", "--format", "json"]);
+    assert_eq!(r_codes(&c), ["R702 error greet.py"], "{}", c.all());
+}
