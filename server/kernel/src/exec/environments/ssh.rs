@@ -1210,7 +1210,7 @@ mod tests {
         assert!(!o.contains("SendEnv"));
         let env = client_env(&BTreeMap::from([
             ("PATH".to_string(), "/bin".to_string()),
-            ("KIWI_CANARY".to_string(), "x".to_string()),
+            ("SOME_TOKEN".to_string(), "x".to_string()),
         ]));
         assert_eq!(env.keys().collect::<Vec<_>>(), vec!["PATH"]);
     }
