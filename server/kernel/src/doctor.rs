@@ -257,7 +257,7 @@ fn execution_environments(ws: &Workspace, out: &mut Vec<Finding>) {
     for (name, h) in &ws.config.execution_hosts {
         out.push(finding(
             "environments",
-            &format!("ssh:{name}"),
+            format!("ssh:{name}"),
             Status::Ok,
             format!(
                 "ssh host `{}`{}{} (from {}); not contacted here: `kiwi env TOOL --env ssh:{name}` connects and shows the plan",
