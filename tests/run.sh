@@ -15,6 +15,8 @@ cat <<'SAYS'
 kiwi's tests. What they install, once, and where (each step says so again when it does):
   system packages, with apt-get (as root, else with sudo), only those missing:
     bubblewrap podman runc   (the sandbox and container tests)
+    openssh-server           (the ssh tests start their own sshd on 127.0.0.1; the
+                              package's own service is not used)
     neovim                   (Neovim 0.7.2, the editor tests)
     chromium libkrb5-dev     (VS Code in code-server, headless)
   inside the checkout (nothing else is written outside it):
@@ -48,8 +50,10 @@ command -v rustfmt >/dev/null && command -v cargo-clippy >/dev/null || { echo "r
 step "python3 (resolver tests create virtual environments)"
 python3 --version
 
-step "sandboxes (the execution tests run tools under bubblewrap and podman)"
+step "sandboxes (the execution tests run tools under bubblewrap and podman, and over ssh)"
 missing=()
+[ -x /usr/sbin/sshd ] || missing+=(openssh-server)
+command -v ssh >/dev/null || missing+=(openssh-client)
 command -v bwrap >/dev/null || missing+=(bubblewrap)
 command -v podman >/dev/null || missing+=(podman)
 command -v runc >/dev/null || missing+=(runc)
@@ -63,6 +67,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 bwrap --version
 podman --version
+ssh -V
 
 step "neovim (the LSP end-to-end tests drive kiwi lsp from nvim 0.7 and 0.12)"
 if ! command -v nvim >/dev/null; then

@@ -45,6 +45,15 @@ enum Cmd {
         #[arg(long)]
         kiwi: Option<PathBuf>,
     },
+    /// `kiwi run --env ssh:HOST` of a trivial tool over an open connection, beside plain
+    /// `ssh host python3 tool.py`, against an sshd started on 127.0.0.1 (issue 30).
+    Ssh {
+        #[arg(long, default_value_t = 20)]
+        runs: usize,
+        /// The kiwi binary (default: target/release/kiwi next to this benchmark).
+        #[arg(long)]
+        kiwi: Option<PathBuf>,
+    },
     /// `kiwi lsp`: didChange -> publishDiagnostics on a 2,000-line directive and hover latency
     /// (median, p99), indexing time and RSS after indexing a generated project.
     Lsp {
@@ -148,6 +157,10 @@ fn main() -> Result<()> {
         } => {
             let kiwi = kiwi_binary(kiwi)?;
             print_table(&run_bench::run(&kiwi, runs, flood_mb)?);
+        }
+        Cmd::Ssh { runs, kiwi } => {
+            let kiwi = kiwi_binary(kiwi)?;
+            print_table(&ssh_bench::run(&kiwi, runs)?);
         }
         Cmd::Lsp { items, runs, kiwi } => {
             let kiwi = kiwi_binary(kiwi)?;
@@ -403,6 +416,7 @@ mod mcp_client;
 mod real_bench;
 mod registry_bench;
 mod run_bench;
+mod ssh_bench;
 
 fn default_kiwi() -> PathBuf {
     let exe = std::env::current_exe().unwrap_or_default();

@@ -10,6 +10,9 @@ pub struct Config {
     pub execution_default: Option<String>,
     /// `execution.image`: the default container image.
     pub execution_image: Option<String>,
+    /// `execution.hosts`: the SSH hosts tools may run on (the user's file only: a project
+    /// may name a host, never define one; [`Config::merge_project`]).
+    pub execution_hosts: std::collections::BTreeMap<String, SshHost>,
     /// `spaces:`: the extra spaces, the project's first, then the user's.
     pub spaces: Vec<SpaceEntry>,
     /// `trust.require_signed`: which registries' items must be signed by a trusted key.
@@ -47,6 +50,53 @@ fn isolation(env: Option<&str>) -> u8 {
         // An unknown name: the run refuses it; ranked above so it is reported, not hidden.
         Some(_) => 2,
     }
+}
+
+/// One entry of `execution.hosts` (issue 30): where `kiwi run --env ssh:NAME` runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SshHost {
+    /// An ssh destination (`user@host`, `host`) or an alias of `~/.ssh/config`.
+    pub ssh: String,
+    /// The project's working directory on the host (absolute, or `~/...`).
+    pub workdir: Option<String>,
+    /// An ssh client configuration file used instead of `~/.ssh/config` (`ssh -F`).
+    pub ssh_config: Option<PathBuf>,
+    /// The file that defines it.
+    pub source: PathBuf,
+}
+
+/// The keys of an `execution.hosts` entry.
+pub const SSH_HOST_KEYS: &[&str] = &["ssh", "workdir", "ssh_config"];
+
+/// Why an `execution.hosts` value cannot be used, if it cannot: a destination that ssh
+/// would read as an option, or with spaces or control characters; a relative workdir.
+pub fn ssh_host_problem(name: &str, h: &SshHost) -> Option<String> {
+    let name_ok = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    if !name_ok {
+        return Some(format!(
+            "execution.hosts: `{name}` is not a host name kiwi accepts (letters, digits, `-`, `_`, `.`)"
+        ));
+    }
+    let d = h.ssh.trim();
+    if d.is_empty() || d.starts_with('-') || d.chars().any(|c| c.is_whitespace() || c.is_control())
+    {
+        return Some(format!(
+            "execution.hosts.{name}.ssh must be an ssh destination (`user@host` or an alias of ~/.ssh/config), without spaces, not starting with `-`"
+        ));
+    }
+    if let Some(w) = &h.workdir {
+        if !(w.starts_with('/') || w == "~" || w.starts_with("~/"))
+            || w.chars().any(char::is_control)
+        {
+            return Some(format!(
+                "execution.hosts.{name}.workdir must be an absolute path on the host (or `~/...`)"
+            ));
+        }
+    }
+    None
 }
 
 /// One entry of `spaces:` in a `config.yaml`: a directory that holds an `.ai/` (a plain
@@ -226,6 +276,16 @@ impl Config {
             }
             self.execution_image = Some(image.clone());
         }
+        for name in project.execution_hosts.keys() {
+            told(
+                &format!("execution.hosts.{name}"),
+                name,
+                true,
+                format!(
+                    "the project's config.yaml defines the ssh host `{name}` (execution.hosts): a project may name the host a tool prefers, never define a host or how to reach it; ignored (define it in your own config.yaml)"
+                ),
+            );
+        }
         self.filter.block.extend(project.filter.block);
         self.filter.project_allow.extend(project.filter.allow);
         self.filter
@@ -261,6 +321,9 @@ impl Config {
         }
         if let Some(i) = exec.and_then(|e| e.get("image")).and_then(|v| v.as_str()) {
             self.execution_image = Some(i.to_string());
+        }
+        if let Some(hosts) = exec.and_then(|e| e.get("hosts")) {
+            self.read_hosts(file, hosts);
         }
         match value.get("spaces") {
             None => {}
@@ -396,4 +459,61 @@ pub fn project_reports(
         out.push((path, SourceText::new(text), diags));
     }
     out
+}
+
+impl Config {
+    fn read_hosts(&mut self, file: &Path, hosts: &crate::value::Value) {
+        use crate::value::ValueKind;
+        let Some(map) = hosts.as_map() else {
+            if !matches!(hosts.kind, ValueKind::Null) {
+                self.problems.push((
+                    file.to_path_buf(),
+                    "`execution.hosts` is a mapping of host names to `{ssh: DESTINATION, workdir: DIR}`; this value is ignored".into(),
+                ));
+            }
+            return;
+        };
+        for e in map {
+            let text = |k: &str| {
+                e.value
+                    .get(k)
+                    .and_then(|v| v.as_str())
+                    .map(|s| s.trim().to_string())
+            };
+            let host = match (e.value.as_str(), e.value.as_map()) {
+                (Some(dest), _) => SshHost {
+                    ssh: dest.trim().to_string(),
+                    source: file.to_path_buf(),
+                    ..SshHost::default()
+                },
+                (None, Some(m)) => {
+                    for k in m.iter().map(|x| x.key.as_str()) {
+                        if !SSH_HOST_KEYS.contains(&k) {
+                            self.problems.push((
+                                file.to_path_buf(),
+                                format!("`execution.hosts.{}.{k}` is not a key kiwi reads (the keys are {}); ignored", e.key, SSH_HOST_KEYS.join(", ")),
+                            ));
+                        }
+                    }
+                    SshHost {
+                        ssh: text("ssh").unwrap_or_default(),
+                        workdir: text("workdir").filter(|w| !w.is_empty()),
+                        ssh_config: text("ssh_config")
+                            .filter(|w| !w.is_empty())
+                            .map(|p| crate::context::expand_tilde(&p, dirs::home_dir().as_deref())),
+                        source: file.to_path_buf(),
+                    }
+                }
+                _ => SshHost::default(),
+            };
+            match ssh_host_problem(&e.key, &host) {
+                Some(why) => self
+                    .problems
+                    .push((file.to_path_buf(), format!("{why}; the host is ignored"))),
+                None => {
+                    self.execution_hosts.insert(e.key.clone(), host);
+                }
+            }
+        }
+    }
 }

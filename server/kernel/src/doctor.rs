@@ -244,12 +244,30 @@ fn execution_environments(ws: &Workspace, out: &mut Vec<Finding>) {
                     match kind.name {
                         "sandbox" => "apt-get install bubblewrap",
                         "container" => "apt-get install podman runc (or install docker)",
+                        "ssh" => "apt-get install openssh-client",
                         _ => "see `kiwi run --help`",
                     }
                     .into(),
                 ),
             ),
         });
+    }
+    // The ssh hosts of the user's config.yaml (issue 30): named, not contacted (a doctor
+    // run never opens a connection; `kiwi env TOOL --env ssh:NAME` does, read-only).
+    for (name, h) in &ws.config.execution_hosts {
+        out.push(finding(
+            "environments",
+            format!("ssh:{name}"),
+            Status::Ok,
+            format!(
+                "ssh host `{}`{}{} (from {}); not contacted here: `kiwi env TOOL --env ssh:{name}` connects and shows the plan",
+                h.ssh,
+                h.workdir.as_deref().map(|w| format!(", workdir {w}")).unwrap_or_default(),
+                h.ssh_config.as_deref().map(|c| format!(", ssh -F {}", c.display())).unwrap_or_default(),
+                h.source.display()
+            ),
+            None,
+        ));
     }
 }
 

@@ -186,10 +186,20 @@ pub fn run(o: &Options) -> Result<ExitCode> {
     let project = project_for(o.project)?;
     let ws = Workspace::load(project, Host::from_process());
     crate::cmd_env::warn_spaces(&ws);
+    let kubernetes = o.env.and_then(|e| e.strip_prefix("kubernetes:"));
+    if kubernetes.is_some() && !o.dry_run {
+        return Ok(fail(
+            &exec::ExecError::new(
+                exec::ErrorKind::Unavailable,
+                "kiwi runs nothing on Kubernetes yet: `--env kubernetes:CONTEXT --dry-run` prints the Job and Secret a run would apply (docs/kubernetes.md)".to_string(),
+            ),
+            o.json,
+        ));
+    }
     let req = Request {
         params,
         overrides,
-        environment: o.env.map(str::to_string),
+        environment: o.env.filter(|_| kubernetes.is_none()).map(str::to_string),
     };
     // The kernel's one run path: lookup, refusal of a tool (or chain) with errors, plan.
     let plan = match exec::prepare(&ws, o.tool, &req) {
@@ -200,6 +210,9 @@ pub fn run(o: &Options) -> Result<ExitCode> {
         for n in &plan.summary().execution.project_notes {
             err(&format!("kiwi: note: {n}"));
         }
+    }
+    if let Some(context) = kubernetes {
+        return print_kubernetes(&ws, &plan, context, o.json);
     }
     if o.dry_run {
         print_plan(&plan, o.json)?;
@@ -327,6 +340,50 @@ fn fail(e: &exec::ExecError, as_json: bool) -> ExitCode {
     ExitCode::from(code)
 }
 
+/// `--env kubernetes:CONTEXT --dry-run`: the Job and the Secret a run would apply (the
+/// Secret's values redacted: the environment is named, never shown).
+fn print_kubernetes(ws: &Workspace, plan: &Plan, context: &str, as_json: bool) -> Result<ExitCode> {
+    let exec::Action::Process(spec) = &plan.action else {
+        return Ok(fail(
+            &exec::ExecError::new(
+                exec::ErrorKind::Config,
+                "an http_client tool runs in the kiwi process; it has no Kubernetes Job"
+                    .to_string(),
+            ),
+            as_json,
+        ));
+    };
+    let image = plan
+        .choice
+        .as_ref()
+        .and_then(|c| c.preference.image.clone())
+        .or_else(|| ws.config.execution_image.clone());
+    let Some(image) = image.filter(|i| i != "/") else {
+        return Ok(fail(
+            &exec::ExecError::new(
+                exec::ErrorKind::Config,
+                "a Kubernetes Job needs an image: set `image` in the tool's EXECUTION_ENVIRONMENT or `execution.image` in config.yaml".to_string(),
+            ),
+            as_json,
+        ));
+    };
+    let (job, secret) =
+        exec::environments::ssh::kubernetes_manifests(context, &plan.tool.id, &image, spec, true);
+    let job = plan.secrets().redact_json(job);
+    if as_json {
+        out(&serde_json::to_string_pretty(
+            &json!({"context": context, "manifests": [secret, job]}),
+        )?);
+    } else {
+        out(&format!(
+            "# kubectl --context {context} apply -f - (dry run: nothing was applied)\n{}\n---\n{}",
+            serde_json::to_string_pretty(&secret)?,
+            serde_json::to_string_pretty(&job)?
+        ));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn print_plan(plan: &Plan, as_json: bool) -> Result<()> {
     use std::fmt::Write as _;
     let s = plan.summary();
@@ -352,6 +409,11 @@ fn print_plan(plan: &Plan, as_json: bool) -> Result<()> {
         "execution: {} — {} ({})",
         s.execution.environment, s.execution.description, s.execution.reason
     )?;
+    if let Some(remote) = &s.execution.ssh {
+        for line in remote.describe() {
+            writeln!(t, "  {}", line.replace('\n', "\n  "))?;
+        }
+    }
     write!(t, "environment ({} variables):", s.environment.len())?;
     for (k, v) in &s.environment {
         match v {

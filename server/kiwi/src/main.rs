@@ -93,20 +93,20 @@ struct Cli {
     command: Command,
 }
 
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum EnvArg {
-    Local,
-    Sandbox,
-    Container,
-}
-
-impl EnvArg {
-    fn name(self) -> &'static str {
-        match self {
-            EnvArg::Local => "local",
-            EnvArg::Sandbox => "sandbox",
-            EnvArg::Container => "container",
-        }
+/// `--env`: local, sandbox, container, ssh:HOST (a host of your execution.hosts), or
+/// kubernetes:CONTEXT (with --dry-run: the manifests a run would apply).
+fn parse_env_arg(s: &str) -> std::result::Result<String, String> {
+    let named = |p: &str| {
+        s.strip_prefix(p).is_some_and(|n| {
+            !n.is_empty()
+                && n.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'@'))
+        })
+    };
+    if matches!(s, "local" | "sandbox" | "container") || named("ssh:") || named("kubernetes:") {
+        Ok(s.to_string())
+    } else {
+        Err("use local, sandbox, container, ssh:HOST (a host of execution.hosts in your config.yaml) or kubernetes:CONTEXT (with --dry-run)".to_string())
     }
 }
 
@@ -134,6 +134,10 @@ enum Command {
         project: Option<PathBuf>,
         #[arg(long)]
         json: bool,
+        /// Plan it for an environment (`ssh:HOST` contacts the host, read-only: its paths, its
+        /// interpreters' trails, which files it lacks).
+        #[arg(long, value_parser = parse_env_arg)]
+        env: Option<String>,
     },
     /// Run a tool: its output as it comes (stdout to stdout, stderr to stderr), then a one-line
     /// summary on stderr.
@@ -166,8 +170,8 @@ values only for variables the chain itself defines) and runs nothing.")]
         #[arg(long)]
         project: Option<PathBuf>,
         /// Where to run it; it cannot weaken what the tool requires (mode required/specific/sandbox).
-        #[arg(long, value_enum)]
-        env: Option<EnvArg>,
+        #[arg(long, value_parser = parse_env_arg)]
+        env: Option<String>,
         /// Show what would run, and run nothing.
         #[arg(long)]
         dry_run: bool,
@@ -364,6 +368,22 @@ fn main() -> ExitCode {
             tool,
             project,
             json,
+            env: Some(env),
+        } => cmd_run::run(&cmd_run::Options {
+            tool: &tool,
+            params: &[],
+            params_json: None,
+            config_json: None,
+            project: project.as_deref(),
+            env: Some(&env),
+            dry_run: true,
+            json,
+        }),
+        Command::Env {
+            tool,
+            project,
+            json,
+            env: None,
         } => cmd_env::run(&tool, project.as_deref(), json),
         Command::Run {
             tool,
@@ -380,7 +400,7 @@ fn main() -> ExitCode {
             params_json: params_json.as_deref(),
             config_json: config_json.as_deref(),
             project: project.as_deref(),
-            env: env.map(EnvArg::name),
+            env: env.as_deref(),
             dry_run,
             json,
         }),

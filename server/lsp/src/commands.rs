@@ -133,6 +133,11 @@ async fn run_tool(b: &Backend, arg: Json, token: Option<ProgressToken>) -> Resul
         .unwrap_or(Json::Null);
     let req = exec::Request {
         params,
+        // `▶ Run on HOST` (issue 30): the environment asked for, as `kiwi run --env`.
+        environment: arg
+            .get("environment")
+            .and_then(Json::as_str)
+            .map(str::to_string),
         ..Default::default()
     };
     let t = tool.clone();

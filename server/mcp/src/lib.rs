@@ -178,6 +178,7 @@ impl KiwiServer {
                         project_path: s(&args, "project_path"),
                         raw: b(&args, "raw"),
                         parent: opt_str(&args, "parent")?,
+                        environment: opt_str(&args, "environment")?,
                     })
                 })();
                 match a {

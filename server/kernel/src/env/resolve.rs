@@ -65,9 +65,90 @@ pub fn var<'a>(vars: &'a BTreeMap<String, String>, name: &str) -> Option<&'a str
     v.map(String::as_str).filter(|v| !v.is_empty())
 }
 
+// ---------------------------------------------------------------------------------------
+// Another machine's file system (issue 30): the same strategies, answered from elsewhere.
+
+/// What a path is, as a [`View`] answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Dir,
+    /// A regular file; `true` when it has an execute bit.
+    File(bool),
+    Other,
+}
+
+/// A file system other than this machine's (an SSH host's, from one round trip of probes):
+/// while one is set ([`with_view`]), every file the resolver looks at is asked of it.
+pub trait View {
+    /// What `path` is (symlinks followed), `None` when it does not exist.
+    fn kind(&self, path: &Path) -> Option<Kind>;
+    /// The names in a folder.
+    fn read_dir(&self, path: &Path) -> Option<Vec<String>>;
+    /// A small text file (a version file).
+    fn read_text(&self, path: &Path) -> Option<String>;
+}
+
+thread_local! {
+    static VIEW: std::cell::RefCell<Option<std::rc::Rc<dyn View>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Run `f` with the resolver looking at `view` instead of this machine (on this thread).
+pub fn with_view<R>(view: std::rc::Rc<dyn View>, f: impl FnOnce() -> R) -> R {
+    struct Reset(Option<std::rc::Rc<dyn View>>);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            let old = self.0.take();
+            VIEW.with(|v| *v.borrow_mut() = old);
+        }
+    }
+    let old = VIEW.with(|v| v.borrow_mut().replace(view));
+    let _reset = Reset(old);
+    f()
+}
+
+fn view() -> Option<std::rc::Rc<dyn View>> {
+    VIEW.with(|v| v.borrow().clone())
+}
+
+fn kind_of(path: &Path) -> Option<Kind> {
+    if let Some(v) = view() {
+        return v.kind(path);
+    }
+    let m = std::fs::metadata(path).ok()?;
+    Some(if m.is_dir() {
+        Kind::Dir
+    } else if m.is_file() {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            Kind::File(m.permissions().mode() & 0o111 != 0)
+        }
+        #[cfg(not(unix))]
+        {
+            Kind::File(true)
+        }
+    } else {
+        Kind::Other
+    })
+}
+
+fn dir_names(path: &Path) -> Vec<String> {
+    if let Some(v) = view() {
+        return v.read_dir(path).unwrap_or_default();
+    }
+    std::fs::read_dir(path)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .collect()
+}
+
 /// Whether `path` is a file that can be run: it exists (symlinks followed) and, on Unix, has
 /// an execute bit.
 pub fn is_executable(path: &Path) -> bool {
+    if view().is_some() {
+        return kind_of(path) == Some(Kind::File(true));
+    }
     match std::fs::metadata(path) {
         Ok(m) if m.is_file() => {
             #[cfg(unix)]
@@ -85,10 +166,10 @@ pub fn is_executable(path: &Path) -> bool {
 }
 
 fn why_not(path: &Path) -> Option<String> {
-    match std::fs::metadata(path) {
-        Err(_) => None,
-        Ok(m) if m.is_dir() => Some("is a directory".into()),
-        Ok(_) => Some("exists but is not executable".into()),
+    match kind_of(path) {
+        None => None,
+        Some(Kind::Dir) => Some("is a directory".into()),
+        Some(_) => Some("exists but is not executable".into()),
     }
 }
 
@@ -229,6 +310,18 @@ fn probe_path<'a>(
 /// `which` against the PATH (and PATHEXT, on Windows) of the context, never the process's.
 pub fn which_in_env(name: &str, ctx: &ResolveContext) -> Option<PathBuf> {
     let path = var(ctx.vars, "PATH")?;
+    if view().is_some() {
+        // Another machine (Unix): each PATH entry in order, as `which` does here.
+        if name.contains('/') {
+            let p = PathBuf::from(name);
+            return (p.is_absolute() && is_executable(&p)).then_some(p);
+        }
+        return path
+            .split(':')
+            .filter(|d| d.starts_with('/'))
+            .map(|d| Path::new(d).join(name))
+            .find(|p| is_executable(p));
+    }
     let sys = EnvSys {
         path_ext: var(ctx.vars, "PATHEXT").map(OsString::from),
         home: ctx.home.map(Path::to_path_buf),
@@ -293,6 +386,9 @@ impl which::sys::Sys for EnvSys {
 
 /// Read a small text file (version files): at most 64 KiB, UTF-8 only.
 fn read_small(path: &Path) -> Option<String> {
+    if let Some(v) = view() {
+        return v.read_text(path);
+    }
     let f = crate::ids::open_regular(path).ok()?;
     let mut s = String::new();
     f.take(64 * 1024).read_to_string(&mut s).ok()?;
@@ -417,7 +513,7 @@ fn probe_manager_dir(
         trail.push(Candidate {
             location: m.name.to_string(),
             path: crate::context::expand_tilde(r, ctx.home),
-            found: crate::context::expand_tilde(r, ctx.home).is_dir(),
+            found: kind_of(&crate::context::expand_tilde(r, ctx.home)) == Some(Kind::Dir),
             note: Some(format!(
                 "${} from the user's shell: read to resolve, not passed to the tool",
                 m.root_var
@@ -497,10 +593,8 @@ fn probe_manager_dir(
         return true;
     }
     // A partial version (`3.11`, `20`): the newest installed version it is a prefix of.
-    let mut matches: Vec<String> = std::fs::read_dir(&versions)
+    let mut matches: Vec<String> = dir_names(&versions)
         .into_iter()
-        .flatten()
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
         .filter_map(|n| n.strip_prefix(m.version_prefix).map(str::to_string))
         .filter(|v| v.starts_with(&format!("{wanted}.")))
         .collect();

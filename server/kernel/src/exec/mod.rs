@@ -251,6 +251,9 @@ pub struct ExecutionSummary {
     /// refused: the user is told on every run (issue 24).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub project_notes: Vec<String>,
+    /// On an ssh host: what the plan found there (paths, files, the interpreters' trails).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ssh: Option<environments::ssh::RemotePlan>,
 }
 
 /// A plan as it may be shown: variable names, values only for what the chain itself

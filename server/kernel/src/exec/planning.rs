@@ -156,6 +156,8 @@ fn plan_inner(
         .or_else(|| ws.host.cwd.clone())
         .unwrap_or_else(|| PathBuf::from("/"));
 
+    // On an ssh host, the values the tool gets there (its paths, its interpreters).
+    let mut remote_env: Option<std::collections::BTreeMap<String, String>> = None;
     let (action, command, cwd, choice) = match primitive.as_str() {
         "subprocess" => {
             if ryeos {
@@ -172,8 +174,19 @@ fn plan_inner(
             let shown_spec = subprocess_spec(&shown, &default_cwd)?;
             let mut command = vec![shown_spec.program.clone()];
             command.extend(shown_spec.args.iter().cloned());
-            let choice = preference::choose(ws, tool, req.environment.as_deref())?;
-            let cwd = Some(shown_spec.cwd.clone());
+            let mut choice = preference::choose(ws, tool, req.environment.as_deref())?;
+            let mut cwd = Some(shown_spec.cwd.clone());
+            if let Some(target) = choice.setup.ssh.clone() {
+                // On an ssh host (issue 30): its paths, its interpreters (one round trip).
+                let (remote, rewrite) =
+                    super::environments::ssh::plan_remote(ws, &chain, &mut spec, &target)?;
+                for a in command.iter_mut() {
+                    *a = rewrite(a);
+                }
+                cwd = Some(spec.cwd.clone());
+                remote_env = Some(spec.env.clone());
+                choice.setup.ssh_plan = Some(Arc::new(remote));
+            }
             (Action::Process(spec), Some(command), cwd, Some(choice))
         }
         "http_client" => {
@@ -202,6 +215,7 @@ fn plan_inner(
             description: c.description.clone(),
             mode: c.preference.mode,
             project_notes: project_notes(ws, tool, &built),
+            ssh: c.setup.ssh_plan.as_deref().cloned(),
         },
         None => ExecutionSummary {
             environment: "local".to_string(),
@@ -209,6 +223,7 @@ fn plan_inner(
             description: "the kiwi process".to_string(),
             mode: preference::of_tool(tool).mode,
             project_notes: project_notes(ws, tool, &built),
+            ssh: None,
         },
     };
     let mut summary = PlanSummary {
@@ -228,7 +243,10 @@ fn plan_inner(
         cwd,
         environment: vars
             .iter()
-            .map(|(k, v)| (k.clone(), shown_names.contains(k).then(|| v.clone())))
+            .map(|(k, v)| {
+                let v = remote_env.as_ref().and_then(|r| r.get(k)).unwrap_or(v);
+                (k.clone(), shown_names.contains(k).then(|| v.clone()))
+            })
             .collect(),
         passed_blocked: built.passed_blocked.clone(),
         execution,

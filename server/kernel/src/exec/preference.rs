@@ -9,6 +9,7 @@
 //!                                # "/" = the host root as an overlay (podman --rootfs /:O)
 //!     "target": "devbox",        # specific: the running container
 //!     "network": false,          # sandbox and new containers: network access (default off)
+//!     "host": "box",             # ssh: a host of the user's execution.hosts (issue 30)
 //! }
 //! ```
 
@@ -32,6 +33,8 @@ pub enum Mode {
     Preferred,
     Specific,
     Sandbox,
+    /// On a host of the user's `execution.hosts` (the tool names it; only the user defines it).
+    Ssh,
 }
 
 pub const MODES: &[(&str, Mode)] = &[
@@ -40,10 +43,11 @@ pub const MODES: &[(&str, Mode)] = &[
     ("preferred", Mode::Preferred),
     ("specific", Mode::Specific),
     ("sandbox", Mode::Sandbox),
+    ("ssh", Mode::Ssh),
 ];
 
 /// The keys of a preference.
-pub const KEYS: &[&str] = &["mode", "image", "target", "network"];
+pub const KEYS: &[&str] = &["mode", "image", "target", "network", "host"];
 
 impl Mode {
     pub fn as_str(self) -> &'static str {
@@ -64,6 +68,8 @@ pub struct Preference {
     pub image: Option<String>,
     pub target: Option<String>,
     pub network: bool,
+    /// ssh: the host's name in the user's `execution.hosts`.
+    pub host: Option<String>,
 }
 
 /// Read a preference; the problems found are X501 diagnostics (an unreadable part keeps
@@ -125,10 +131,12 @@ pub fn parse(value: &Value, text: &str) -> (Preference, Vec<Diagnostic>) {
                 None if matches!(v.kind, ValueKind::NonLiteral(_)) => {}
                 None => out.push(wrong("a string")),
             },
-            "image" | "target" => match v.as_str() {
+            "image" | "target" | "host" => match v.as_str() {
                 Some(s) if !s.trim().is_empty() => {
                     if e.key == "image" {
                         p.image = Some(s.to_string());
+                    } else if e.key == "host" {
+                        p.host = Some(s.to_string());
                     } else {
                         p.target = Some(s.to_string());
                     }
@@ -248,6 +256,41 @@ pub fn setup_for(ws: &Workspace, tool: &Item, pref: &Preference) -> Setup {
             .or_else(|| ws.config.execution_image.clone()),
         target: pref.target.clone(),
         host: ws.host.vars.clone(),
+        ssh: None,
+        ssh_plan: None,
+    }
+}
+
+/// The host `name` of the user's `execution.hosts` (a project cannot define one).
+pub fn ssh_target(
+    ws: &Workspace,
+    name: &str,
+    why: &str,
+) -> Result<environments::SshTarget, ExecError> {
+    match ws.config.execution_hosts.get(name) {
+        Some(h) => Ok(environments::SshTarget {
+            name: name.to_string(),
+            host: h.clone(),
+        }),
+        None => {
+            let known: Vec<&str> = ws
+                .config
+                .execution_hosts
+                .keys()
+                .map(String::as_str)
+                .collect();
+            Err(ExecError::new(
+                ErrorKind::Config,
+                format!(
+                    "{why}: `{name}` is not a host of execution.hosts in your config.yaml ({}); only your own config.yaml defines hosts (a project may name one, never define it); nothing was run",
+                    if known.is_empty() {
+                        "none is defined".to_string()
+                    } else {
+                        format!("defined: {}", known.join(", "))
+                    }
+                ),
+            ))
+        }
     }
 }
 
@@ -272,6 +315,38 @@ pub fn choose(ws: &Workspace, tool: &Item, asked: Option<&str>) -> Result<Choice
         })
     };
     if let Some(asked) = asked {
+        if let Some(name) = asked
+            .strip_prefix("ssh:")
+            .or((asked == "ssh").then_some(""))
+        {
+            let name = if name.is_empty() {
+                pref.host.clone().unwrap_or_default()
+            } else {
+                name.to_string()
+            };
+            if matches!(pref.mode, Mode::Required | Mode::Specific | Mode::Sandbox) {
+                return Err(ExecError::new(
+                    ErrorKind::Config,
+                    format!(
+                        "`{id}` declares mode `{}`, which runs only in `{}`; it cannot be run on an ssh host",
+                        pref.mode.as_str(),
+                        if pref.mode == Mode::Sandbox { "sandbox" } else { "container" }
+                    ),
+                ));
+            }
+            let mut setup = setup;
+            setup.ssh = Some(ssh_target(
+                ws,
+                &name,
+                &format!("`{id}` cannot run on an ssh host"),
+            )?);
+            environments::ssh::ssh_program(&setup.host)?;
+            return make(
+                "ssh",
+                format!("asked for by the caller (ssh:{name})"),
+                setup,
+            );
+        }
         let Some(kind) = environments::kind(asked) else {
             return Err(ExecError::new(
                 ErrorKind::Config,
@@ -284,7 +359,7 @@ pub fn choose(ws: &Workspace, tool: &Item, asked: Option<&str>) -> Result<Choice
         let implied = match pref.mode {
             Mode::Required | Mode::Specific => Some("container"),
             Mode::Sandbox => Some("sandbox"),
-            Mode::None | Mode::Preferred => None,
+            Mode::None | Mode::Preferred | Mode::Ssh => None,
         };
         if let Some(implied) = implied {
             if implied != kind.name {
@@ -381,6 +456,23 @@ pub fn choose(ws: &Workspace, tool: &Item, asked: Option<&str>) -> Result<Choice
                 setup,
             )
         }
+        Mode::Ssh => {
+            let why = format!("`{id}` prefers an ssh host (mode: ssh)");
+            let Some(name) = pref.host.clone() else {
+                return Err(ExecError::new(
+                    ErrorKind::Config,
+                    format!("{why}, but names no `host`; nothing was run"),
+                ));
+            };
+            let mut setup = setup;
+            setup.ssh = Some(ssh_target(ws, &name, &why)?);
+            environments::ssh::ssh_program(&setup.host)?;
+            make(
+                "ssh",
+                format!("the tool prefers the host `{name}` (mode: ssh)"),
+                setup,
+            )
+        }
         Mode::Sandbox => {
             environments::probe_bwrap(&setup).map_err(|e| {
                 unavailable(format!(
@@ -443,6 +535,10 @@ fn describe(environment: &str, setup: &Setup) -> String {
             "bubblewrap sandbox (network {})",
             if setup.network { "on" } else { "off" }
         ),
+        "ssh" => match &setup.ssh {
+            Some(t) => format!("the ssh host `{}` ({})", t.name, t.host.ssh),
+            None => "an ssh host".to_string(),
+        },
         "container" => match (&setup.target, setup.image.as_deref()) {
             (Some(t), _) => format!("the running container `{t}`"),
             (None, Some(environments::HOST_ROOT_IMAGE)) => {
@@ -519,6 +615,19 @@ pub fn check_preference(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnost
                 ));
             }
         }
+        Mode::Ssh => match &pref.host {
+            None => out.push(Diagnostic::new(
+                Code::X501,
+                mode_range,
+                "mode `ssh` runs on a host of your execution.hosts, and no `host` names it; add \"host\": \"<name>\"",
+            )),
+            Some(h) if !ws.config.execution_hosts.contains_key(h) => out.push(Diagnostic::new(
+                Code::X502,
+                mode_range,
+                format!("this tool prefers the ssh host `{h}`, which is not in execution.hosts of your config.yaml: it cannot run here until you define it there"),
+            )),
+            Some(_) => {}
+        },
         Mode::None | Mode::Preferred => {}
     }
 }

@@ -58,6 +58,9 @@ pub struct ProcessSpec {
     pub max_output_bytes: usize,
     /// Replaced in the output as it streams (and so in what is kept).
     pub secrets: Secrets,
+    /// After `stdin` is written, stdin stays open until the process exits: a connection's
+    /// watchdog on the far end reads its end (EOF) as the end of the run (`ssh`, issue 30).
+    pub hold_stdin: bool,
 }
 
 impl ProcessSpec {
@@ -71,6 +74,7 @@ impl ProcessSpec {
             timeout: DEFAULT_TIMEOUT,
             max_output_bytes: DEFAULT_MAX_OUTPUT,
             secrets: Secrets::none(),
+            hold_stdin: false,
         }
     }
 }
@@ -564,6 +568,10 @@ async fn run_supervised(
         if let (Some(mut w), Some(text)) = (stdin, spec.stdin.as_ref()) {
             // A process that exits without reading its input is not an error.
             let _ = w.write_all(text.as_bytes()).await;
+            if spec.hold_stdin {
+                let _ = w.flush().await;
+                exited.cancelled().await;
+            }
             let _ = w.shutdown().await;
         }
     };

@@ -76,6 +76,15 @@ pub fn code_lenses(ws: &Workspace, item: &Arc<Item>) -> Vec<Lens> {
                 args: vec![ask],
             });
         }
+        // `▶ Run on HOST`: each ssh host of the user's execution.hosts (issue 30).
+        for host in ws.config.execution_hosts.keys() {
+            out.push(Lens {
+                range,
+                title: format!("▶ Run on {host}"),
+                command: CMD_RUN_TOOL.into(),
+                args: vec![serde_json::json!({"id": item.id, "path": path, "environment": format!("ssh:{host}")})],
+            });
+        }
         out.push(Lens {
             range,
             title: "⚙ Environment".into(),

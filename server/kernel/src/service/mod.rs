@@ -71,6 +71,8 @@ pub struct ExecuteArgs {
     pub raw: bool,
     /// A directive run: the running directive to nest it under (one the session runs).
     pub parent: Option<String>,
+    /// A tool run: where (`local`, `sandbox`, `container`, `ssh:HOST`), as `kiwi run --env`.
+    pub environment: Option<String>,
 }
 
 /// The actions of each item type (05, the `execute` table).

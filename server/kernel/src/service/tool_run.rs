@@ -32,7 +32,7 @@ impl Service {
         let req = exec::Request {
             params: Json::Object(params),
             overrides: None,
-            environment: None,
+            environment: a.environment.clone(),
         };
         // The kernel's one run path: a tool (or a link of its chain) with
         // error-level diagnostics is refused, the diagnostics listed.

@@ -64,6 +64,7 @@ impl Project {
             image: None,
             target: None,
             host: host_vars(),
+            ..Setup::default()
         }
     }
     /// A command with the tool's (filtered) environment: PATH, HOME and one variable the

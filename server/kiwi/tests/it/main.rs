@@ -19,4 +19,5 @@ mod registry;
 mod run;
 mod rye;
 mod secrets;
+mod ssh;
 mod trust;

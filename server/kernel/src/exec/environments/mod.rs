@@ -17,6 +17,7 @@ mod local;
 pub mod mounts;
 mod probes;
 mod sandbox;
+pub mod ssh;
 
 pub use container::Container;
 pub use local::Local;
@@ -25,6 +26,7 @@ pub use probes::{
     run_short, ContainerRuntime, Flavor,
 };
 pub use sandbox::Sandbox;
+pub use ssh::{Ssh, SshTarget};
 
 use super::process::{ProcessResult, ProcessSpec};
 use super::{ErrorKind, ExecError, NullSink, OutputSink};
@@ -180,6 +182,10 @@ pub struct Setup {
     /// The server's environment: `PATH` finds `bwrap`/`podman`/`docker`, and the few
     /// variables the container CLI needs for itself come from here (never the tool's).
     pub host: BTreeMap<String, String>,
+    /// ssh: the host of the user's configuration.
+    pub ssh: Option<SshTarget>,
+    /// ssh: what the plan decided on the host (paths rewritten, files, trails).
+    pub ssh_plan: Option<std::sync::Arc<ssh::RemotePlan>>,
 }
 
 /// The server's variables are never printed: `Debug` shows their names.
@@ -193,6 +199,7 @@ impl std::fmt::Debug for Setup {
             .field("image", &self.image)
             .field("target", &self.target)
             .field("host", &self.host.keys().collect::<Vec<_>>())
+            .field("ssh", &self.ssh)
             .finish()
     }
 }
@@ -233,6 +240,12 @@ pub static REGISTRY: &[Kind] = &[
         probe: |s| probe_container(s).map(|r| r.describe()),
         make: |s| Ok(Box::new(Container::new(s)?)),
     },
+    Kind {
+        name: "ssh",
+        summary: "a host of your execution.hosts, through the system's OpenSSH client (`--env ssh:NAME`): one shared connection per host, strict host keys, the files shipped content-addressed, the environment through stdin",
+        probe: |s| ssh::ssh_program(&s.host).map(|p| format!("OpenSSH client at {}", p.display())).map_err(|e| e.message),
+        make: |s| Ok(Box::new(Ssh::new(s)?)),
+    },
 ];
 
 /// The kind with this name.
@@ -251,6 +264,6 @@ mod tests {
 
     #[test]
     fn registry_names() {
-        assert_eq!(names(), vec!["local", "sandbox", "container"]);
+        assert_eq!(names(), vec!["local", "sandbox", "container", "ssh"]);
     }
 }

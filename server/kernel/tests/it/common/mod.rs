@@ -295,6 +295,10 @@ impl Agent {
                 .map(str::to_string),
             raw: v.get("raw").and_then(Json::as_bool).unwrap_or(false),
             parent: v.get("parent").and_then(Json::as_str).map(str::to_string),
+            environment: v
+                .get("environment")
+                .and_then(Json::as_str)
+                .map(str::to_string),
         };
         self.rt.block_on(
             self.service

@@ -224,6 +224,28 @@ pub fn lsp(project: &Path, user: &Path) -> Proc {
     p
 }
 
+/// `kiwi lsp` as [`lsp`], with these variables added to its environment.
+pub fn lsp_with_env(project: &Path, user: &Path, env: &[(&str, &str)]) -> Proc {
+    let mut cmd = kiwi_command(&["lsp"], project, user);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut p = Proc::spawn(cmd, Peer::Lsp);
+    let root = format!("file://{}", project.display());
+    let r = p.request(
+        "initialize",
+        json!({
+            "processId": null,
+            "rootUri": root,
+            "workspaceFolders": [{"uri": root, "name": "p"}],
+            "capabilities": {"general": {"positionEncodings": ["utf-16"]}},
+        }),
+    );
+    assert!(r.get("result").is_some(), "initialize: {r}");
+    p.notify("initialized", json!({}));
+    p
+}
+
 /// `kiwi mcp --project project`, after the initialize handshake.
 pub fn mcp(project: &Path, user: &Path) -> Proc {
     mcp_with_env(project, user, &[])
