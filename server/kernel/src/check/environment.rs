@@ -14,22 +14,25 @@ use std::sync::Arc;
 // ---------------------------------------------------------------------------------------
 // E401-E410, T307, T308: the environment
 
+/// One link of a chain as the environment builder sees it (here and on an ssh host).
+pub fn link_env(l: &Item) -> LinkEnv<'_> {
+    let t = l.tool();
+    LinkEnv {
+        id: &l.id,
+        env_config: t.and_then(|t| t.value(Field::EnvConfig)),
+        config_env: t
+            .and_then(|t| t.value(Field::Config))
+            .and_then(|c| c.get("env")),
+        ryeos_dir: t.filter(|t| t.is_ryeos()).and_then(|_| l.path.parent()),
+    }
+}
+
 /// The environment a tool's chain would get, built from the workspace.
 pub fn build_env(ws: &Workspace, links_tool_first: &[Arc<Item>]) -> env::BuiltEnv {
     let links: Vec<LinkEnv> = links_tool_first
         .iter()
         .rev()
-        .map(|l| {
-            let t = l.tool();
-            LinkEnv {
-                id: &l.id,
-                env_config: t.and_then(|t| t.value(Field::EnvConfig)),
-                config_env: t
-                    .and_then(|t| t.value(Field::Config))
-                    .and_then(|c| c.get("env")),
-                ryeos_dir: t.filter(|t| t.is_ryeos()).and_then(|_| l.path.parent()),
-            }
-        })
+        .map(|l| link_env(l))
         .collect();
     let mut built = env::build(
         &ws.host.vars,

@@ -11,6 +11,7 @@ use rayon::prelude::*;
 use std::sync::Arc;
 
 mod environment;
+pub use environment::link_env;
 mod executor;
 mod names;
 mod paths;

@@ -718,15 +718,11 @@ pub fn plan_remote(
         .links
         .iter()
         .rev()
-        .map(|l| {
-            let t = l.tool();
-            crate::env::LinkEnv {
-                id: &l.id,
-                env_config: t.and_then(|t| t.value(crate::tool::Field::EnvConfig)),
-                config_env: t
-                    .and_then(|t| t.value(crate::tool::Field::Config))
-                    .and_then(|c| c.get("env")),
-            }
+        // A ryeos link's folder is a path of this machine, not of the host: left unset, so
+        // `${runtime_dir}` is refused as unset rather than naming a folder the host lacks.
+        .map(|l| crate::env::LinkEnv {
+            ryeos_dir: None,
+            ..crate::check::link_env(l)
         })
         .collect();
     let mut host_vars = ws.host.vars.clone();
