@@ -338,6 +338,11 @@ impl ServerHandler for KiwiServer {
             ResourceTemplate::new(TEMPLATE, "kiwi item").with_description(
                 "A kiwi item: type directive, tool, knowledge or system; id such as core/init",
             ),
+            ResourceTemplate::new("kiwi://run/{run}/output", "a run's whole output")
+                .with_description(
+                    "The whole stdout of a tool run whose answer showed only its head and tail (kiwi://run/{run}/stderr: its stderr; ?lines=A-B: a range of lines). A session keeps the last 16.",
+                )
+                .with_mime_type("text/plain"),
         ]))
     }
 
@@ -347,6 +352,19 @@ impl ServerHandler for KiwiServer {
         _c: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         self.note_protocol(Some(&_c));
+        if r.uri.starts_with(crate::shape::RUN_PREFIX) {
+            // A run's whole output, kept when its answer was cut (issue 26).
+            let text = self
+                .outputs
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .read(&r.uri)
+                .map_err(|m| McpError::resource_not_found(m, None))?;
+            return Ok(ReadResourceResult::new(vec![
+                ResourceContents::text(text, r.uri).with_mime_type("text/plain")
+            ])
+            .into());
+        }
         match self.service.read_resource_files(&self.session(), &r.uri) {
             Ok(files) => Ok(ReadResourceResult::new(
                 files

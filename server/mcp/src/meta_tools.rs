@@ -78,6 +78,7 @@ pub fn tools() -> Vec<Tool> {
             "dry_run": {"type": "boolean", "default": false, "description": "For a tool run: show what would run, run nothing"},
             "parent": {"type": "string", "description": "For a directive run: the running directive to run it inside (nested, narrowed by it). Without it, a directive runs inside the active one only when a step of that one calls it; otherwise the active one ends"},
             "raw": {"type": "boolean", "default": false, "description": "For a directive run: also return the filled file (body) and each step's XML (text)"},
+            "detail": {"type": "boolean", "default": false, "description": "For a tool run: also return the chain that ran, where it ran (execution) and the process id"},
             "project_path": project_path_prop(),
         },
         "required": ["item_type", "action", "item_id"],

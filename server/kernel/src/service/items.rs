@@ -536,8 +536,14 @@ pub fn describe(ws: &Workspace, item: &Arc<Item>) -> Json {
         if let Some(fm) = k.frontmatter.as_ref().and_then(|f| f.to_json()) {
             v["frontmatter"] = fm;
         }
-        let body = item.text().get(k.body.start..k.body.end).unwrap_or("");
-        v["body"] = json!(body);
+        // The body is in `content` (once): where it starts, not a second copy (issue 26).
+        let start = k.body.start.min(item.text().len());
+        let line = item.text().as_bytes()[..start]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count()
+            + 1;
+        v["body_line"] = json!(line);
     }
     v
 }

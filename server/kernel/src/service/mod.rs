@@ -125,6 +125,15 @@ impl Service {
         self.project.as_deref()
     }
 
+    /// The most bytes of JSON one agent answer carries: `mcp.max_answer_bytes` of the user's
+    /// and the project's `config.yaml` (the smaller; a project only narrows), else
+    /// [`crate::config::DEFAULT_ANSWER_BYTES`].
+    pub fn max_answer_bytes(&self) -> usize {
+        crate::config::Config::load(&self.host.user_space(), self.project.as_deref())
+            .max_answer_bytes
+            .unwrap_or(crate::config::DEFAULT_ANSWER_BYTES)
+    }
+
     /// Values that must never appear in an answer: the server's variables that the
     /// environment filter blocks, when they look like secrets (the rule is in
     /// [`crate::redact`]).

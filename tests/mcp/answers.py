@@ -1,0 +1,190 @@
+"""Issue 26 through the official Python MCP SDK: answers an agent can act on.
+
+Each check is one case of the issue: a run answer sized for a context window (head and tail,
+counts, the whole as a `kiwi://run/<id>/output` resource), the output once, chain detail only
+on request, knowledge loaded once, large lists and loads capped; one rule for create/update;
+directive restart, typed inputs, strict arguments.
+
+    KIWI_BIN=target/debug/kiwi target/mcp-venv/bin/python tests/mcp/answers.py
+
+Prints one line per check and `N passed, M failed`; exits 1 when any failed.
+"""
+
+import asyncio
+import json
+import os
+import shutil
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+ROOT = Path(__file__).resolve().parents[2]
+CAP = 16 * 1024
+
+BIG = """version: "1.0.0"
+tool_type: yaml
+executor_id: subprocess
+category: test
+description: Print numbered lines
+config_schema:
+  type: object
+  properties:
+    n: {type: integer}
+config:
+  command: bash
+  args: ["-c", "seq 1 {n} | sed 's/^/line number /'; echo oops >&2"]
+  timeout: 60
+"""
+
+JSON_TOOL = """version: "1.0.0"
+tool_type: yaml
+executor_id: subprocess
+category: test
+description: Print a JSON answer
+config:
+  command: bash
+  args: ["-c", "echo '{\\"answer\\": 42}'"]
+  timeout: 20
+"""
+
+
+def kiwi_bin():
+    if os.environ.get("KIWI_BIN"):
+        return os.path.abspath(os.environ["KIWI_BIN"])
+    target = os.environ.get("CARGO_TARGET_DIR", str(ROOT / "target"))
+    return os.path.abspath(str(Path(target) / "debug" / "kiwi"))
+
+
+def make_project(tmp: Path) -> Path:
+    proj = tmp / "proj"
+    shutil.copytree(ROOT / "fixtures" / "demo", proj)
+    tools = proj / ".ai" / "tools" / "e2e"
+    tools.mkdir(parents=True)
+    (tools / "big.yaml").write_text(BIG)
+    (tools / "js.yaml").write_text(JSON_TOOL)
+    k = proj / ".ai" / "knowledge" / "e2e"
+    k.mkdir(parents=True)
+    body = "".join(f"Paragraph {i}: the quick brown fox jumps over the lazy dog.\n\n" for i in range(3000))
+    (k / "huge.md").write_text(f"---\nid: huge\ntitle: A huge entry\nentry_type: reference\n---\n\n{body}")
+    return proj
+
+
+def size(v):
+    return len(json.dumps(v, separators=(",", ":")))
+
+
+def structured(result):
+    assert result.structured_content is not None, result
+    return result.structured_content
+
+
+class Checks:
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+
+    async def run(self, name, coro):
+        try:
+            await coro
+            self.passed += 1
+            print(f"ok   {name}", flush=True)
+        except Exception:  # noqa: BLE001 - a failed check is reported, the rest go on
+            self.failed += 1
+            print(f"FAIL {name}", flush=True)
+            traceback.print_exc()
+
+
+async def scenario(s: ClientSession, checks: Checks, proj: Path):
+    async def run_capped():
+        # Issue 26, point 1: 200,000 lines came back whole (3.9 MB, twice).
+        r = await s.call_tool("execute", {"item_type": "tool", "action": "run", "item_id": "e2e/big",
+                                          "parameters": {"n": 200000}})
+        v = structured(r)
+        assert not r.is_error, str(v)[:2000]
+        assert size(v) <= CAP, size(v)
+        assert len(r.content[0].text) <= CAP + 1024, len(r.content[0].text)
+        out = v["result"]["stdout"]
+        assert out.startswith("line number 1\n") and out.endswith("line number 200000\n"), out[-300:]
+        info = v["result"]["output"]
+        assert info["stdout_lines"] == 200000, info
+        uri = info["resource"]
+        assert uri.startswith("kiwi://run/") and uri.endswith("/output") and uri in out, info
+        whole = await s.read_resource(uri)
+        text = whole.contents[0].text
+        assert text.count("\n") == 200000 and text.endswith("line number 200000\n"), len(text)
+        part = await s.read_resource(uri + "?lines=1000-1001")
+        assert part.contents[0].text == "line number 1000\nline number 1001\n", part.contents[0].text
+        err = await s.read_resource(info["stderr_resource"])
+        assert err.contents[0].text == "oops\n", err.contents[0].text
+
+    async def output_once():
+        # Point 2: stdout and the parsed json both; chain detail on every run.
+        r = await s.call_tool("execute", {"item_type": "tool", "action": "run", "item_id": "e2e/js"})
+        v = structured(r)
+        assert not r.is_error, v
+        res = v["result"]
+        assert res["json"] == {"answer": 42}, res
+        assert "stdout" not in res and "chain" not in res and "execution" not in res, sorted(res)
+        r = await s.call_tool("execute", {"item_type": "tool", "action": "run", "item_id": "e2e/js", "detail": True})
+        res = structured(r)["result"]
+        assert res["chain"] == ["e2e/js", "subprocess"] and "environment" in res["execution"], res
+
+    async def knowledge_once():
+        # Point 2: a knowledge load sent the body twice (body and content).
+        r = await s.call_tool("load", {"item_type": "knowledge", "item_id": "ops/incident-notes"})
+        v = structured(r)
+        assert "body" not in v and "When the site is down" in v["content"], sorted(v)
+        assert v["content"].splitlines()[v["body_line"] - 1 :][1].startswith("# When the site is down"), v["body_line"]
+
+    async def load_capped():
+        r = await s.call_tool("load", {"item_type": "knowledge", "item_id": "e2e/huge"})
+        v = structured(r)
+        assert not r.is_error, str(v)[:500]
+        assert size(v) <= CAP, size(v)
+        assert v["content"].startswith("---\nid: huge") and "Paragraph 2999" in v["content"], v["content"][-200:]
+        assert "kiwi://knowledge/e2e/huge" in v["truncated"]["message"], v["truncated"]
+        full = await s.read_resource("kiwi://knowledge/e2e/huge")
+        assert "Paragraph 1500:" in full.contents[0].text
+
+    async def list_capped():
+        r = await s.call_tool("search", {"item_type": "tool", "query": "", "limit": 1000})
+        v = structured(r)
+        assert size(v) <= CAP, size(v)
+        n = len(v["results"])
+        if v["total"] > n:
+            assert v.get("cursor"), v.keys()
+            r2 = structured(await s.call_tool("search", {"item_type": "tool", "query": "", "limit": 1000, "cursor": v["cursor"]}))
+            ids = [h["id"] for h in v["results"]] + [h["id"] for h in r2["results"]]
+            assert len(set(ids)) == len(ids), "the cursor continues after the last result shown"
+
+    for name, fn in [
+        ("A: a 200,000-line run is capped; head, tail, counts, the whole as a resource", run_capped),
+        ("A: the output once; chain detail only with detail", output_once),
+        ("A: a knowledge load sends its body once", knowledge_once),
+        ("A: a large load is capped and names the whole", load_capped),
+        ("A: a large list is capped and its cursor continues", list_capped),
+    ]:
+        await checks.run(name, fn())
+
+
+async def main():
+    checks = Checks()
+    with tempfile.TemporaryDirectory() as t:
+        tmp = Path(t).resolve()
+        proj = make_project(tmp)
+        env = dict(os.environ)
+        env["KIWI_USERSPACE_DIR"] = str(tmp / "user")
+        params = StdioServerParameters(command=kiwi_bin(), args=["mcp", "--project", str(proj)], env=env)
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                await scenario(session, checks, proj)
+    print(f"{checks.passed} passed, {checks.failed} failed")
+    return 1 if checks.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(asyncio.wait_for(main(), timeout=240)))
