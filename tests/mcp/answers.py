@@ -160,7 +160,49 @@ async def scenario(s: ClientSession, checks: Checks, proj: Path):
             ids = [h["id"] for h in v["results"]] + [h["id"] for h in r2["results"]]
             assert len(set(ids)) == len(ids), "the cursor continues after the last result shown"
 
+    def create(item_id, content, action="create"):
+        return s.call_tool("execute", {"item_type": "tool", "action": action, "item_id": item_id,
+                                       "parameters": {"content": content}})
+
+    tools = proj / ".ai" / "tools"
+
+    async def one_write_rule():
+        # Point 4: a YAML tool with T304 (no such executor) or T307 (an unknown placeholder)
+        # was written with isError false; a Python one with T302 refused.
+        t304 = JSON_TOOL.replace("executor_id: subprocess", "executor_id: nowhere/no_such_executor")
+        t307 = JSON_TOOL.replace("echo", "echo {no_such_param}")
+        for item_id, content, code in [("agent/t304", t304, "T304"), ("agent/t307", t307, "T307")]:
+            r = await create(item_id, content)
+            v = structured(r)
+            assert r.is_error and v["error"] == "invalid_content", (item_id, v)
+            assert any(d["code"] == code for d in v["diagnostics"]), (item_id, v)
+            assert not list((tools / "agent").glob(item_id.split("/")[1] + ".*")), "nothing written"
+        # update: the same rule.
+        r = await create("agent/good", JSON_TOOL)
+        assert not r.is_error, structured(r)
+        r = await create("agent/good", t307, action="update")
+        v = structured(r)
+        assert r.is_error and v["error"] == "invalid_content", v
+        assert (tools / "agent" / "good.yaml").read_text() == JSON_TOOL
+
+    async def not_a_tool_warned():
+        lib = 'import json\n\n__version__ = "1.0.0"\n\ndef helper():\n    return 1\n'
+        r = await create("agent/helper", lib)
+        v = structured(r)
+        assert not r.is_error, v
+        assert any("library module" in w and "cannot be run" in w for w in v.get("warnings", [])), v
+
+    async def id_without_extension():
+        r = await create("agent/yecho2.yaml", JSON_TOOL)
+        v = structured(r)
+        assert r.is_error and v["error"] == "invalid_id" and v["suggestions"] == ["agent/yecho2"], v
+        assert not (tools / "agent" / "yecho2.yaml.yaml").exists()
+        assert not (tools / "agent" / "yecho2.yaml").exists()
+
     for name, fn in [
+        ("C: create/update refuse error-level diagnostics, YAML as Python", one_write_rule),
+        ("C: a file under tools/ that is not a tool is written with a warning", not_a_tool_warned),
+        ("C: an id never carries an extension", id_without_extension),
         ("A: a 200,000-line run is capped; head, tail, counts, the whole as a resource", run_capped),
         ("A: the output once; chain detail only with detail", output_once),
         ("A: a knowledge load sends its body once", knowledge_once),

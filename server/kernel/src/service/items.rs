@@ -275,6 +275,17 @@ impl Service {
             )
             .suggest(vec!["content".into()]));
         }
+        // An id never carries an extension: the file's follows its content (issue 26).
+        if let Some(bare) = id_without_extension(t, &a.item_id) {
+            return Err(OpError::new(
+                "invalid_id",
+                format!(
+                    "an id never carries an extension: `{}` is `{bare}` (the file's extension follows its content); nothing was written",
+                    a.item_id
+                ),
+            )
+            .suggest(vec![bare]));
+        }
         let ws = self.workspace(a.project_path.as_deref())?;
         let existing = ws.get(t, &a.item_id).cloned();
         let (space, root, target) = if action == "update" {
@@ -357,22 +368,40 @@ impl Service {
                 "the content declares no tool metadata (__version__, __tool_type__, __executor_id__...)",
             ));
         };
-        let errors: Vec<&Diagnostic> = parsed
-            .parse_diagnostics()
+        // One rule for every write, whatever the format (issue 26): the whole check of the
+        // content, as `validate` and `kiwi check` run it; an error-level diagnostic left
+        // refuses the write, the diagnostics listed.
+        let parsed = Arc::new(parsed);
+        let checked = check_item(&ws, &parsed);
+        let errors: Vec<Diagnostic> = checked
             .iter()
             .filter(|d| d.severity == Severity::Error)
+            .cloned()
             .collect();
         if !errors.is_empty() {
-            let owned: Vec<Diagnostic> = errors.into_iter().cloned().collect();
+            let codes: Vec<&str> = errors.iter().map(|d| d.code.as_str()).collect();
             return Err(OpError::new(
                 "invalid_content",
                 format!(
-                    "the content does not parse ({} error{}); nothing was written",
-                    owned.len(),
-                    if owned.len() == 1 { "" } else { "s" }
+                    "the content has {} error{} ({}); nothing was written",
+                    errors.len(),
+                    if errors.len() == 1 { "" } else { "s" },
+                    codes.join(", ")
                 ),
             )
-            .with("diagnostics", diagnostics_json(&parsed, &owned)));
+            .with("diagnostics", diagnostics_json(&parsed, &errors)));
+        }
+        // A file under tools/ that is not a tool is written (tools import library modules,
+        // read data files), and the agent is told it will not run.
+        let mut warnings: Vec<String> = Vec::new();
+        if let Some(kind) = parsed.tool().map(|f| f.kind()) {
+            if !kind.is_runnable() {
+                let what = match kind {
+                    crate::tool::ToolKind::Library => "a library module (no __executor_id__): tools may import it, but it cannot be run; add __executor_id__ (and __version__, __tool_type__) to make it a tool",
+                    _ => "a data file (no executor_id): tools may read it, but it cannot be run; add executor_id to make it a tool",
+                };
+                warnings.push(format!("`{}` was written as {what}", a.item_id));
+            }
         }
         write_atomic(&root, &target, content, force)?;
         let ws = self.workspace(a.project_path.as_deref())?;
@@ -380,14 +409,18 @@ impl Service {
             .item(&target)
             .map(|i| diagnostics_json(i, &check_item(&ws, i)))
             .unwrap_or(json!([]));
-        Ok(json!({
+        let mut out = json!({
             "item_type": t.as_str(),
             "id": a.item_id,
             "action": action,
             "space": space.as_str(),
             "path": target.to_string_lossy(),
             "diagnostics": diags,
-        }))
+        });
+        if !warnings.is_empty() {
+            out["warnings"] = json!(warnings);
+        }
+        Ok(out)
     }
 
     pub(super) fn delete_item(&self, t: ItemType, a: &ExecuteArgs) -> Res<Json> {
@@ -477,6 +510,21 @@ impl Service {
             "references_added": [reference],
         }))
     }
+}
+
+/// `id` without the file extension it ends with, when it ends with one of an item file of
+/// type `t` (`agent/yecho2.yaml`: `agent/yecho2`).
+fn id_without_extension(t: ItemType, id: &str) -> Option<String> {
+    let exts: &[&str] = match t {
+        ItemType::Tool => &[".yaml", ".yml", ".py", ".js", ".mjs", ".cjs", ".ts", ".sh"],
+        ItemType::Directive | ItemType::Knowledge => &[".md", ".markdown"],
+        ItemType::System => &[],
+    };
+    let last = id.rsplit('/').next().unwrap_or(id);
+    exts.iter().find_map(|e| {
+        let stem = last.strip_suffix(e)?;
+        (!stem.is_empty()).then(|| id[..id.len() - e.len()].to_string())
+    })
 }
 
 fn tool_ext(params: &Map<String, Json>, content: &str) -> &'static str {
