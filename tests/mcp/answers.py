@@ -51,6 +51,62 @@ config:
 """
 
 
+RESTART = """# Restartable
+
+```xml
+<directive name="restartable" version="1.0.0">
+  <metadata>
+    <description>Runs a tool with a typed input</description>
+    <category>e2e</category>
+    <permissions>
+      <execute resource="kiwi" action="run" item_type="tool" id="e2e/js"/>
+      <execute resource="kiwi" action="run" item_type="directive" id="e2e/callee"/>
+      <search resource="kiwi" action="search" item_type="tool"/>
+    </permissions>
+  </metadata>
+  <inputs>
+    <input name="force" type="boolean" default="false">Whether to force</input>
+  </inputs>
+  <process>
+    <step name="one">
+      <description>Run js</description>
+      <execute item_type="tool" item_id="e2e/js">
+        <param name="force" value="{input:force}"/>
+      </execute>
+      <execute item_type="directive" item_id="e2e/callee">
+        <param name="count" value="3"/>
+        <param name="flag" value="true"/>
+      </execute>
+      <search item_type="tool"/>
+    </step>
+  </process>
+</directive>
+```
+"""
+
+CALLEE = """# Callee
+
+```xml
+<directive name="callee" version="1.0.0">
+  <metadata>
+    <description>Called with typed inputs</description>
+    <category>e2e</category>
+    <permissions>
+      <execute resource="kiwi" action="run" item_type="tool" id="e2e/js"/>
+    </permissions>
+  </metadata>
+  <inputs>
+    <input name="count" type="integer">How many</input>
+    <input name="flag" type="boolean">A flag</input>
+  </inputs>
+  <process>
+    <step name="one"><description>Nothing</description></step>
+  </process>
+</directive>
+```
+"""
+
+
 def kiwi_bin():
     if os.environ.get("KIWI_BIN"):
         return os.path.abspath(os.environ["KIWI_BIN"])
@@ -68,6 +124,10 @@ def make_project(tmp: Path) -> Path:
     k = proj / ".ai" / "knowledge" / "e2e"
     k.mkdir(parents=True)
     body = "".join(f"Paragraph {i}: the quick brown fox jumps over the lazy dog.\n\n" for i in range(3000))
+    ds = proj / ".ai" / "directives" / "e2e"
+    ds.mkdir(parents=True, exist_ok=True)
+    (ds / "restartable.md").write_text(RESTART)
+    (ds / "callee.md").write_text(CALLEE)
     (k / "huge.md").write_text(f"---\nid: huge\ntitle: A huge entry\nentry_type: reference\n---\n\n{body}")
     return proj
 
@@ -199,7 +259,71 @@ async def scenario(s: ClientSession, checks: Checks, proj: Path):
         assert not (tools / "agent" / "yecho2.yaml.yaml").exists()
         assert not (tools / "agent" / "yecho2.yaml").exists()
 
+    def d(action, item_id, **extra):
+        return s.call_tool("execute", {"item_type": "directive", "action": action, "item_id": item_id, **extra})
+
+    async def restart():
+        # Point 5: the running directive refused to run again ("does not grant run").
+        r = await d("run", "e2e/restartable")
+        assert not r.is_error, structured(r)
+        r = await d("run", "e2e/restartable", parameters={"force": True})
+        v = structured(r)
+        if r.is_error:  # end it, so that the next checks run outside it
+            await d("done", "e2e/restartable")
+        assert not r.is_error, v
+        assert v["session"]["depth"] == 1 and "restarted" in v["session"]["how"], v["session"]
+        # Point 7: the input's type reaches the call; a directive callee's declared types too.
+        calls = v["steps"][0]["calls"]
+        assert calls[0]["parameters"] == {"force": True}, calls[0]
+        assert calls[1]["parameters"] == {"count": 3, "flag": True}, calls[1]
+        # A step's search is a call made as it is (no action, no parameters; query given).
+        assert calls[2] == {"tool": "search", "item_type": "tool", "query": ""}, calls[2]
+        r = await s.call_tool("search", {k: v for k, v in calls[2].items() if k != "tool"})
+        assert not r.is_error, structured(r)
+
+    async def lists_say_why():
+        # Point 5: while a directive runs, prompts/list and resources/list went empty, no word.
+        logs = []
+        r = await s.list_prompts()
+        meta = (r.model_dump(by_alias=True).get("_meta") or {})
+        assert "kiwi/notice" in meta, meta
+        assert "e2e/restartable" in meta["kiwi/notice"] and meta["kiwi/hidden"] > 0, meta
+        r = await s.list_resources()
+        meta = (r.model_dump(by_alias=True).get("_meta") or {})
+        assert "kiwi/notice" in meta, meta
+        r = await d("done", "e2e/restartable")
+        assert not r.is_error
+        r = await s.list_prompts()
+        assert not (r.model_dump(by_alias=True).get("_meta") or {}).get("kiwi/notice"), r
+
+    async def strict_arguments():
+        # Point 8: a missing query was taken as empty; an unknown argument ignored.
+        r = await s.call_tool("search", {"item_type": "tool"})
+        v = structured(r)
+        assert r.is_error and v["error"] == "invalid_arguments" and "query" in v["message"], v
+        r = await s.call_tool("search", {"item_type": "tool", "query": "x", "limimt": 3})
+        v = structured(r)
+        assert r.is_error and v["error"] == "invalid_arguments" and v["suggestions"] == ["limit"], v
+        r = await s.call_tool("execute", {"item_type": "tool", "action": "run", "item_id": "e2e/js", "params": {}})
+        v = structured(r)
+        assert r.is_error and v["suggestions"] == ["parameters"], v
+
+    async def source_enum():
+        # Point 8: the schema's source enum omitted the extra spaces' names that are accepted.
+        r = await s.list_tools()
+        by = {t.name: t for t in r.tools}
+        for tool in ["search", "load"]:
+            src = by[tool].input_schema["properties"]["source"]
+            enum = [x for alt in src.get("anyOf", [src]) for x in alt.get("enum", [])]
+            assert "rye" in enum and "project" in enum, (tool, src)
+        r = await s.call_tool("search", {"item_type": "tool", "query": "quokka", "source": "rye"})
+        assert not r.is_error, structured(r)
+
     for name, fn in [
+        ("D: the running directive runs again (restart); typed inputs reach calls", restart),
+        ("D: lists hidden by a running directive say why", lists_say_why),
+        ("D: a missing or unknown argument is an error", strict_arguments),
+        ("D: source lists every value the server accepts", source_enum),
         ("C: create/update refuse error-level diagnostics, YAML as Python", one_write_rule),
         ("C: a file under tools/ that is not a tool is written with a warning", not_a_tool_warned),
         ("C: an id never carries an extension", id_without_extension),
@@ -219,6 +343,10 @@ async def main():
         proj = make_project(tmp)
         env = dict(os.environ)
         env["KIWI_USERSPACE_DIR"] = str(tmp / "user")
+        rye = tmp / "rye" / ".ai" / "tools" / "rye"
+        rye.mkdir(parents=True)
+        (rye / "quokka.yaml").write_text(JSON_TOOL.replace("Print a JSON answer", "Print a quokka"))
+        env["KIWI_SPACES"] = str(tmp / "rye")
         params = StdioServerParameters(command=kiwi_bin(), args=["mcp", "--project", str(proj)], env=env)
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as session:

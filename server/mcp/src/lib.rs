@@ -20,7 +20,7 @@ mod meta_tools;
 pub mod shape;
 
 pub use handler::LIST_PAGE;
-pub use meta_tools::tools;
+pub use meta_tools::{tools, tools_for};
 
 use meta_tools::{b, limit_arg, opt_str, req, s};
 
@@ -144,11 +144,15 @@ impl KiwiServer {
         // The refusals of the arguments are built here: redacted here (an agent passing a
         // secret back never sees it); the service's answers come redacted.
         let bad_args = |e: OpError| e.redacted(&svc.secrets());
+        // Unknown top-level arguments are errors, never ignored (issue 26, point 8).
+        if let Err(e) = meta_tools::unknown_arguments(name, &args) {
+            return Ok(self.answer(Err(bad_args(e))));
+        }
         let r = match name {
             "search" => (|| {
                 Ok::<_, OpError>(SearchArgs {
                     item_type: req(&args, "item_type", "search")?,
-                    query: s(&args, "query").unwrap_or_default(),
+                    query: req(&args, "query", "search")?,
                     source: s(&args, "source"),
                     limit: limit_arg(&args)?,
                     cursor: opt_str(&args, "cursor")?,

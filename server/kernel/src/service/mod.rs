@@ -242,7 +242,17 @@ impl Service {
                 "link" => "update",
                 v => v,
             };
-            let s = session.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            let mut s = session.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            // A running directive run again (a restart) is checked against what runs around
+            // it, not against itself: it never grants its own run.
+            if t == ItemType::Directive
+                && action == "run"
+                && a.parent.as_deref().is_none_or(str::is_empty)
+            {
+                if let Some(pos) = s.stack.iter().rposition(|x| x.id == a.item_id) {
+                    s.stack.truncate(pos);
+                }
+            }
             // On every item the name can resolve to (a workspace that cannot be had runs
             // nothing: the call fails below with its reason).
             match self.workspace(a.project_path.as_deref()) {
