@@ -319,7 +319,25 @@ async def scenario(s: ClientSession, checks: Checks, proj: Path):
         r = await s.call_tool("search", {"item_type": "tool", "query": "quokka", "source": "rye"})
         assert not r.is_error, structured(r)
 
+    async def tool_parameters():
+        # Point 3: load of a tool did not give its parameters; the agent read the source.
+        r = await s.call_tool("load", {"item_type": "tool", "item_id": "e2e/big"})
+        v = structured(r)
+        assert not r.is_error, v
+        assert v["parameters"] == {"type": "object", "properties": {"n": {"type": "integer"}}}, v.get("parameters")
+        ex = v["example"]
+        assert ex == {"tool": "execute", "arguments": {"item_type": "tool", "action": "run", "item_id": "e2e/big",
+                                                       "parameters": {"n": 1}}}, ex
+        r = await s.call_tool(ex["tool"], ex["arguments"])
+        v = structured(r)
+        assert not r.is_error and v["result"]["stdout"].startswith("line number 1\n"), v
+        # A Python tool's CONFIG_SCHEMA too (the demo's word counter).
+        v = structured(await s.call_tool("load", {"item_type": "tool", "item_id": "text/word_count"}))
+        assert v["parameters"]["type"] == "object" and v["parameters"].get("properties"), v.get("parameters")
+        assert v["example"]["arguments"]["item_id"] == "text/word_count", v["example"]
+
     for name, fn in [
+        ("B: load of a tool gives its parameters as JSON Schema and an example call", tool_parameters),
         ("D: the running directive runs again (restart); typed inputs reach calls", restart),
         ("D: lists hidden by a running directive say why", lists_say_why),
         ("D: a missing or unknown argument is an error", strict_arguments),

@@ -580,6 +580,10 @@ pub fn describe(ws: &Workspace, item: &Arc<Item>) -> Json {
     if let Some(s) = &item.script {
         v["script"] = json!(s.to_string_lossy());
     }
+    if let Some((schema, example)) = tool_parameters(item) {
+        v["parameters"] = schema;
+        v["example"] = example;
+    }
     if let Some(k) = item.knowledge() {
         if let Some(fm) = k.frontmatter.as_ref().and_then(|f| f.to_json()) {
             v["frontmatter"] = fm;
@@ -594,6 +598,90 @@ pub fn describe(ws: &Workspace, item: &Arc<Item>) -> Json {
         v["body_line"] = json!(line);
     }
     v
+}
+
+/// A runnable tool's parameters as JSON Schema (its `CONFIG_SCHEMA`; an object schema with
+/// no properties when it declares none) and one call that runs it: the required parameters
+/// (every one when none is required), each with its default, first enum value or examples'
+/// first, else a value of its type (issue 26, B).
+fn tool_parameters(item: &Item) -> Option<(Json, Json)> {
+    let tool = item.tool()?;
+    if !tool.kind().is_runnable() {
+        return None;
+    }
+    let mut schema = tool
+        .value(crate::tool::Field::ConfigSchema)
+        .and_then(|v| v.to_json())
+        .filter(Json::is_object)
+        .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+    if schema.get("type").is_none() {
+        schema["type"] = json!("object");
+    }
+    let props = schema
+        .get("properties")
+        .and_then(Json::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let required: Vec<String> = schema
+        .get("required")
+        .and_then(Json::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(Json::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut params = Map::new();
+    for (name, p) in &props {
+        if !required.is_empty() && !required.contains(name) {
+            continue;
+        }
+        params.insert(name.clone(), example_value(name, p));
+    }
+    let example = json!({
+        "tool": "execute",
+        "arguments": {"item_type": "tool", "action": "run", "item_id": item.id, "parameters": params},
+    });
+    Some((schema, example))
+}
+
+/// A value a parameter with schema `p` takes, for an example call.
+fn example_value(name: &str, p: &Json) -> Json {
+    if let Some(d) = p.get("default") {
+        return d.clone();
+    }
+    if let Some(e) = p
+        .get("enum")
+        .and_then(Json::as_array)
+        .and_then(|e| e.first())
+    {
+        return e.clone();
+    }
+    if let Some(e) = p
+        .get("examples")
+        .and_then(Json::as_array)
+        .and_then(|e| e.first())
+    {
+        return e.clone();
+    }
+    let ty = match p.get("type") {
+        Some(Json::String(t)) => t.as_str(),
+        Some(Json::Array(ts)) => ts
+            .iter()
+            .filter_map(Json::as_str)
+            .find(|t| *t != "null")
+            .unwrap_or("string"),
+        _ => "string",
+    };
+    match ty {
+        "integer" => json!(1),
+        "number" => json!(1.5),
+        "boolean" => json!(true),
+        "array" => json!([]),
+        "object" => json!({}),
+        _ => json!(format!("<{name}>")),
+    }
 }
 
 fn relative_in_space(ws: &Workspace, item: &Item) -> PathBuf {
