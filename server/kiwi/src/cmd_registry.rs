@@ -394,6 +394,9 @@ pub fn pull(o: &PullOptions) -> Result<ExitCode> {
             }
         ));
         out(&format!("  digest {} verified; {}", p.digest, p.signature));
+        if let Some(n) = &p.note {
+            out(&format!("  note: {n}"));
+        }
         for f in &p.files {
             out(&format!("  wrote {}", f.display()));
         }
