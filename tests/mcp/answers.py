@@ -107,6 +107,33 @@ CALLEE = """# Callee
 """
 
 
+MAKER = """# Maker
+
+```xml
+<directive name="maker" version="1.0.0">
+  <metadata>
+    <description>Makes a tool, runs another</description>
+    <category>e2e</category>
+    <permissions>
+      <execute resource="kiwi" action="*" item_type="tool" id="*"/>
+    </permissions>
+  </metadata>
+  <inputs>
+    <input name="new_tool" type="string">The id of the tool to create</input>
+    <input name="to_run" type="string">The tool to run</input>
+  </inputs>
+  <process>
+    <step name="make">
+      <description>Create it</description>
+      <execute item_type="tool" action="create" item_id="{input:new_tool}"/>
+      <execute item_type="tool" item_id="{input:to_run}"/>
+    </step>
+  </process>
+</directive>
+```
+"""
+
+
 def kiwi_bin():
     if os.environ.get("KIWI_BIN"):
         return os.path.abspath(os.environ["KIWI_BIN"])
@@ -128,6 +155,8 @@ def make_project(tmp: Path) -> Path:
     ds.mkdir(parents=True, exist_ok=True)
     (ds / "restartable.md").write_text(RESTART)
     (ds / "callee.md").write_text(CALLEE)
+    (ds / "maker.md").write_text(MAKER)
+    (tools / "helpers.py").write_text('"""Helpers."""\n\ndef helper():\n    return 1\n')
     (k / "huge.md").write_text(f"---\nid: huge\ntitle: A huge entry\nentry_type: reference\n---\n\n{body}")
     return proj
 
@@ -336,7 +365,20 @@ async def scenario(s: ClientSession, checks: Checks, proj: Path):
         assert v["parameters"]["type"] == "object" and v["parameters"].get("properties"), v.get("parameters")
         assert v["example"]["arguments"]["item_id"] == "text/word_count", v["example"]
 
+    async def completion():
+        # Point 9: completion of a new id offered every existing id, library modules too.
+        from mcp.types import PromptReference
+        ref = PromptReference(type="ref/prompt", name="e2e/maker")
+        r = await s.complete(ref, {"name": "new_tool", "value": "e2e/"})
+        vals = r.completion.values
+        assert "e2e/big" not in vals and "e2e/js" not in vals, vals
+        assert vals == ["e2e/"], vals
+        r = await s.complete(ref, {"name": "to_run", "value": "e2e/"})
+        vals = r.completion.values
+        assert "e2e/big" in vals and "e2e/helpers" not in vals, vals
+
     for name, fn in [
+        ("F: completion of a new id offers no existing id; of a run, only tools", completion),
         ("B: load of a tool gives its parameters as JSON Schema and an example call", tool_parameters),
         ("D: the running directive runs again (restart); typed inputs reach calls", restart),
         ("D: lists hidden by a running directive say why", lists_say_why),
