@@ -1165,6 +1165,9 @@ fn registry_a_pinned_yanked_version_is_restorable_and_a_wrong_id_has_a_did_you_m
         bob.lock().get("tool", "text/word_count").unwrap().version,
         "1.2.0"
     );
+    // Search shows every version, the yanked one named (the yank error points there).
+    let found = results(&bob.json(&["search", "count words", "--source", "registry"]));
+    assert_eq!(found[0]["versions"], "1.0.0, 1.2.0 (yanked)", "{found:?}");
     // Someone who never pinned it is refused, as before.
     let carol = User::new(tmp.path(), "carol");
     carol.ok(&["registry", "add", "team", &url]);
