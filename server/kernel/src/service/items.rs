@@ -380,10 +380,15 @@ impl Service {
             .collect();
         if !errors.is_empty() {
             let codes: Vec<&str> = errors.iter().map(|d| d.code.as_str()).collect();
+            let parse = parsed
+                .parse_diagnostics()
+                .iter()
+                .any(|d| d.severity == Severity::Error);
             return Err(OpError::new(
                 "invalid_content",
                 format!(
-                    "the content has {} error{} ({}); nothing was written",
+                    "the content {} {} error{} ({}); nothing was written",
+                    if parse { "does not parse:" } else { "has" },
                     errors.len(),
                     if errors.len() == 1 { "" } else { "s" },
                     codes.join(", ")

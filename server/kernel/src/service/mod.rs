@@ -243,14 +243,15 @@ impl Service {
                 v => v,
             };
             let mut s = session.lock().unwrap_or_else(|p| p.into_inner()).clone();
-            // A running directive run again (a restart) is checked against what runs around
-            // it, not against itself: it never grants its own run.
+            // The active directive run again (a restart) is checked against what it runs
+            // inside, not against itself: it never grants its own run. (A directive further
+            // down is run again only if the active one grants it: nesting only narrows.)
             if t == ItemType::Directive
                 && action == "run"
                 && a.parent.as_deref().is_none_or(str::is_empty)
             {
-                if let Some(pos) = s.stack.iter().rposition(|x| x.id == a.item_id) {
-                    s.stack.truncate(pos);
+                if s.active().is_some_and(|x| x.id == a.item_id) {
+                    s.stack.pop();
                 }
             }
             // On every item the name can resolve to (a workspace that cannot be had runs
