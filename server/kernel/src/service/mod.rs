@@ -249,10 +249,9 @@ impl Service {
             if t == ItemType::Directive
                 && action == "run"
                 && a.parent.as_deref().is_none_or(str::is_empty)
+                && s.active().is_some_and(|x| x.id == a.item_id)
             {
-                if s.active().is_some_and(|x| x.id == a.item_id) {
-                    s.stack.pop();
-                }
+                s.stack.pop();
             }
             // On every item the name can resolve to (a workspace that cannot be had runs
             // nothing: the call fails below with its reason).
