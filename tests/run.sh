@@ -151,6 +151,8 @@ fi
 KIWI_BIN="$kiwi" "$venv/bin/python" tests/mcp/e2e.py
 # Issue 16, points 11-13: list_changed, resource subscriptions, completions, logging.
 KIWI_BIN="$kiwi" "$venv/bin/python" tests/mcp/protocol.py
+# Issue 26: answers an agent can act on (capped runs and loads, one write rule, strict args).
+KIWI_BIN="$kiwi" "$venv/bin/python" tests/mcp/answers.py
 # Issue 17: registries through MCP (git daemon on 127.0.0.1 and file://; publish, search, pull).
 KIWI_BIN="$kiwi" "$venv/bin/python" tests/mcp/registry.py
 # Issue 28: the Skills extension (skills/list, skills/get, resources/directory/read as raw

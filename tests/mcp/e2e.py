@@ -482,8 +482,8 @@ async def scenario(mode, api, checks: Checks, proj: Path):
             "parameters": {"verbose": False, "count": 7, "ratio": 0.5, "names": ["a", "b"], "label": "42"},
         }], s1["calls"]
         assert s2["calls"] == [
-            {"tool": "search", "item_type": "tool", "action": "search", "query": "word count", "parameters": {}},
-            {"tool": "load", "item_type": "knowledge", "action": "load", "item_id": "project/conventions", "parameters": {}},
+            {"tool": "search", "item_type": "tool", "query": "word count"},
+            {"tool": "load", "item_type": "knowledge", "item_id": "project/conventions"},
         ], s2["calls"]
         assert s3["calls"] == [{"tool": "execute", "item_type": "directive", "action": "run", "item_id": "e2e/inner",
                                 "parameters": {}}], s3["calls"]

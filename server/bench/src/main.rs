@@ -309,6 +309,7 @@ pub struct Figure {
 pub enum Value {
     Ms(f64),
     Mb(f64),
+    Kb(f64),
     Ratio(f64),
 }
 
@@ -319,6 +320,7 @@ impl std::fmt::Display for Value {
             Value::Ms(ms) if *ms >= 10.0 => write!(f, "{ms:.1} ms"),
             Value::Ms(ms) => write!(f, "{ms:.2} ms"),
             Value::Mb(mb) => write!(f, "{mb:.1} MB"),
+            Value::Kb(kb) => write!(f, "{kb:.1} KB"),
             Value::Ratio(r) => write!(f, "{r:.3}x"),
         }
     }

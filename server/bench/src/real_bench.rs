@@ -103,7 +103,7 @@ fn target(figure: &str, size: usize, v: f64, floor: Option<f64>) -> (String, Opt
 
 fn value_of(v: Fig) -> f64 {
     match v {
-        Fig::Ms(x) | Fig::Mb(x) | Fig::Ratio(x) => x,
+        Fig::Ms(x) | Fig::Mb(x) | Fig::Kb(x) | Fig::Ratio(x) => x,
     }
 }
 

@@ -165,7 +165,33 @@ pub fn run(kiwi: &Path, runs: usize, flood_mb: usize) -> Result<Vec<Figure>> {
         flood_rss as f64 / 1024.0,
         idle_rss as f64 / 1024.0,
     );
+    // The same flood through `kiwi mcp`: the answer an agent gets (issue 26: capped at
+    // mcp.max_answer_bytes, the whole kept as a resource), its size and time.
+    let mut mcp = Command::new(kiwi);
+    mcp.env("PATH", &path)
+        .args(["mcp", "--project"])
+        .arg(&dir)
+        .env("KIWI_USERSPACE_DIR", dir.join("user"));
+    let mut client = crate::mcp_client::McpClient::spawn(mcp)?;
+    let t0 = std::time::Instant::now();
+    let answer = client.request(
+        "tools/call",
+        serde_json::json!({"name": "execute", "arguments": {"item_type": "tool", "action": "run",
+            "item_id": "bench/flood", "parameters": {"mb": flood_mb}}}),
+    )?;
+    let mcp_time = t0.elapsed();
+    drop(client);
+    let answer_bytes = serde_json::to_string(&answer)?.len();
+    let written = answer["result"]["structuredContent"]["result"]["stdout_bytes"]
+        .as_u64()
+        .unwrap_or(0);
+    println!(
+        "tool printing {flood_mb} MB through kiwi mcp: {:.1} MB written, an answer of {answer_bytes} bytes (text and structuredContent) in {:.2} s",
+        written as f64 / 1e6,
+        mcp_time.as_secs_f64()
+    );
     let _ = std::fs::remove_dir_all(&dir);
+    let answer_kb = answer_bytes as f64 / 1024.0;
     let above = flood_rss.saturating_sub(idle_rss) as f64 / 1024.0;
     let over = k - d;
     Ok(vec![
@@ -190,6 +216,22 @@ pub fn run(kiwi: &Path, runs: usize, flood_mb: usize) -> Result<Vec<Figure>> {
             workload: format!("{runs} runs"),
             median: Fig::Ms(p),
             p99: Some(Fig::Ms(ms(percentile(&planning, 0.99)))),
+            target: "-".into(),
+            met: None,
+        },
+        Figure {
+            name: "MCP answer of a flooding run".into(),
+            workload: format!("{flood_mb} MB"),
+            median: Fig::Kb(answer_kb),
+            p99: None,
+            target: "under 34 KB (16 KB cap, sent as text and structuredContent)".into(),
+            met: Some(answer_kb < 34.0),
+        },
+        Figure {
+            name: "MCP run of a flooding tool".into(),
+            workload: format!("{flood_mb} MB"),
+            median: Fig::Ms(ms(mcp_time)),
+            p99: None,
             target: "-".into(),
             met: None,
         },

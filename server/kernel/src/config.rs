@@ -3,6 +3,11 @@
 use crate::env::FilterConfig;
 use std::path::{Path, PathBuf};
 
+/// The default of `mcp.max_answer_bytes`: about four thousand tokens.
+pub const DEFAULT_ANSWER_BYTES: usize = 16 * 1024;
+/// The smallest `mcp.max_answer_bytes` taken (below it an error's own fields do not fit).
+pub const MIN_ANSWER_BYTES: usize = 2048;
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Config {
     pub filter: FilterConfig,
@@ -17,6 +22,9 @@ pub struct Config {
     pub spaces: Vec<SpaceEntry>,
     /// `trust.require_signed`: which registries' items must be signed by a trusted key.
     pub require_signed: RequireSigned,
+    /// `mcp.max_answer_bytes`: the most bytes of JSON one `kiwi mcp` answer carries (a
+    /// run's output beyond it is kept whole as a `kiwi://run/<id>/output` resource).
+    pub max_answer_bytes: Option<usize>,
     /// The files that were read, in order (user, then project).
     pub sources: Vec<PathBuf>,
     /// Problems reading them: (file, message). They never stop a check.
@@ -291,6 +299,11 @@ impl Config {
         self.filter
             .project_allow
             .extend(project.filter.project_allow);
+        // A smaller cap only narrows what reaches the agent: the smaller of the two wins.
+        self.max_answer_bytes = match (self.max_answer_bytes, project.max_answer_bytes) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         self.require_signed.all |= project.require_signed.all;
         self.require_signed
             .registries
@@ -314,6 +327,19 @@ impl Config {
         self.filter.extend_from_config(value);
         if let Some(r) = value.get("trust").and_then(|t| t.get("require_signed")) {
             self.require_signed.merge(file, r, &mut self.problems);
+        }
+        if let Some(v) = value.get("mcp").and_then(|m| m.get("max_answer_bytes")) {
+            let n = match &v.kind {
+                crate::value::ValueKind::Int(n) => usize::try_from(*n).ok(),
+                _ => None,
+            };
+            match n {
+                Some(n) if n >= MIN_ANSWER_BYTES => self.max_answer_bytes = Some(n),
+                _ => self.problems.push((
+                    file.to_path_buf(),
+                    format!("`mcp.max_answer_bytes` is a number of bytes, at least {MIN_ANSWER_BYTES}; this value is ignored"),
+                )),
+            }
         }
         let exec = value.get("execution");
         if let Some(d) = exec.and_then(|e| e.get("default")).and_then(|v| v.as_str()) {

@@ -168,6 +168,9 @@ fn print_hits(o: &SearchOptions, all: &[serde_json::Value]) -> Result<ExitCode> 
             g("source"),
             g("description"),
         ));
+        if !g("versions").is_empty() {
+            out(&format!("{:>7}  versions: {}", "", g("versions")));
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

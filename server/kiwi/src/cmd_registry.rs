@@ -394,6 +394,9 @@ pub fn pull(o: &PullOptions) -> Result<ExitCode> {
             }
         ));
         out(&format!("  digest {} verified; {}", p.digest, p.signature));
+        if let Some(n) = &p.note {
+            out(&format!("  note: {n}"));
+        }
         for f in &p.files {
             out(&format!("  wrote {}", f.display()));
         }
@@ -430,7 +433,13 @@ pub fn search_hits(
             index.search(*t, query, None, limit)
         };
         for h in found {
-            hits.push(serde_json::to_value(h)?);
+            let mut v = serde_json::to_value(&h)?;
+            if let Some(list) =
+                kiwi_kernel::registry::search::versions_of(&us, &h.source, *t, &h.id)
+            {
+                v["versions"] = serde_json::json!(list);
+            }
+            hits.push(v);
         }
     }
     Ok(hits)

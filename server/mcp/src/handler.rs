@@ -3,7 +3,7 @@
 //! checks it uses.
 
 use crate::complete::complete_values;
-use crate::meta_tools::tools;
+use crate::meta_tools::tools_for;
 use crate::{guarded, internal, live, KiwiServer, TEMPLATE};
 use kiwi_kernel::service::{OpError, Session};
 use rmcp::model::*;
@@ -58,6 +58,60 @@ fn resource_error(e: OpError) -> McpError {
         McpError::resource_not_found(e.message.clone(), Some(e.to_json()))
     } else {
         internal(e)
+    }
+}
+
+/// The cache hints of a list whose content follows the session (the running directive) and
+/// the disk (SEP-2549): fresh for no time, for this client only.
+fn cache_hints<T: CacheHinted>(r: T) -> T {
+    r.hinted()
+}
+
+trait CacheHinted {
+    fn hinted(self) -> Self;
+}
+
+macro_rules! cache_hinted {
+    ($($t:ty),*) => {$(
+        impl CacheHinted for $t {
+            fn hinted(self) -> Self {
+                self.with_ttl_ms(0).with_cache_scope(CacheScope::Private)
+            }
+        }
+    )*};
+}
+cache_hinted!(
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListToolsResult
+);
+
+#[allow(deprecated)] // LoggingLevel: deprecated by 2026-07-28, still served
+impl KiwiServer {
+    /// When the running directive hides items from a list: a notice in the list's `_meta`
+    /// (`kiwi/notice`) and a log message, so that an empty list is never silent.
+    async fn hidden_notice(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+        session: &Session,
+        what: &str,
+        hidden: usize,
+    ) -> Option<MetaObject> {
+        let active = session.active()?;
+        if hidden == 0 {
+            return None;
+        }
+        let text = format!(
+            "{hidden} {what} are hidden while directive `{}` runs: it grants loading only what it names (its permissions); end it with execute done, or run what it grants",
+            active.id
+        );
+        self.log(Some(ctx), LoggingLevel::Notice, &text).await;
+        let mut m = MetaObject::new();
+        m.insert("kiwi/notice".into(), serde_json::json!(text));
+        m.insert("kiwi/hidden".into(), serde_json::json!(hidden));
+        m.insert("kiwi/active_directive".into(), serde_json::json!(active.id));
+        Some(m)
     }
 }
 
@@ -208,11 +262,15 @@ impl ServerHandler for KiwiServer {
         _r: Option<PaginatedRequestParams>,
         _c: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(tools()))
+        let extra = self.service.extra_space_names();
+        Ok(cache_hints(ListToolsResult::with_all_items(tools_for(
+            &extra,
+        ))))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        tools().into_iter().find(|t| t.name == name)
+        let extra = self.service.extra_space_names();
+        tools_for(&extra).into_iter().find(|t| t.name == name)
     }
 
     async fn call_tool(
@@ -266,7 +324,8 @@ impl ServerHandler for KiwiServer {
         // Only what the session may read: while a directive runs, what it grants (9).
         let session = self.session();
         let ds = self.service.directives(None).unwrap_or_default();
-        let prompts = ds
+        let total = ds.len();
+        let prompts: Vec<Prompt> = ds
             .into_iter()
             .filter(|(id, _, _)| may_read(&session, &format!("kiwi://directive/{id}")))
             .map(|(id, desc, inputs)| {
@@ -284,10 +343,12 @@ impl ServerHandler for KiwiServer {
                 Prompt::new(id, desc, Some(args))
             })
             .collect();
+        let hidden = total - prompts.len();
         let (prompts, next) = page(prompts, &_r)?;
         let mut res = ListPromptsResult::with_all_items(prompts);
         res.next_cursor = next;
-        Ok(res)
+        res.meta = self.hidden_notice(&_c, &session, "prompts", hidden).await;
+        Ok(cache_hints(res))
     }
 
     async fn get_prompt(
@@ -314,7 +375,8 @@ impl ServerHandler for KiwiServer {
     ) -> Result<ListResourcesResult, McpError> {
         let session = self.session();
         let rs = self.service.resources(None).unwrap_or_default();
-        let list = rs
+        let total = rs.len();
+        let list: Vec<Resource> = rs
             .into_iter()
             .filter(|(uri, ..)| may_read(&session, uri))
             .map(|(uri, name, desc, mime)| {
@@ -325,10 +387,12 @@ impl ServerHandler for KiwiServer {
                 }
             })
             .collect();
+        let hidden = total - list.len();
         let (list, next) = page(list, &_r)?;
         let mut res = ListResourcesResult::with_all_items(list);
         res.next_cursor = next;
-        Ok(res)
+        res.meta = self.hidden_notice(&_c, &session, "resources", hidden).await;
+        Ok(cache_hints(res))
     }
 
     async fn list_skills(
@@ -360,11 +424,16 @@ impl ServerHandler for KiwiServer {
         _r: Option<PaginatedRequestParams>,
         _c: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        Ok(ListResourceTemplatesResult::with_all_items(vec![
+        Ok(cache_hints(ListResourceTemplatesResult::with_all_items(vec![
             ResourceTemplate::new(TEMPLATE, "kiwi item").with_description(
                 "A kiwi item: type directive, tool, knowledge or system; id such as core/init",
             ),
-        ]))
+            ResourceTemplate::new("kiwi://run/{run}/output", "a run's whole output")
+                .with_description(
+                    "The whole stdout of a tool run whose answer showed only its head and tail (kiwi://run/{run}/stderr: its stderr; ?lines=A-B: a range of lines). A session keeps the last 16.",
+                )
+                .with_mime_type("text/plain"),
+        ])))
     }
 
     async fn read_resource(
@@ -379,6 +448,19 @@ impl ServerHandler for KiwiServer {
                 .await
                 .map_err(|e| McpError::internal_error(e.to_string(), None))?
                 .map(Into::into);
+        }
+        if r.uri.starts_with(crate::shape::RUN_PREFIX) {
+            // A run's whole output, kept when its answer was cut (issue 26).
+            let text = self
+                .outputs
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .read(&r.uri)
+                .map_err(|m| McpError::resource_not_found(m, None))?;
+            return Ok(ReadResourceResult::new(vec![
+                ResourceContents::text(text, r.uri).with_mime_type("text/plain")
+            ])
+            .into());
         }
         match self.service.read_resource_files(&self.session(), &r.uri) {
             Ok(files) => Ok(ReadResourceResult::new(

@@ -18,9 +18,10 @@ mod handler;
 pub mod live;
 mod meta_tools;
 mod skills;
+pub mod shape;
 
 pub use handler::LIST_PAGE;
-pub use meta_tools::tools;
+pub use meta_tools::{tools, tools_for};
 
 use meta_tools::{b, limit_arg, opt_str, req, s};
 
@@ -30,6 +31,8 @@ pub struct KiwiServer {
     service: Arc<Service>,
     session: Arc<Mutex<Session>>,
     live: Arc<Mutex<live::Live>>,
+    /// The whole outputs of the runs whose answers were cut (`kiwi://run/<id>/output`).
+    outputs: Arc<Mutex<shape::Outputs>>,
 }
 
 /// Sends a tool's output as progress notifications.
@@ -57,6 +60,7 @@ impl KiwiServer {
             service: Arc::new(service),
             session: Arc::new(Mutex::new(Session::default())),
             live: Arc::new(Mutex::new(live::Live::default())),
+            outputs: Arc::new(Mutex::new(shape::Outputs::default())),
         }
     }
 
@@ -141,11 +145,15 @@ impl KiwiServer {
         // The refusals of the arguments are built here: redacted here (an agent passing a
         // secret back never sees it); the service's answers come redacted.
         let bad_args = |e: OpError| e.redacted(&svc.secrets());
+        // Unknown top-level arguments are errors, never ignored (issue 26, point 8).
+        if let Err(e) = meta_tools::unknown_arguments(name, &args) {
+            return Ok(self.answer(Err(bad_args(e))));
+        }
         let r = match name {
             "search" => (|| {
                 Ok::<_, OpError>(SearchArgs {
                     item_type: req(&args, "item_type", "search")?,
-                    query: s(&args, "query").unwrap_or_default(),
+                    query: req(&args, "query", "search")?,
                     source: s(&args, "source"),
                     limit: limit_arg(&args)?,
                     cursor: opt_str(&args, "cursor")?,
@@ -153,7 +161,7 @@ impl KiwiServer {
                 })
             })()
             .map_err(bad_args)
-            .and_then(|a| svc.search(&self.session(), &a)),
+            .and_then(|a| self.search_fitted(a)),
             "load" => (|| {
                 Ok::<_, OpError>(LoadArgs {
                     item_type: req(&args, "item_type", "load")?,
@@ -193,7 +201,57 @@ impl KiwiServer {
                 ))
             }
         };
-        Ok(self.answer(r))
+        Ok(self.fitted(name, &args, r))
+    }
+
+    /// A search answer that fits the cap: asked again with fewer results when it does not,
+    /// so that its `cursor` continues right after the last result shown.
+    fn search_fitted(&self, mut a: SearchArgs) -> Result<Json, OpError> {
+        let cap = self.service.max_answer_bytes();
+        let session = self.session();
+        let mut v = self.service.search(&session, &a)?;
+        for _ in 0..12 {
+            let n = v["results"].as_array().map_or(0, Vec::len);
+            let size = serde_json::to_string(&v).map_or(0, |s| s.len());
+            if size <= cap || n <= 1 {
+                break;
+            }
+            // Scale the count by how far over the answer is (at least one fewer).
+            let fewer = (n * cap / size).clamp(1, n - 1);
+            a.limit = Some(fewer);
+            v = self.service.search(&session, &a)?;
+            v["limited_by_size"] = json!(format!(
+                "{fewer} results fit in an answer of {cap} bytes (mcp.max_answer_bytes); the cursor gives the next"
+            ));
+        }
+        Ok(v)
+    }
+
+    /// Every answer sized for the agent (issue 26): a tool run's output once, its chain
+    /// detail on request, cut past `mcp.max_answer_bytes` with the whole kept as a
+    /// resource; any other answer's largest parts cut to fit.
+    fn fitted(&self, name: &str, args: &JsonObject, r: Result<Json, OpError>) -> CallToolResult {
+        let cap = self.service.max_answer_bytes();
+        let arg = |k: &str| args.get(k).and_then(Json::as_str).unwrap_or("");
+        let whole = match (name, arg("item_type")) {
+            ("load", t) | ("execute", t) if !t.is_empty() && !arg("item_id").is_empty() => {
+                Some(format!("resources/read kiwi://{t}/{}", arg("item_id")))
+            }
+            _ => None,
+        };
+        let mut v = match r {
+            Ok(v) => v,
+            Err(e) => {
+                let mut body = e.to_json();
+                shape::fit(&mut body, cap, whole.as_deref());
+                return CallToolResult::structured_error(body);
+            }
+        };
+        if name == "execute" && arg("item_type") == "tool" {
+            shape::shape_run(&mut v, b(args, "detail"), cap, &self.outputs);
+        }
+        shape::fit(&mut v, cap, whole.as_deref());
+        self.answer(Ok(v))
     }
 
     async fn execute(

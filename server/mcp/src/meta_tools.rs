@@ -19,14 +19,93 @@ fn project_path_prop() -> Json {
     json!({"type": "string", "description": "The project root (a folder holding .ai/), when the server was not started in one"})
 }
 
-/// The four tools, with input and output schemas and annotations.
+/// The `source` argument's schema: every value the server accepts (the spaces, the extra
+/// spaces' names, registry, all, and registry:NAME).
+fn source_prop(extra: &[String], description: &str, default: bool) -> Json {
+    let mut names: Vec<String> = ["project", "user", "builtin"].map(String::from).to_vec();
+    names.extend(extra.iter().cloned());
+    names.extend(["registry", "all"].map(String::from));
+    let mut p = json!({
+        "type": "string",
+        "anyOf": [{"enum": names}, {"pattern": "^registry:.+$"}],
+        "description": description,
+    });
+    if default {
+        p["default"] = json!("all");
+    }
+    p
+}
+
+/// The four tools with the spaces of a server without extra spaces (see [`tools_for`]).
 pub fn tools() -> Vec<Tool> {
+    tools_for(&[])
+}
+
+/// The argument names each tool takes (from its input schema).
+pub(crate) fn arguments_of(tool: &str) -> Vec<String> {
+    tools()
+        .into_iter()
+        .find(|t| t.name == tool)
+        .and_then(|t| {
+            t.input_schema
+                .get("properties")
+                .and_then(Json::as_object)
+                .map(|p| p.keys().cloned().collect())
+        })
+        .unwrap_or_default()
+}
+
+/// A call's arguments that its tool does not take are an error that names the closest.
+pub(crate) fn unknown_arguments(tool: &str, args: &JsonObject) -> Result<(), OpError> {
+    let known = arguments_of(tool);
+    if known.is_empty() {
+        return Ok(());
+    }
+    for k in args.keys() {
+        if !known.contains(k) {
+            let near: Vec<String> =
+                kiwi_kernel::diag::closest_n(k, known.iter().map(String::as_str), 1)
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect();
+            // A shortened name (`params`): the argument it begins most of.
+            let near = if near.is_empty() {
+                let common = |a: &str| a.chars().zip(k.chars()).take_while(|(x, y)| x == y).count();
+                known
+                    .iter()
+                    .filter(|a| common(a) >= 4)
+                    .max_by_key(|a| common(a))
+                    .map(|a| vec![a.clone()])
+                    .unwrap_or_default()
+            } else {
+                near
+            };
+            let mut e = OpError::new(
+                "invalid_arguments",
+                format!(
+                    "`{k}` is not an argument of `{tool}` (its arguments: {}){}",
+                    known.join(", "),
+                    near.first()
+                        .map(|n| format!("; did you mean `{n}`?"))
+                        .unwrap_or_default()
+                ),
+            );
+            e.suggestions = near;
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// The four tools, with input and output schemas and annotations; `extra`: the names of the
+/// server's extra spaces (its `source` values).
+pub fn tools_for(extra: &[String]) -> Vec<Tool> {
     let search_in = json!({
         "type": "object",
         "properties": {
             "item_type": {"type": "string", "enum": ITEM_TYPES, "description": "What to search"},
             "query": {"type": "string", "description": "Words to look for (typos tolerated); empty lists everything"},
-            "source": {"type": "string", "enum": ["project", "user", "builtin", "registry", "all"], "default": "all", "description": "A space, or registry (every configured registry; registry:NAME for one)"},
+            "source": source_prop(extra, "A space (an extra space by its name), or registry (every configured registry; registry:NAME for one)", true),
             "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 10},
             "cursor": {"type": "string", "description": "The `cursor` of the previous answer: the results after it"},
             "project_path": project_path_prop(),
@@ -59,7 +138,7 @@ pub fn tools() -> Vec<Tool> {
         "properties": {
             "item_type": {"type": "string", "enum": ITEM_TYPES},
             "item_id": {"type": "string", "description": "The item id, such as core/init"},
-            "source": {"type": "string", "enum": ["project", "user", "builtin", "registry", "all"], "description": "Load from this space only; registry (registry:NAME for one) reads or, with destination, pulls from the configured registries"},
+            "source": source_prop(extra, "Load from this space only (an extra space by its name); registry (registry:NAME for one) reads or, with destination, pulls from the configured registries", false),
             "destination": {"type": "string", "enum": ["project", "user"], "description": "Copy the item into this space"},
             "force": {"type": "boolean", "default": false, "description": "Overwrite an existing file at the destination"},
             "project_path": project_path_prop(),
@@ -79,6 +158,7 @@ pub fn tools() -> Vec<Tool> {
             "parent": {"type": "string", "description": "For a directive run: the running directive to run it inside (nested, narrowed by it). Without it, a directive runs inside the active one only when a step of that one calls it; otherwise the active one ends"},
             "raw": {"type": "boolean", "default": false, "description": "For a directive run: also return the filled file (body) and each step's XML (text)"},
             "environment": {"type": "string", "description": "For a tool run or dry_run: where it runs: local, sandbox, container, or ssh:HOST (a host of execution.hosts in the user's config.yaml); it cannot weaken what the tool requires"},
+            "detail": {"type": "boolean", "default": false, "description": "For a tool run: also return the chain that ran, where it ran (execution) and the process id"},
             "project_path": project_path_prop(),
         },
         "required": ["item_type", "action", "item_id"],

@@ -102,6 +102,39 @@ pub fn id_types(d: &Directive, input: &Input, context: &HashMap<String, String>)
     types
 }
 
+/// The actions of the calls whose `item_id` is input `input` (`run` for an execute that
+/// names none).
+fn call_actions(d: &Directive, input: &Input) -> Vec<String> {
+    use crate::directive::CallKind;
+    let name = input.name.value.as_str();
+    let refers = |v: &str| {
+        let v = v.trim();
+        v == format!("{{input:{name}}}") || v == format!("{{{name}}}")
+    };
+    d.calls
+        .iter()
+        .filter(|c| c.item_id.as_ref().is_some_and(|i| refers(&i.value)))
+        .map(|c| match c.kind {
+            CallKind::Execute | CallKind::ToolCall => c
+                .action
+                .as_ref()
+                .map(|a| a.value.trim().to_string())
+                .filter(|a| !a.is_empty() && a != "execute")
+                .unwrap_or_else(|| "run".into()),
+            CallKind::Load | CallKind::Fetch => "load".into(),
+            CallKind::Search => "search".into(),
+            CallKind::Sign => "validate".into(),
+        })
+        .collect()
+}
+
+/// Whether tool `id` is one that runs (a tool or a primitive, not a library module or data).
+fn runnable_tool(ws: &Workspace, id: &str) -> bool {
+    ws.get(ItemType::Tool, id)
+        .and_then(|i| i.tool().map(|f| f.kind().is_runnable()))
+        .unwrap_or(true)
+}
+
 /// What the client may offer for a directive input, given what was typed and the other
 /// arguments it has; `None` when the directive has no such input.
 pub fn input_values(
@@ -121,10 +154,29 @@ pub fn input_values(
     }
     let types = id_types(d, input, context);
     if !types.is_empty() {
+        let actions = call_actions(d, input);
+        let only =
+            |a: &[&str]| !actions.is_empty() && actions.iter().all(|x| a.contains(&x.as_str()));
+        if only(&["create"]) {
+            // A new id: the folders ids live in, never an id that exists (issue 26, point 9).
+            let folders: Vec<String> = types
+                .into_iter()
+                .filter(|t| visible(*t))
+                .flat_map(|t| ids_of(ws, t))
+                .filter_map(|id| id.rsplit_once('/').map(|(f, _)| format!("{f}/")))
+                .collect();
+            return Some(matching_ids(folders.iter().map(String::as_str), typed));
+        }
+        // An id that is run: tools that run (no library module, no data file).
+        let runs = only(&["run", "dry_run"]);
         let ids: Vec<String> = types
             .into_iter()
             .filter(|t| visible(*t))
-            .flat_map(|t| ids_of(ws, t))
+            .flat_map(|t| {
+                ids_of(ws, t)
+                    .into_iter()
+                    .filter(move |id| !(runs && t == ItemType::Tool) || runnable_tool(ws, id))
+            })
             .collect();
         return Some(matching_ids(ids.iter().map(String::as_str), typed));
     }

@@ -73,5 +73,13 @@ pub fn build(
     Ok((Index::from_external(docs), problems))
 }
 
+/// Every version of a registry's item, oldest first, yanked ones marked
+/// (`1.0.0, 1.2.0 (yanked)`): what a hit of `source` `registry:NAME` shows beside its latest.
+pub fn versions_of(user_space: &Path, source: &str, t: ItemType, id: &str) -> Option<String> {
+    let name = source.strip_prefix("registry:")?;
+    let dir = store::clone_dir(user_space, name);
+    Some(store::item_versions(&dir, t, id).ok()??.list())
+}
+
 /// The item types a registry holds.
 pub const TYPES: [ItemType; 3] = ItemType::FILE_TYPES;

@@ -7,6 +7,7 @@ use crate::check::check_item;
 use crate::context::Host;
 use crate::diag::{closest_n, Diagnostic, Severity};
 use crate::directive::{params, Call, CallKind, Directive, PlaceholderKind};
+use crate::ids::ItemType;
 use crate::json::{as_text, json_type};
 use crate::system;
 use crate::workspace::{Item, Workspace};
@@ -223,8 +224,8 @@ pub(super) fn run_directive(
             let calls: Vec<Json> = s
                 .calls
                 .iter()
-                .filter_map(|c| fd.calls.get(*c))
-                .map(|c| step_call(ws, c))
+                .filter_map(|c| Some((*c, fd.calls.get(*c)?)))
+                .map(|(i, c)| step_call(ws, c, &input_params(d, &fd, i, &values)))
                 .collect();
             let element = fd
                 .root
@@ -283,7 +284,36 @@ pub(super) fn run_directive(
 /// A step's call as the meta-tool call the agent makes: which tool (`execute`, `search`,
 /// `load`), the item type, the action (an `execute` without one runs), the id or the query,
 /// and the parameters, typed by the called tool's `CONFIG_SCHEMA` when it declares them.
-fn step_call(ws: &Workspace, c: &Call) -> Json {
+/// The parameters of call `i` whose value was exactly one input (`value="{input:force}"`),
+/// with that input's typed value: a boolean input passes `false`, never the text "false",
+/// whatever the callee declares (issue 26, point 7).
+fn input_params(
+    d: &crate::directive::Directive,
+    filled: &crate::directive::Directive,
+    i: usize,
+    values: &Map<String, Json>,
+) -> Map<String, Json> {
+    let mut out = Map::new();
+    if d.calls.len() != filled.calls.len() {
+        return out;
+    }
+    let Some(c) = d.calls.get(i) else { return out };
+    for (k, v) in &c.params {
+        let raw = v.value.trim();
+        let name = raw
+            .strip_prefix("{input:")
+            .and_then(|r| r.strip_suffix('}'))
+            .map(|n| n.split_once(':').map_or(n, |(n, _)| n).trim());
+        if let Some(value) = name.and_then(|n| values.get(n)) {
+            if !value.is_string() {
+                out.insert(k.value.clone(), value.clone());
+            }
+        }
+    }
+    out
+}
+
+fn step_call(ws: &Workspace, c: &Call, typed_inputs: &Map<String, Json>) -> Json {
     let text = |x: &Option<crate::directive::Spanned<String>>| {
         x.as_ref()
             .map(|v| v.value.trim().to_string())
@@ -305,6 +335,25 @@ fn step_call(ws: &Workspace, c: &Call) -> Json {
         },
     };
     let specs = params::called_tool(ws, c).and_then(|t| params::tool_params(&t));
+    // A directive called by a step: its declared input types.
+    let callee_inputs: Vec<(String, String)> = match (text(&c.item_type).as_deref(), &item_id) {
+        (Some("directive"), Some(id)) => ws
+            .get(ItemType::Directive, id)
+            .and_then(|i| i.directive())
+            .map(|d| {
+                d.inputs
+                    .iter()
+                    .filter_map(|i| {
+                        Some((
+                            i.name.value.clone(),
+                            i.ty.as_ref()?.value.trim().to_string(),
+                        ))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    };
     let parameters: Map<String, Json> = c
         .params
         .iter()
@@ -312,9 +361,12 @@ fn step_call(ws: &Workspace, c: &Call) -> Json {
             let spec = specs
                 .as_ref()
                 .and_then(|ss| ss.iter().find(|s| s.name == k.value));
-            let value = match spec {
-                Some(s) => typed_value(&s.schema, &v.value),
-                None => json!(v.value),
+            let declared = callee_inputs.iter().find(|(n, _)| *n == k.value);
+            let value = match (spec, declared, typed_inputs.get(&k.value)) {
+                (Some(s), ..) => typed_value(&s.schema, &v.value),
+                (None, Some((_, ty)), _) => coerce(ty, json!(v.value)),
+                (None, None, Some(typed)) => typed.clone(),
+                (None, None, None) => json!(v.value),
             };
             (k.value.clone(), value)
         })
@@ -329,7 +381,20 @@ fn step_call(ws: &Workspace, c: &Call) -> Json {
     if let Some(q) = text(&c.query) {
         call.insert("query".into(), json!(q));
     }
-    call.insert("parameters".into(), Json::Object(parameters));
+    if tool == "execute" {
+        call.insert("parameters".into(), Json::Object(parameters));
+    } else {
+        // search and load take no action and no parameters: what a step gives them are
+        // their own arguments, so that the call is made as it is (unknown arguments are
+        // errors).
+        call.remove("action");
+        for (k, v) in parameters {
+            call.entry(k).or_insert(v);
+        }
+        if tool == "search" {
+            call.entry("query").or_insert(json!(""));
+        }
+    }
     Json::Object(call)
 }
 

@@ -275,6 +275,17 @@ impl Service {
             )
             .suggest(vec!["content".into()]));
         }
+        // An id never carries an extension: the file's follows its content (issue 26).
+        if let Some(bare) = id_without_extension(t, &a.item_id) {
+            return Err(OpError::new(
+                "invalid_id",
+                format!(
+                    "an id never carries an extension: `{}` is `{bare}` (the file's extension follows its content); nothing was written",
+                    a.item_id
+                ),
+            )
+            .suggest(vec![bare]));
+        }
         let ws = self.workspace(a.project_path.as_deref())?;
         let existing = ws.get(t, &a.item_id).cloned();
         let (space, root, target) = if action == "update" {
@@ -357,22 +368,45 @@ impl Service {
                 "the content declares no tool metadata (__version__, __tool_type__, __executor_id__...)",
             ));
         };
-        let errors: Vec<&Diagnostic> = parsed
-            .parse_diagnostics()
+        // One rule for every write, whatever the format (issue 26): the whole check of the
+        // content, as `validate` and `kiwi check` run it; an error-level diagnostic left
+        // refuses the write, the diagnostics listed.
+        let parsed = Arc::new(parsed);
+        let checked = check_item(&ws, &parsed);
+        let errors: Vec<Diagnostic> = checked
             .iter()
             .filter(|d| d.severity == Severity::Error)
+            .cloned()
             .collect();
         if !errors.is_empty() {
-            let owned: Vec<Diagnostic> = errors.into_iter().cloned().collect();
+            let codes: Vec<&str> = errors.iter().map(|d| d.code.as_str()).collect();
+            let parse = parsed
+                .parse_diagnostics()
+                .iter()
+                .any(|d| d.severity == Severity::Error);
             return Err(OpError::new(
                 "invalid_content",
                 format!(
-                    "the content does not parse ({} error{}); nothing was written",
-                    owned.len(),
-                    if owned.len() == 1 { "" } else { "s" }
+                    "the content {} {} error{} ({}); nothing was written",
+                    if parse { "does not parse:" } else { "has" },
+                    errors.len(),
+                    if errors.len() == 1 { "" } else { "s" },
+                    codes.join(", ")
                 ),
             )
-            .with("diagnostics", diagnostics_json(&parsed, &owned)));
+            .with("diagnostics", diagnostics_json(&parsed, &errors)));
+        }
+        // A file under tools/ that is not a tool is written (tools import library modules,
+        // read data files), and the agent is told it will not run.
+        let mut warnings: Vec<String> = Vec::new();
+        if let Some(kind) = parsed.tool().map(|f| f.kind()) {
+            if !kind.is_runnable() {
+                let what = match kind {
+                    crate::tool::ToolKind::Library => "a library module (no __executor_id__): tools may import it, but it cannot be run; add __executor_id__ (and __version__, __tool_type__) to make it a tool",
+                    _ => "a data file (no executor_id): tools may read it, but it cannot be run; add executor_id to make it a tool",
+                };
+                warnings.push(format!("`{}` was written as {what}", a.item_id));
+            }
         }
         write_atomic(&root, &target, content, force)?;
         let ws = self.workspace(a.project_path.as_deref())?;
@@ -380,14 +414,18 @@ impl Service {
             .item(&target)
             .map(|i| diagnostics_json(i, &check_item(&ws, i)))
             .unwrap_or(json!([]));
-        Ok(json!({
+        let mut out = json!({
             "item_type": t.as_str(),
             "id": a.item_id,
             "action": action,
             "space": space.as_str(),
             "path": target.to_string_lossy(),
             "diagnostics": diags,
-        }))
+        });
+        if !warnings.is_empty() {
+            out["warnings"] = json!(warnings);
+        }
+        Ok(out)
     }
 
     pub(super) fn delete_item(&self, t: ItemType, a: &ExecuteArgs) -> Res<Json> {
@@ -479,6 +517,21 @@ impl Service {
     }
 }
 
+/// `id` without the file extension it ends with, when it ends with one of an item file of
+/// type `t` (`agent/yecho2.yaml`: `agent/yecho2`).
+fn id_without_extension(t: ItemType, id: &str) -> Option<String> {
+    let exts: &[&str] = match t {
+        ItemType::Tool => &[".yaml", ".yml", ".py", ".js", ".mjs", ".cjs", ".ts", ".sh"],
+        ItemType::Directive | ItemType::Knowledge => &[".md", ".markdown"],
+        ItemType::System => &[],
+    };
+    let last = id.rsplit('/').next().unwrap_or(id);
+    exts.iter().find_map(|e| {
+        let stem = last.strip_suffix(e)?;
+        (!stem.is_empty()).then(|| id[..id.len() - e.len()].to_string())
+    })
+}
+
 fn tool_ext(params: &Map<String, Json>, content: &str) -> &'static str {
     match params.get("format").and_then(Json::as_str) {
         Some("yaml") | Some("yml") => return "yaml",
@@ -532,14 +585,108 @@ pub fn describe(ws: &Workspace, item: &Arc<Item>) -> Json {
     if let Some(s) = &item.script {
         v["script"] = json!(s.to_string_lossy());
     }
+    if let Some((schema, example)) = tool_parameters(item) {
+        v["parameters"] = schema;
+        v["example"] = example;
+    }
     if let Some(k) = item.knowledge() {
         if let Some(fm) = k.frontmatter.as_ref().and_then(|f| f.to_json()) {
             v["frontmatter"] = fm;
         }
-        let body = item.text().get(k.body.start..k.body.end).unwrap_or("");
-        v["body"] = json!(body);
+        // The body is in `content` (once): where it starts, not a second copy (issue 26).
+        let start = k.body.start.min(item.text().len());
+        let line = item.text().as_bytes()[..start]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count()
+            + 1;
+        v["body_line"] = json!(line);
     }
     v
+}
+
+/// A runnable tool's parameters as JSON Schema (its `CONFIG_SCHEMA`; an object schema with
+/// no properties when it declares none) and one call that runs it: the required parameters
+/// (every one when none is required), each with its default, first enum value or examples'
+/// first, else a value of its type (issue 26, B).
+fn tool_parameters(item: &Item) -> Option<(Json, Json)> {
+    let tool = item.tool()?;
+    if !tool.kind().is_runnable() {
+        return None;
+    }
+    let mut schema = tool
+        .value(crate::tool::Field::ConfigSchema)
+        .and_then(|v| v.to_json())
+        .filter(Json::is_object)
+        .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+    if schema.get("type").is_none() {
+        schema["type"] = json!("object");
+    }
+    let props = schema
+        .get("properties")
+        .and_then(Json::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let required: Vec<String> = schema
+        .get("required")
+        .and_then(Json::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(Json::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut params = Map::new();
+    for (name, p) in &props {
+        if !required.is_empty() && !required.contains(name) {
+            continue;
+        }
+        params.insert(name.clone(), example_value(name, p));
+    }
+    let example = json!({
+        "tool": "execute",
+        "arguments": {"item_type": "tool", "action": "run", "item_id": item.id, "parameters": params},
+    });
+    Some((schema, example))
+}
+
+/// A value a parameter with schema `p` takes, for an example call.
+fn example_value(name: &str, p: &Json) -> Json {
+    if let Some(d) = p.get("default") {
+        return d.clone();
+    }
+    if let Some(e) = p
+        .get("enum")
+        .and_then(Json::as_array)
+        .and_then(|e| e.first())
+    {
+        return e.clone();
+    }
+    if let Some(e) = p
+        .get("examples")
+        .and_then(Json::as_array)
+        .and_then(|e| e.first())
+    {
+        return e.clone();
+    }
+    let ty = match p.get("type") {
+        Some(Json::String(t)) => t.as_str(),
+        Some(Json::Array(ts)) => ts
+            .iter()
+            .filter_map(Json::as_str)
+            .find(|t| *t != "null")
+            .unwrap_or("string"),
+        _ => "string",
+    };
+    match ty {
+        "integer" => json!(1),
+        "number" => json!(1.5),
+        "boolean" => json!(true),
+        "array" => json!([]),
+        "object" => json!({}),
+        _ => json!(format!("<{name}>")),
+    }
 }
 
 fn relative_in_space(ws: &Workspace, item: &Item) -> PathBuf {

@@ -128,6 +128,15 @@ impl Service {
         self.project.as_deref()
     }
 
+    /// The most bytes of JSON one agent answer carries: `mcp.max_answer_bytes` of the user's
+    /// and the project's `config.yaml` (the smaller; a project only narrows), else
+    /// [`crate::config::DEFAULT_ANSWER_BYTES`].
+    pub fn max_answer_bytes(&self) -> usize {
+        crate::config::Config::load(&self.host.user_space(), self.project.as_deref())
+            .max_answer_bytes
+            .unwrap_or(crate::config::DEFAULT_ANSWER_BYTES)
+    }
+
     /// Values that must never appear in an answer: the server's variables that the
     /// environment filter blocks, when they look like secrets (the rule is in
     /// [`crate::redact`]).
@@ -236,7 +245,17 @@ impl Service {
                 "link" => "update",
                 v => v,
             };
-            let s = session.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            let mut s = session.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            // The active directive run again (a restart) is checked against what it runs
+            // inside, not against itself: it never grants its own run. (A directive further
+            // down is run again only if the active one grants it: nesting only narrows.)
+            if t == ItemType::Directive
+                && action == "run"
+                && a.parent.as_deref().is_none_or(str::is_empty)
+                && s.active().is_some_and(|x| x.id == a.item_id)
+            {
+                s.stack.pop();
+            }
             // On every item the name can resolve to (a workspace that cannot be had runs
             // nothing: the call fails below with its reason).
             match self.workspace(a.project_path.as_deref()) {

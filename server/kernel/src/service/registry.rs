@@ -103,11 +103,23 @@ impl Service {
                 h.shadowed_by = local.winner(t, &h.id).map(|s| s.as_str().to_string());
             }
         }
+        // Every version beside the latest (a yanked one named as such).
+        let us = self.host.user_space();
+        let results: Vec<Json> = hits
+            .iter()
+            .map(|h| {
+                let mut v = serde_json::to_value(h).unwrap_or(Json::Null);
+                if let Some(list) = registry::search::versions_of(&us, &h.source, t, &h.id) {
+                    v["versions"] = json!(list);
+                }
+                v
+            })
+            .collect();
         Ok(json!({
             "item_type": t.as_str(),
             "query": a.query,
             "total": total,
-            "results": hits,
+            "results": results,
         }))
     }
 

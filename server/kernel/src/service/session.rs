@@ -176,6 +176,32 @@ pub(super) fn placement(
             },
         });
     }
+    // The active directive run again: a restart, in its own place, under the parent it had
+    // (issue 26, point 5). One further down runs again only where the active one grants it
+    // (nesting only narrows), as any other directive.
+    if let Some(pos) = s
+        .stack
+        .iter()
+        .rposition(|x| x.id == id)
+        .filter(|p| *p + 1 == s.stack.len())
+    {
+        let above = s.stack.len() - pos - 1;
+        let parent = pos.checked_sub(1).map(|i| s.stack[i].id.clone());
+        let mut how = format!("restarted `{id}`: it runs again from its first step");
+        if above > 0 {
+            how.push_str(&format!(
+                "; the {above} directive(s) running inside it ended"
+            ));
+        }
+        if let Some(p) = &parent {
+            how.push_str(&format!("; still nested in `{p}`"));
+        }
+        return Ok(Placement {
+            keep: pos,
+            parent,
+            how,
+        });
+    }
     let Some(active) = s.active() else {
         return Ok(Placement {
             keep: 0,

@@ -472,6 +472,14 @@ impl Service {
             .collect())
     }
 
+    /// The names of the extra spaces (`rye`, ...) of the server's project (or of none): what
+    /// `source` accepts besides project, user, builtin, registry and all.
+    pub fn extra_space_names(&self) -> Vec<String> {
+        self.extra_spaces(None)
+            .map(|v| v.iter().map(|s| s.as_str().to_string()).collect())
+            .unwrap_or_default()
+    }
+
     /// The extra spaces the configuration names now (`KIWI_SPACES`, the `config.yaml`s).
     fn extras_now(&self, project: &Option<PathBuf>) -> search::cache::Extras {
         let user = self.host.user_space();

@@ -1121,3 +1121,62 @@ fn alice_bob_and_a_registry(dir: &Path) -> (User, User, String) {
     let url = format!("file://{}", reg.display());
     (alice, bob, url)
 }
+
+/// Issue 26, points 11 and 15: a version pinned in kiwi.lock that is later yanked stays
+/// restorable (the registry's rule: a yanked version stays for those who pinned it), while a
+/// version nobody pinned is still refused; a pull of a wrong id says what was meant.
+#[test]
+fn registry_a_pinned_yanked_version_is_restorable_and_a_wrong_id_has_a_did_you_mean() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (alice, bob, url) = alice_bob_and_a_registry(tmp.path());
+    bob.trust(&alice.keys());
+    alice.write("tools/text/word_count.py", WORD_COUNT);
+    alice.ok(&["registry", "add", "team", &url]);
+    alice.ok(&["publish", "tool/text/word_count", "--registry", "team"]);
+    alice.write(
+        "tools/text/word_count.py",
+        &WORD_COUNT.replace("1.0.0", "1.2.0"),
+    );
+    alice.ok(&["publish", "tool/text/word_count", "--registry", "team"]);
+    bob.ok(&["registry", "add", "team", &url]);
+    bob.ok(&["pull", "tool/text/word_count@1.2.0"]);
+    assert_eq!(
+        bob.lock().get("tool", "text/word_count").unwrap().version,
+        "1.2.0"
+    );
+    alice.ok(&["yank", "tool/text/word_count@1.2.0"]);
+    bob.ok(&["registry", "update"]);
+    // Bob's copy is lost; the refusal's own advice (pull --force ID@1.2.0) restores it.
+    std::fs::remove_file(bob.project.join(".ai/tools/text/word_count.py")).unwrap();
+    let p = bob.json(&["pull", "--force", "tool/text/word_count@1.2.0"]);
+    assert_eq!(p["pulled"][0]["version"], "1.2.0", "{p}");
+    assert!(
+        p["pulled"][0]["note"]
+            .as_str()
+            .unwrap_or("")
+            .contains("yanked"),
+        "the restore says the version is yanked: {p}"
+    );
+    assert_eq!(
+        bob.read("tools/text/word_count.py").unwrap(),
+        WORD_COUNT.replace("1.0.0", "1.2.0")
+    );
+    assert_eq!(
+        bob.lock().get("tool", "text/word_count").unwrap().version,
+        "1.2.0"
+    );
+    // Search shows every version, the yanked one named (the yank error points there).
+    let found = results(&bob.json(&["search", "count words", "--source", "registry"]));
+    assert_eq!(found[0]["versions"], "1.0.0, 1.2.0 (yanked)", "{found:?}");
+    // Someone who never pinned it is refused, as before.
+    let carol = User::new(tmp.path(), "carol");
+    carol.ok(&["registry", "add", "team", &url]);
+    let err = carol.refused(&["pull", "tool/text/word_count@1.2.0"]);
+    assert!(err.contains("yanked"), "{err}");
+    // A wrong id: did you mean.
+    let err = carol.refused(&["pull", "tool/text/word_cuont"]);
+    assert!(
+        err.contains("did you mean") && err.contains("text/word_count"),
+        "{err}"
+    );
+}

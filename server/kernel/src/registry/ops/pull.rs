@@ -62,6 +62,9 @@ pub struct PulledItem {
     pub locked: bool,
     /// `requested`, or `chain of tool/x` for a runtime pulled with a tool.
     pub reason: String,
+    /// What the user should know: a yanked version restored because the lockfile pins it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// A pull planned and checked: nothing is written yet.
@@ -72,6 +75,7 @@ struct Planned {
     targets: Vec<PathBuf>,
     reason: String,
     verdict: Option<crate::trust::Verdict>,
+    note: Option<String>,
 }
 
 fn find_in_registries(
@@ -137,8 +141,27 @@ pub fn pull(a: &PullArgs) -> Result<Vec<PulledItem>> {
         let Some((clone, versions)) =
             find_in_registries(a.user_space, &entries, t, &id, &mut fetched)?
         else {
+            // Did you mean: the closest ids of this type in the registries looked in.
+            let known: Vec<String> = fetched
+                .iter()
+                .flat_map(|c| store::catalog(&c.dir).unwrap_or_default())
+                .filter(|(ct, ..)| *ct == t)
+                .map(|(_, cid, _)| cid)
+                .collect();
+            let near = crate::diag::closest_n(&id, known.iter().map(String::as_str), 3);
+            let hint = if near.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; did you mean {}?",
+                    near.iter()
+                        .map(|n| format!("{t}/{n}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
             return Err(RegistryError::not_found(format!(
-                "no registry has {label} (looked in {}){}; nothing was written",
+                "no registry has {label} (looked in {}){}{hint}; nothing was written",
                 entries
                     .iter()
                     .map(|e| e.name.as_str())
@@ -151,7 +174,26 @@ pub fn pull(a: &PullArgs) -> Result<Vec<PulledItem>> {
                 }
             )));
         };
-        let chosen = versions.resolve(&label, req.as_deref())?;
+        // A yanked version stays for those who pinned it (10-registry.md): the exact
+        // version the lockfile pins is restored, yanked or not, and the pull says so.
+        let pinned_yanked = req
+            .as_deref()
+            .and_then(|r| semver::Version::parse(r).ok())
+            .filter(|v| {
+                lock.get(t.as_str(), &id)
+                    .is_some_and(|e| semver::Version::parse(&e.version).ok().as_ref() == Some(v))
+            })
+            .and_then(|v| versions.get(&v).filter(|e| e.yanked));
+        let note = pinned_yanked.map(|e| {
+            format!(
+                "{label}@{} is yanked in registry {}; restored because kiwi.lock pins it (move to a version that is not yanked when you can: kiwi outdated)",
+                e.version, clone.name
+            )
+        });
+        let chosen = match pinned_yanked {
+            Some(e) => e,
+            None => versions.resolve(&label, req.as_deref())?,
+        };
         let line = chosen.line.clone();
         if crate::registry::sparse::is_sparse(&clone.url) {
             crate::registry::sparse::fetch_version(&clone, &line)?;
@@ -194,6 +236,7 @@ pub fn pull(a: &PullArgs) -> Result<Vec<PulledItem>> {
             targets,
             reason,
             verdict,
+            note,
         });
     }
     // Every item written is permitted, before anything is.
@@ -338,6 +381,7 @@ pub fn pull(a: &PullArgs) -> Result<Vec<PulledItem>> {
             files: p.targets,
             locked: true,
             reason: p.reason,
+            note: p.note,
         })
         .collect())
 }
