@@ -20,6 +20,7 @@ import os
 import socket
 import subprocess
 import sys
+import signal
 import tempfile
 import time
 import traceback
@@ -134,7 +135,10 @@ class Daemon:
         self.proc = subprocess.Popen(
             ["git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack", "--listen=127.0.0.1",
              f"--port={self.port}", f"--base-path={base}", str(base)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            # `git daemon` runs `git-daemon` as its child: a session of their own, killed whole
+            # (killing `git` alone left `git-daemon` running after every run).
+            start_new_session=True)
         deadline = time.time() + 20
         while True:
             try:
@@ -148,7 +152,10 @@ class Daemon:
         return f"git://127.0.0.1:{self.port}/{repo}"
 
     def stop(self):
-        self.proc.kill()
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         self.proc.wait()
 
 

@@ -73,7 +73,9 @@ pub const PROGRAMS: &[(&str, &str, &str)] = &[
     (
         "uv",
         "scripts with PEP 723 inline metadata",
-        "pip install uv",
+        // Not `pip install uv`: Debian's and Ubuntu's Python refuse it (PEP 668,
+        // externally managed), which a newcomer met as the first fix doctor gave.
+        "pipx install uv (or uv's installer: curl -LsSf https://astral.sh/uv/install.sh | sh)",
     ),
     (
         "node",

@@ -32,6 +32,7 @@ pub mod skill;
 pub mod system;
 pub mod template;
 pub mod test_corpus;
+pub mod test_system;
 pub mod text;
 pub mod tool;
 pub mod trust;

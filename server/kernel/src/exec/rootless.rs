@@ -13,7 +13,8 @@
 //!   directory of the host, the same symbolic links (`bin -> usr/bin`, ...); its name holds
 //!   a hash of that listing, so that a host whose top level changes gets a new one;
 //! - the container runs it `--read-only` (podman then puts a tmpfs on `/tmp`, `/var/tmp`
-//!   and `/run`, and nothing is written into the skeleton), with every top-level host
+//!   and `/run`, and nothing is written into the skeleton; `/var/tmp` is kiwi's own, empty,
+//!   not a copy of the host's), with every top-level host
 //!   directory bound read-only at its place (`/usr`, `/etc`, `/home`, ...), except those
 //!   podman provides itself (`/proc`, `/dev`, `/sys`) and the tmpfs ones (`/run`, `/tmp`).
 //!
@@ -66,6 +67,13 @@ fn rootless_args(skeleton: &Path, entries: &[Entry]) -> Vec<String> {
         if let Entry::Dir(name) = e {
             if !NOT_BOUND.contains(&name.as_str()) {
                 args.extend(["--volume".into(), format!("/{name}:/{name}:ro")]);
+            }
+            // `--read-only`'s own tmpfs on `/var/tmp` copies up what is below it, here the
+            // host's `/var/tmp`: one folder there the user cannot read (another user's
+            // private temporary folder) and podman refuses to start the container. An
+            // empty one, like `/tmp`.
+            if name == "var" {
+                args.extend(["--tmpfs".into(), "/var/tmp:rw,notmpcopyup".into()]);
             }
         }
     }
@@ -238,6 +246,21 @@ mod tests {
                 "/etc:/etc:ro".into(),
                 "--volume".into(),
                 "/usr:/usr:ro".into(),
+                "--rootfs".into(),
+                s.to_string_lossy().into_owned(),
+            ]
+        );
+        // With /var bound: an empty /var/tmp of its own (no copy of the host's, where an
+        // unreadable folder of another user made podman refuse the run).
+        let with_var = vec![Entry::Dir("var".into())];
+        assert_eq!(
+            rootless_args(&s, &with_var),
+            vec![
+                "--read-only".to_string(),
+                "--volume".into(),
+                "/var:/var:ro".into(),
+                "--tmpfs".into(),
+                "/var/tmp:rw,notmpcopyup".into(),
                 "--rootfs".into(),
                 s.to_string_lossy().into_owned(),
             ]

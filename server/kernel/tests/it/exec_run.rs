@@ -5,6 +5,7 @@ use crate::common;
 use common::{rt, Fixture};
 use kiwi_kernel::exec::{self, CancellationToken, ErrorKind, NullSink, Output, Request};
 use kiwi_kernel::ids::ItemType;
+use kiwi_kernel::test_system;
 use kiwi_kernel::workspace::{Lookup, Workspace};
 use serde_json::{json, Value as Json};
 use std::path::Path;
@@ -39,7 +40,9 @@ if __name__ == "__main__":
         "executable": sys.executable,
         "params": params,
         "env": dict(os.environ),
-        "in_container": os.path.exists("/run/.containerenv"),
+        # podman as root writes /run/.containerenv; rootless, kiwi gives the container a
+        # tmpfs /run, and the tool is the PID namespace's first process.
+        "in_container": os.path.exists("/run/.containerenv") or os.getpid() == 1,
         "cwd": os.getcwd(),
     }))
 "#;
@@ -169,7 +172,14 @@ fn a_variable_the_chain_names_reaches_the_tool() {
 fn canaries_never_reach_a_tool_in_any_environment() {
     let f = fixture();
     let ws = ws(&f);
-    for environment in ["local", "sandbox", "container"] {
+    for (environment, need) in [
+        ("local", None),
+        ("sandbox", Some(("bwrap", "bubblewrap"))),
+        ("container", Some(("podman", "podman runc"))),
+    ] {
+        if need.is_some_and(|(bin, package)| !test_system::need(bin, package)) {
+            continue;
+        }
         let r = run(
             &ws,
             "demo/whoami",
@@ -444,7 +454,7 @@ fn timeout_and_cancellation_end_the_tool_and_its_child() {
 // Preferences
 
 fn pref_fixture(extra: &str) -> Fixture {
-    let body = "    open(os.path.join(os.getcwd(), 'ran'), 'w').write('x')\n    print(json.dumps({\"in_container\": os.path.exists('/run/.containerenv'), \"pid1\": open('/proc/1/cmdline').read().replace('\\0', ' ').strip()}))\n";
+    let body = "    open(os.path.join(os.getcwd(), 'ran'), 'w').write('x')\n    print(json.dumps({\"in_container\": os.path.exists('/run/.containerenv') or os.getpid() == 1, \"pid1\": open('/proc/1/cmdline').read().replace('\\0', ' ').strip()}))\n";
     Fixture::new(&format!(
         "//- project/.ai/tools/pref/required.py\n{}//- project/.ai/tools/pref/preferred.py\n{}//- project/.ai/tools/pref/sandboxed.py\n{}{extra}",
         python_tool("EXECUTION_ENVIRONMENT = {\"mode\": \"required\", \"image\": \"/\"}", body),
@@ -519,6 +529,9 @@ fn preferred_falls_back_to_local_and_says_why() {
 
 #[test]
 fn required_and_preferred_run_in_a_container_when_one_answers() {
+    if !test_system::need("podman", "podman runc") {
+        return;
+    }
     let f = pref_fixture("");
     let ws = ws(&f);
     for id in ["pref/required", "pref/preferred"] {
@@ -532,6 +545,9 @@ fn required_and_preferred_run_in_a_container_when_one_answers() {
 
 #[test]
 fn sandbox_mode_refuses_writes_outside_the_project() {
+    if !test_system::need("bwrap", "bubblewrap") {
+        return;
+    }
     let f = pref_fixture("");
     let ws = ws(&f);
     let r = run(&ws, "pref/sandboxed", Request::default()).unwrap();
@@ -554,6 +570,9 @@ fn sandbox_mode_refuses_writes_outside_the_project() {
 
 #[test]
 fn the_projects_execution_default_applies_to_tools_without_a_preference() {
+    if !test_system::need("bwrap", "bubblewrap") {
+        return;
+    }
     let f = Fixture::new(&format!(
         "//- project/.ai/tools/demo/where.py\n{}//- project/.ai/config.yaml\nexecution:\n  default: sandbox\n",
         python_tool("", "    print(open('/proc/1/cmdline').read().split('\\0')[0])\n")
@@ -587,6 +606,14 @@ fn the_projects_execution_default_applies_to_tools_without_a_preference() {
 
 #[test]
 fn specific_runs_inside_the_named_running_container() {
+    if !test_system::need("podman", "podman runc") {
+        return;
+    }
+    // A running container over the host root (`--rootfs /:O`) needs root: rootless podman
+    // cannot overlay `/` (kiwi's own rootless container uses a skeleton instead).
+    if !test_system::need_root("podman --rootfs /:O, a running container") {
+        return;
+    }
     let name = format!("kiwi-test-run-specific-{}", std::process::id());
     let f = pref_fixture(&format!(
         "//- project/.ai/tools/pref/specific.py\n{}//- project/.ai/tools/pref/nowhere.py\n{}",

@@ -386,7 +386,10 @@ fn doctor_names_what_is_found_and_what_to_do_about_each_gap() {
     };
     assert_eq!(find("python3")["status"], "ok");
     assert_eq!(find("uv")["status"], "gap");
-    assert_eq!(find("uv")["fix"], "pip install uv");
+    assert_eq!(
+        find("uv")["fix"],
+        "pipx install uv (or uv's installer: curl -LsSf https://astral.sh/uv/install.sh | sh)"
+    );
     assert_eq!(
         find("sandbox")["status"],
         "gap",
@@ -402,7 +405,7 @@ fn doctor_names_what_is_found_and_what_to_do_about_each_gap() {
         .unwrap();
     let text = String::from_utf8_lossy(&human.stdout);
     assert!(
-        text.contains("GAP  uv") && text.contains("→ pip install uv"),
+        text.contains("GAP  uv") && text.contains("→ pipx install uv"),
         "{text}"
     );
     assert!(text.trim_end().ends_with("is said above"), "{text}");

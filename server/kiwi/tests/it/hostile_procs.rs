@@ -348,15 +348,34 @@ fn wait_exit(child: &mut Child, bound: Duration) -> Option<std::process::ExitSta
     }
 }
 
+/// Whether `env` runs here: local always; the others when their program is installed (a
+/// missing one is skipped, with a line, only on an unprivileged run outside CI:
+/// `test_system`); an installed one that does not answer fails the test.
 fn available(env: Env) -> bool {
-    match env {
-        Env::Local => true,
+    let (bin, package) = match env {
+        Env::Local => return true,
+        Env::Sandbox => ("bwrap", "bubblewrap"),
+        Env::Container | Env::Specific => ("podman", "podman runc"),
+    };
+    if !kiwi_kernel::test_system::need(bin, package) {
+        return false;
+    }
+    // The running container is over the host root (`--rootfs /:O`): rootless podman cannot
+    // overlay `/`, so that case needs root.
+    if env == Env::Specific
+        && !kiwi_kernel::test_system::need_root("podman --rootfs /:O, a running container")
+    {
+        return false;
+    }
+    let answers = match env {
         Env::Sandbox => Command::new("bwrap")
             .arg("--version")
             .output()
             .is_ok_and(|o| o.status.success()),
-        Env::Container | Env::Specific => podman(&["info"]).status.success(),
-    }
+        _ => podman(&["info"]).status.success(),
+    };
+    assert!(answers, "{env:?}: {bin} is installed but does not answer");
+    true
 }
 
 /// After a timeout, nothing of the tree is left (point 9).
@@ -366,7 +385,7 @@ fn a_timeout_ends_the_whole_tree_everywhere() {
     let mut failed = Vec::new();
     for env in ALL {
         if !available(env) {
-            panic!("{env:?} is not available here (bwrap, podman with runc)");
+            continue;
         }
         let p = Project::new(env);
         let m = marker();
@@ -399,7 +418,7 @@ fn sigkill_of_kiwi_run_ends_the_whole_tree_everywhere() {
     let mut failed = Vec::new();
     for env in ALL {
         if !available(env) {
-            panic!("{env:?} is not available here (bwrap, podman with runc)");
+            continue;
         }
         let p = Project::new(env);
         let m = marker();

@@ -218,10 +218,15 @@ fn a_sandboxed_tool_that_writes_ld_preload_into_the_project_dotenv_does_not_reac
     let w = world("", "", "FROM_DOTENV=from-the-repo\n");
     let writer = "version: \"1.0.0\"\ntool_type: yaml\nexecutor_id: subprocess\ncategory: test\ndescription: Plant a preload\nconfig:\n  command: bash\n  args: [\"-c\", \"echo LD_PRELOAD=$PWD/evil.so >> $PWD/.env; echo PYTHONSTARTUP=$PWD/x.py >> $PWD/.env\"]\n  timeout: 30\n";
     std::fs::write(w.root.join(".ai/tools/repo/plant.yaml"), writer).unwrap();
-    let envs: Vec<&str> = if sandbox_works(&w) {
+    // Without bubblewrap (an unprivileged run outside CI only: `test_system`) the planting
+    // run is local only; an installed bubblewrap must run.
+    let envs: Vec<&str> = if kiwi_kernel::test_system::need("bwrap", "bubblewrap") {
+        assert!(
+            sandbox_works(&w),
+            "bubblewrap is installed but a sandboxed run fails"
+        );
         vec!["sandbox", "local"]
     } else {
-        eprintln!("bubblewrap cannot run here: the planting run is local only");
         vec!["local"]
     };
     for env in envs {

@@ -8,6 +8,7 @@ use kiwi_kernel::lock::{FileState, Lockfile};
 use kiwi_kernel::trust::{Keys, TrustStore};
 use serde_json::Value as Json;
 use std::net::TcpStream;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -168,7 +169,9 @@ pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 /// `git daemon` serving a folder of bare repositories on 127.0.0.1 (pushes allowed); stopped
-/// when dropped, a failing test included.
+/// when dropped, a failing test included. `git daemon` runs `git-daemon` as a child of its
+/// own: both are in a process group of their own, and the whole group is killed (killing
+/// `git` alone left `git-daemon` running, re-parented to init, after every run).
 struct Daemon {
     child: Child,
     port: u16,
@@ -195,6 +198,7 @@ impl Daemon {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
+            .process_group(0)
             .spawn()
             .expect("git daemon");
         let d = Daemon { child, port };
@@ -215,7 +219,10 @@ impl Daemon {
 
 impl Drop for Daemon {
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        // SAFETY: signals the process group this test made (its leader is `self.child`).
+        unsafe {
+            libc::kill(-(self.child.id() as i32), libc::SIGKILL);
+        }
         let _ = self.child.wait();
     }
 }

@@ -1,0 +1,133 @@
+//! Whether a test that needs a system program (bubblewrap, podman) runs here. One place for
+//! every such test of every crate, as `test_corpus` is for the corpus. Not part of the
+//! kernel's API: for tests only.
+//!
+//! `tests/run.sh` installs the programs with apt-get when it runs as root (CI). A newcomer's
+//! unprivileged run without sudo cannot: there a missing program skips the test, with one
+//! line on stderr. As root, or with `CI` or `KIWI_REQUIRE_SYSTEM` set, a missing program is a
+//! broken set-up and fails the test: CI never passes by skipping.
+#![doc(hidden)]
+
+use std::path::Path;
+
+/// Set: a missing system program fails the test, whoever runs it.
+pub const REQUIRE: &str = "KIWI_REQUIRE_SYSTEM";
+
+/// The folders searched besides `PATH`: many tests give kiwi this fixed `PATH`.
+const SYSTEM_DIRS: &[&str] = &[
+    "/usr/local/sbin",
+    "/usr/local/bin",
+    "/usr/sbin",
+    "/usr/bin",
+    "/sbin",
+    "/bin",
+];
+
+/// What a test does about a program it needs.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Decision {
+    Run,
+    /// Skipped, with the line to print.
+    Skip(String),
+    /// Failed, with the message.
+    Fail(String),
+}
+
+/// The rule, apart from the machine: run when found; when missing, skip only on an
+/// unprivileged run that is not required (not CI, not `KIWI_REQUIRE_SYSTEM`), else fail.
+pub fn decide(bin: &str, package: &str, found: bool, root: bool, required: bool) -> Decision {
+    if found {
+        Decision::Run
+    } else if root || required {
+        Decision::Fail(format!(
+            "`{bin}` is not installed: this test needs it (apt-get install -y {package}; tests/run.sh does as root). Skipping is allowed only on an unprivileged run outside CI"
+        ))
+    } else {
+        Decision::Skip(format!(
+            "skipped: `{bin}` is not installed and this run is unprivileged (apt-get install -y {package} as root, or run tests/run.sh as root)"
+        ))
+    }
+}
+
+/// Whether `bin` is on `PATH` or in the usual system folders.
+pub fn installed(bin: &str) -> bool {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(SYSTEM_DIRS.iter().map(Into::into))
+        .any(|d| is_executable(&d.join(bin)))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    p.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Whether this process runs as root (effective uid 0).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// True: `bin` (Debian package `package`) is here, run the test. False: skip it (a line on
+/// stderr says why). Panics where skipping is not allowed (root, `CI`, `KIWI_REQUIRE_SYSTEM`).
+pub fn need(bin: &str, package: &str) -> bool {
+    let required = std::env::var_os(REQUIRE).is_some() || std::env::var_os("CI").is_some();
+    match decide(bin, package, installed(bin), is_root(), required) {
+        Decision::Run => true,
+        Decision::Skip(line) => {
+            eprintln!("{line}");
+            false
+        }
+        Decision::Fail(msg) => panic!("{msg}"),
+    }
+}
+
+/// True: this process runs as root, run the test. False: skip it, with a line saying `what`
+/// root gives that an unprivileged run lacks (a documented limit of an unprivileged kiwi).
+/// Panics where skipping is not allowed (`CI`, `KIWI_REQUIRE_SYSTEM`): CI runs as root.
+pub fn need_root(what: &str) -> bool {
+    let required = std::env::var_os(REQUIRE).is_some() || std::env::var_os("CI").is_some();
+    if is_root() {
+        true
+    } else if required {
+        panic!("this test needs root ({what}) and CI or {REQUIRE} is set: run it as root");
+    } else {
+        eprintln!("skipped: this test needs root ({what}) and this run is unprivileged");
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_program_skips_only_an_unprivileged_run_outside_ci() {
+        assert_eq!(
+            decide("bwrap", "bubblewrap", true, true, true),
+            Decision::Run
+        );
+        assert_eq!(
+            decide("bwrap", "bubblewrap", true, false, false),
+            Decision::Run
+        );
+        assert!(matches!(
+            decide("bwrap", "bubblewrap", false, false, false),
+            Decision::Skip(s) if s.contains("bwrap") && s.contains("unprivileged")
+        ));
+        // As root (CI runs as root), or with CI / KIWI_REQUIRE_SYSTEM: never a skip.
+        for (root, required) in [(true, false), (false, true), (true, true)] {
+            assert!(matches!(
+                decide("podman", "podman runc", false, root, required),
+                Decision::Fail(s) if s.contains("apt-get install -y podman runc")
+            ));
+        }
+    }
+
+    #[test]
+    fn a_program_on_the_system_path_is_found() {
+        assert!(installed("sh"));
+        assert!(!installed("kiwi-no-such-program-7f3a"));
+    }
+}
