@@ -523,7 +523,7 @@ fn id_without_extension(t: ItemType, id: &str) -> Option<String> {
     let exts: &[&str] = match t {
         ItemType::Tool => &[".yaml", ".yml", ".py", ".js", ".mjs", ".cjs", ".ts", ".sh"],
         ItemType::Directive | ItemType::Knowledge => &[".md", ".markdown"],
-        ItemType::System => &[],
+        ItemType::System | ItemType::Skill => &[],
     };
     let last = id.rsplit('/').next().unwrap_or(id);
     exts.iter().find_map(|e| {
