@@ -17,8 +17,8 @@ pub mod guard;
 mod handler;
 pub mod live;
 mod meta_tools;
-mod skills;
 pub mod shape;
+mod skills;
 
 pub use handler::LIST_PAGE;
 pub use meta_tools::{tools, tools_for};

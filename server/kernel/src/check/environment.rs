@@ -29,11 +29,7 @@ pub fn link_env(l: &Item) -> LinkEnv<'_> {
 
 /// The environment a tool's chain would get, built from the workspace.
 pub fn build_env(ws: &Workspace, links_tool_first: &[Arc<Item>]) -> env::BuiltEnv {
-    let links: Vec<LinkEnv> = links_tool_first
-        .iter()
-        .rev()
-        .map(|l| link_env(l))
-        .collect();
+    let links: Vec<LinkEnv> = links_tool_first.iter().rev().map(|l| link_env(l)).collect();
     let mut built = env::build(
         &ws.host.vars,
         ws.host.home.as_deref(),

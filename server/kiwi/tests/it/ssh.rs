@@ -499,12 +499,16 @@ fn mcp_and_lsp_run_on_the_host() {
     );
     let st = common::Proc::structured(&r).clone();
     assert_no_canary("the MCP answer", &r.to_string());
-    let stdout = st["result"]["stdout"]
-        .as_str()
-        .or_else(|| st["stdout"].as_str())
-        .or_else(|| st["output"]["stdout"].as_str())
-        .unwrap_or_else(|| panic!("no stdout in {st}"));
-    assert_ran_on_host(&s, &tool_report(stdout));
+    // A run answers its output once: the parsed JSON when stdout is JSON (issue 26).
+    let report = match st["result"].get("json") {
+        Some(j) => j.clone(),
+        None => tool_report(
+            st["result"]["stdout"]
+                .as_str()
+                .unwrap_or_else(|| panic!("no output in {st}")),
+        ),
+    };
+    assert_ran_on_host(&s, &report);
     m.close();
 
     let mut l = common::lsp_with_env(&s.p("project"), &s.p("user"), &env_ref);
