@@ -365,7 +365,8 @@ CONFIG = {"command": "python3", "args": ["{tool_path}"]}
 /// `params_json`; frontmatter directives are read (issue 29); tools with a `tool:` executor
 /// reference (YAML, or a `# ryeos-tool:` comment block) that names no item here, in a workspace
 /// that holds none of ryeos's bundles, get a K007 hint each (ryeos may install the runtime;
-/// kiwi cannot tell), never an error.
+/// kiwi cannot tell), never an error — but for `other.py`, whose `ryeos:signed` line carries
+/// a made-up hash: R706, as ryeos refuses it (content hash mismatch).
 #[test]
 fn c10_ryeos_newer_format() {
     let f = Fixture::new(
@@ -428,7 +429,8 @@ description: Core signing reference.
 /// A header naming a kiwi executor is a tool like any other (checked, its chain resolved, no
 /// T303 for the `tool_type` ryeos infers); one naming a `tool:` runtime of ryeos's bundles,
 /// none of which is a space here, gets a K007 hint, with its description and category read
-/// for hover and search.
+/// for hover and search. `echo.py`'s `ryeos:signed` line (after its shebang) carries a made-up
+/// hash: R706, as ryeos refuses it.
 #[test]
 fn c10_ryeos_tool_header_is_read() {
     let f = Fixture::new(
