@@ -194,7 +194,9 @@ fn c8_attributes_rye_reads() {
 /// signature comment); it is the frontmatter (no N601), its `name` is the entry's id, an id
 /// equal to the full item id is no K002, and its references are checked (N604) like any
 /// other's. Cause 9: a knowledge entry with no frontmatter at all gets N601 on its first line
-/// after the signature comment, not on the comment.
+/// after the signature comment, not on the comment. Both signed entries were edited after
+/// their headers were copied in: R706 on each (rye's rule for `rye:signed`, ryeos's for
+/// `ryeos:signed`: both runtimes refuse them).
 #[test]
 fn c4_knowledge_frontmatter_in_a_yaml_fence() {
     let f = Fixture::new(
