@@ -188,7 +188,7 @@ pub fn run(reference: &str, project: Option<&Path>, as_json: bool) -> Result<Exi
             if let Some(note) = stale(l) {
                 println!("    {note}");
             }
-            if let Some(note) = kiwi_kernel::ryeos::executor_note(&ws, l) {
+            if let Some(note) = kiwi_kernel::chain::ryeos_executor_note(&ws, l) {
                 println!("    {note}");
             }
             if let Some(r) = resolution_of(i) {

@@ -86,6 +86,7 @@ pub fn run(cmd: KeysCommand) -> Result<ExitCode> {
                         json!({
                             "fingerprint": k.fingerprint,
                             "rye_fingerprint": k.rye_fingerprint,
+                            "ryeos_fingerprint": k.ryeos_fingerprint,
                             "file": k.path,
                             "public_key": trust::public_key_text(&k.key),
                             "own": own_fp.as_deref() == Some(k.fingerprint.as_str()),

@@ -122,37 +122,3 @@ pub fn subprocess_config(cfg: &mut serde_json::Map<String, serde_json::Value>) {
         }
     }
 }
-
-/// How ryeos reads a link's executor, for a resolution trail (`kiwi env`): the alias table
-/// an `@alias` was followed through, the id a `tool:` ref names, or the routine a terminal
-/// executor selects. `None` for a link that is not in ryeos's format.
-pub fn executor_note(ws: &Workspace, link: &crate::workspace::Item) -> Option<String> {
-    let tool = link.tool()?;
-    if let Some(kind) = &tool.ryeos_terminal {
-        let runner = match crate::chain::runner(link) {
-            Some(r) => format!("runs on kiwi's `{r}` runner"),
-            None => "kiwi has no runner for it".to_string(),
-        };
-        return Some(format!(
-            "ryeos terminal executor `{kind}` (`terminal_executor.kind`): {runner}"
-        ));
-    }
-    let reference = tool.str(crate::tool::Field::ExecutorId)?;
-    match executor_target(ws, reference) {
-        Target::Id { id, via: Some(table) } => Some(format!(
-            "executor `{reference}` -> `{id}` (`execution.aliases` of {})",
-            table.display()
-        )),
-        Target::Id { id, via: None } => Some(format!(
-            "executor `{reference}` -> `{id}` (ryeos canonical ref)"
-        )),
-        Target::NoAliasTable => Some(format!(
-            "executor `{reference}`: no space holds ryeos's tool kind schema (`.ai/{TOOL_KIND_SCHEMA}`), so the alias cannot be followed"
-        )),
-        Target::UnknownAlias { table, .. } => Some(format!(
-            "executor `{reference}`: not an alias of {}",
-            table.display()
-        )),
-        Target::Plain => None,
-    }
-}

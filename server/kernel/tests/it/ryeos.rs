@@ -104,7 +104,7 @@ fn ryeos_today_fixture_is_quiet_and_read() {
     let notes: Vec<String> = chain
         .links
         .iter()
-        .map(|l| kiwi_kernel::ryeos::executor_note(&ws, l).unwrap_or_default())
+        .map(|l| kiwi_kernel::chain::ryeos_executor_note(&ws, l).unwrap_or_default())
         .collect();
     assert!(
         notes[0].contains("`tool:hello/runtimes/python` -> `hello/runtimes/python`"),

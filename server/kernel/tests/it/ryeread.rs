@@ -194,7 +194,9 @@ fn c8_attributes_rye_reads() {
 /// signature comment); it is the frontmatter (no N601), its `name` is the entry's id, an id
 /// equal to the full item id is no K002, and its references are checked (N604) like any
 /// other's. Cause 9: a knowledge entry with no frontmatter at all gets N601 on its first line
-/// after the signature comment, not on the comment.
+/// after the signature comment, not on the comment. Both signed entries were edited after
+/// their headers were copied in: R706 on each (rye's rule for `rye:signed`, ryeos's for
+/// `ryeos:signed`: both runtimes refuse them).
 #[test]
 fn c4_knowledge_frontmatter_in_a_yaml_fence() {
     let f = Fixture::new(
@@ -365,7 +367,8 @@ CONFIG = {"command": "python3", "args": ["{tool_path}"]}
 /// `params_json`; frontmatter directives are read (issue 29); tools with a `tool:` executor
 /// reference (YAML, or a `# ryeos-tool:` comment block) that names no item here, in a workspace
 /// that holds none of ryeos's bundles, get a K007 hint each (ryeos may install the runtime;
-/// kiwi cannot tell), never an error.
+/// kiwi cannot tell), never an error — but for `other.py`, whose `ryeos:signed` line carries
+/// a made-up hash: R706, as ryeos refuses it (content hash mismatch).
 #[test]
 fn c10_ryeos_newer_format() {
     let f = Fixture::new(
@@ -428,7 +431,8 @@ description: Core signing reference.
 /// A header naming a kiwi executor is a tool like any other (checked, its chain resolved, no
 /// T303 for the `tool_type` ryeos infers); one naming a `tool:` runtime of ryeos's bundles,
 /// none of which is a space here, gets a K007 hint, with its description and category read
-/// for hover and search.
+/// for hover and search. `echo.py`'s `ryeos:signed` line (after its shebang) carries a made-up
+/// hash: R706, as ryeos refuses it.
 #[test]
 fn c10_ryeos_tool_header_is_read() {
     let f = Fixture::new(
