@@ -2621,10 +2621,8 @@ async fn ryeos_items_search_load_execute() {
         )
         .await;
     assert!(
-        v["result"]["stdout"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("hello, Ada"),
+        // The output once: the parsed JSON when stdout is JSON (issue 26).
+        v["result"]["json"]["greeting"] == "hello, Ada",
         "{v:#}"
     );
     c.assert_no_canary();

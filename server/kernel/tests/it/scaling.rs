@@ -151,7 +151,7 @@ fn a_load_parses_each_file_once() {
     );
 }
 
-/// A project of `n` tools in ryeos's newer format (one K007 hint for the space) and `n`
+/// A project of `n` tools in ryeos's format (a K007 hint each: no bundle here) and `n`
 /// runtimes whose config templates a name only their callers give (each runtime's check asks
 /// which tools run through it), each with one caller.
 fn ryeos_tools_and_runtimes(n: usize) -> Fixture {
@@ -186,7 +186,7 @@ config:
 
 /// A check of every item walks the items of the workspace a bounded number of times (one
 /// derived index per concern and workspace generation), not once per item in ryeos's format
-/// (K007 counts them per space) nor once per runtime (whose callers give its names).
+/// nor once per runtime (whose callers give its names).
 #[test]
 fn a_check_walks_the_items_once_per_workspace_generation() {
     let n = 150;
@@ -201,14 +201,9 @@ fn a_check_walks_the_items_once_per_workspace_generation() {
         .collect();
     let count = |c| diags.iter().filter(|d| d.code == c).count();
     use kiwi_kernel::diag::Code;
-    // The hint is given once for the space, naming how many files are in that format.
-    assert_eq!(count(Code::K007), 1, "{diags:#?}");
-    let hint = diags.iter().find(|d| d.code == Code::K007).unwrap();
-    assert!(
-        hint.message.contains(&format!("{n} files")),
-        "{}",
-        hint.message
-    );
+    // Each ryeos tool's `tool:` executor names an item of a bundle no space holds: one K007
+    // hint on each (issue 29: kiwi cannot tell what it names), found without a walk per tool.
+    assert_eq!(count(Code::K007), n, "{diags:#?}");
     // Every runtime's templated name is given by its caller's config.
     assert_eq!(count(Code::T307), 0, "{diags:#?}");
     let walks = ws.item_walks() - before;
