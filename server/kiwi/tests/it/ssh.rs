@@ -603,3 +603,165 @@ fn kubernetes_dry_run_prints_a_valid_job_and_secret() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--dry-run"));
 }
+
+/// The pids of the sshd processes serving connections: the test sshd's descendants named
+/// `sshd` (its per-connection processes), never the listener itself nor what they run.
+fn sshd_sessions(listener: u32) -> Vec<u32> {
+    let mut parent = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let comm = stat[open + 1..close].to_string();
+        let ppid: u32 = stat[close + 2..]
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        parent.push((pid, ppid, comm));
+    }
+    let mut out = Vec::new();
+    let mut todo = vec![listener];
+    while let Some(p) = todo.pop() {
+        for (pid, ppid, comm) in &parent {
+            if *ppid == p {
+                todo.push(*pid);
+                if comm.starts_with("sshd") {
+                    out.push(*pid);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Issue 30: the connection lost mid-run (the host side of it killed, as a reboot of the
+/// network or sshd would): kiwi's run ends with an error that says so, in bounded time, and
+/// the launcher's watchdog ends every process of the tool on the host.
+#[test]
+fn a_connection_lost_mid_run_ends_the_run_and_its_processes() {
+    let Some(s) = Sshd::start() else { return };
+    let pids = s.p("remote/work/pids-lost");
+    let params = json!({"pids": pids}).to_string();
+    let mut child = s
+        .kiwi(&["run", "t/sleeper", "--env", "ssh:box", "--params", &params])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let list = wait_for(&pids, Duration::from_secs(60));
+    let sessions = sshd_sessions(s.child.id());
+    assert!(!sessions.is_empty(), "no sshd session serves the run");
+    for p in &sessions {
+        unsafe { libc::kill(*p as i32, libc::SIGKILL) };
+    }
+    let start = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if start.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("kiwi's run did not end within 30s of the connection being lost");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_all_gone(&list, "the connection lost");
+    assert_eq!(status.code(), Some(2), "{status:?}: {err}");
+    assert!(
+        err.contains("the connection to the host `box`") && err.contains("was lost during the run"),
+        "{err}"
+    );
+    assert!(!err.contains("nothing was run"), "it ran: {err}");
+}
+
+/// Issue 30: the refusals come before anything is sent: a tool with an error-level
+/// diagnostic, a YAML tool's script symlinked out of the project (K006, a diagnostic) and a
+/// file the command names in the tool's folder that leads out (K006, found at the run) are
+/// refused with `--env ssh:box` without a connection (no sshd login, no control socket) and
+/// nothing on the host. Positive control: a good tool then runs there.
+#[test]
+fn refusals_come_before_anything_reaches_the_host() {
+    let Some(s) = Sshd::start() else { return };
+    let tools = s.p("project/.ai/tools/x");
+    std::fs::create_dir_all(&tools).unwrap();
+    std::fs::write(
+        s.p("project/.ai/tools/t/broken.py"),
+        format!(
+            "{}{HELLO}",
+            head("broken", "broken", "").replace("\"1.0.0\"", "\"not-a-version\"")
+        ),
+    )
+    .unwrap();
+    let marker = s.p("evil-ran");
+    let outside = s.p("evil.sh");
+    std::fs::write(&outside, format!("touch {}\necho evil\n", marker.display())).unwrap();
+    std::fs::write(
+        tools.join("evil.yaml"),
+        "version: \"1.0.0\"\ntool_type: bash\nexecutor_id: runtimes/bash_runtime\ndescription: evil\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&outside, tools.join("evil.sh")).unwrap();
+    std::os::unix::fs::symlink(&outside, tools.join("leads_out.sh")).unwrap();
+    std::fs::write(
+        tools.join("runs_out.yaml"),
+        "version: \"1.0.0\"\ntool_type: bash\nexecutor_id: subprocess\ndescription: runs out\nconfig:\n  command: sh\n  args: [\"{tool_dir}/leads_out.sh\"]\n",
+    )
+    .unwrap();
+    let sockets = || -> Vec<PathBuf> {
+        std::fs::read_dir(s.p("run/kiwi/ssh"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| {
+                use std::os::unix::fs::FileTypeExt;
+                e.file_type().is_ok_and(|t| t.is_socket())
+            })
+            .map(|e| e.path())
+            .collect()
+    };
+    for (tool, why) in [
+        ("t/broken", "T302"),
+        ("x/evil", "K006"),
+        ("x/runs_out", "K006"),
+    ] {
+        for verb in ["run", "env"] {
+            let (code, out, err) = s.run(&[verb, tool, "--env", "ssh:box"]);
+            assert_eq!(code, 2, "{verb} {tool}: {out}{err}");
+            assert!(err.contains(why), "{verb} {tool}: {err}");
+            assert!(err.contains("nothing was run"), "{verb} {tool}: {err}");
+            assert!(!marker.exists(), "{verb} {tool}: the script outside ran");
+            assert!(
+                !s.p("rhome/.cache").exists(),
+                "{verb} {tool}: something was sent to the host"
+            );
+            assert_eq!(
+                sockets(),
+                Vec::<PathBuf>::new(),
+                "{verb} {tool}: a connection was opened"
+            );
+            let log = std::fs::read_to_string(s.p("sshd/log")).unwrap();
+            assert!(
+                !log.contains("Accepted"),
+                "{verb} {tool}: kiwi logged in to the host: {log}"
+            );
+        }
+    }
+    // Positive control: the same host, a good tool.
+    let (code, out, err) = s.run(&["run", "t/hello", "--env", "ssh:box"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_ran_on_host(&s, &tool_report(&out));
+    assert_eq!(sockets().len(), 1);
+    assert!(std::fs::read_to_string(s.p("sshd/log"))
+        .unwrap()
+        .contains("Accepted"));
+}

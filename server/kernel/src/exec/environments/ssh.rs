@@ -216,34 +216,62 @@ fn sh_quote(s: &str) -> String {
 
 /// ssh's error, in a sentence that says what to do.
 pub fn explain_failure(target: &SshTarget, stderr: &str) -> String {
+    refusal(target, stderr).unwrap_or_else(|| {
+        format!(
+            "cannot reach the host `{}` ({}) over ssh: {}; nothing was run",
+            target.name,
+            target.host.ssh,
+            last_line(stderr).unwrap_or("ssh failed")
+        )
+    })
+}
+
+fn last_line(stderr: &str) -> Option<&str> {
+    stderr.lines().map(str::trim).rfind(|l| !l.is_empty())
+}
+
+/// The host refused kiwi (its key, the login), in a sentence that says what to do.
+fn refusal(target: &SshTarget, stderr: &str) -> Option<String> {
     let dest = &target.host.ssh;
     let name = &target.name;
-    let last = stderr
-        .lines()
-        .map(str::trim)
-        .rfind(|l| !l.is_empty())
-        .unwrap_or("ssh failed");
+    let last = last_line(stderr).unwrap_or("ssh failed");
     if stderr.contains("REMOTE HOST IDENTIFICATION HAS CHANGED")
         || stderr.contains("HOST KEY HAS CHANGED")
     {
-        format!(
+        Some(format!(
             "the host key of `{dest}` (host `{name}`) has CHANGED since it was recorded in known_hosts: kiwi refuses to connect (it could be an attack). If the host was reinstalled, check its new fingerprint out of band, then `ssh-keygen -R {dest}` and add the new key; nothing was run"
-        )
+        ))
     } else if stderr.contains("Host key verification failed")
         || stderr.contains("No ED25519 host key is known")
         || stderr.contains("host key is known")
     {
         let (h, p) = split_port(dest);
-        format!(
+        Some(format!(
             "the host key of `{dest}` (host `{name}`) is not known: kiwi checks host keys strictly. Check the fingerprint, then add it: `ssh-keyscan -H {p}{h} >> ~/.ssh/known_hosts` (or connect once with `ssh {dest}`); nothing was run"
-        )
+        ))
     } else if stderr.contains("Permission denied") {
-        format!(
+        Some(format!(
             "ssh to `{dest}` (host `{name}`) was refused: {last} (kiwi runs ssh in batch mode: a key, an agent or a certificate must log in without a prompt); nothing was run"
-        )
+        ))
     } else {
-        format!("cannot reach the host `{name}` ({dest}) over ssh: {last}; nothing was run")
+        None
     }
+}
+
+/// ssh's end in the middle of a run (the connection was up a moment before: the master was
+/// checked and the files shipped): a refusal said as such, else the connection lost. The
+/// launcher on the host ends the run's processes when its connection goes.
+pub fn explain_lost(target: &SshTarget, stderr: &str) -> String {
+    if let Some(refused) = refusal(target, stderr) {
+        return refused;
+    }
+    let last = last_line(stderr)
+        .map(|l| format!(" ({l})"))
+        .unwrap_or_default();
+    format!(
+        "the connection to the host `{}` ({}) was lost during the run{last}: the output streamed until then is all that came back, and kiwi's launcher there ends the run's processes when its connection goes",
+        target.name, target.host.ssh
+    )
 }
 
 fn split_port(dest: &str) -> (String, String) {
@@ -1078,7 +1106,7 @@ impl ExecutionEnvironment for Ssh {
                 None if r.cancelled || r.timed_out => {}
                 None => {
                     let why = if r.exit_code == Some(255) {
-                        explain_failure(&self.target, &r.stderr)
+                        explain_lost(&self.target, &r.stderr)
                     } else {
                         format!(
                             "the run on the host `{}` did not complete: {}",
