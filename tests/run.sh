@@ -25,6 +25,7 @@ kiwi's tests. What they install, once, and where (each step says so again when i
     target/nvim-venv/             (Neovim 0.12, from PyPI)
     target/mcp-venv/              (the official MCP Python SDK, from PyPI)
     target/lsp-venv/              (pytest-lsp, from PyPI)
+    target/k8s-venv/              (kubernetes-validate 1.37.0, from PyPI)
     target/inspector/             (the MCP Inspector, from npm)
     target/codeserver/            (Node 24 and code-server, from npm)
     editors/vscode/node_modules/  (the extension's own packages, npm ci)
@@ -82,6 +83,13 @@ if [ ! -x target/nvim-venv/bin/nvim ]; then
 fi
 nvim --version | head -1
 target/nvim-venv/bin/nvim --version | head -1
+
+step "kubernetes-validate (the Kubernetes dry run's manifests against the upstream schemas)"
+if [ ! -x target/k8s-venv/bin/kubernetes-validate ]; then
+  python3 -m venv target/k8s-venv
+  target/k8s-venv/bin/pip install -q --disable-pip-version-check kubernetes-validate==1.37.0
+fi
+target/k8s-venv/bin/kubernetes-validate --version
 
 step "format"
 cargo fmt --all -- --check

@@ -1126,7 +1126,7 @@ impl ExecutionEnvironment for Ssh {
 }
 
 // ---------------------------------------------------------------------------------------
-// Kubernetes, on paper (docs/kubernetes.md): the manifests a run would apply.
+// Kubernetes, on paper (docs/src/guide/remote.md): the manifests a run would apply.
 
 /// Where the chain's files are mounted in the pod (read-only, from the ConfigMap), and the
 /// working directory (an `emptyDir`).
