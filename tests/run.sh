@@ -70,6 +70,7 @@ $( [ $may_skip = 1 ] && echo "    this run is unprivileged: the parts needing a 
     target/mcp-venv/              (the official MCP Python SDK, from PyPI)
     target/skills-ref-venv/       (skills-ref from ../shared/reference, strictyaml and click from PyPI)
     target/lsp-venv/              (pytest-lsp, from PyPI)
+    target/k8s-venv/              (kubernetes-validate 1.37.0, from PyPI)
     target/inspector/             (the MCP Inspector, from npm)
     target/codeserver/            (Node 24 and code-server, from npm)
     editors/vscode/node_modules/  (the extension's own packages, npm ci)
@@ -137,6 +138,13 @@ if ! apt_install "${missing[@]}"; then
   skip "the VS Code step" "${missing[*]} not installed"
 fi
 [ ${#missing[@]} -gt 0 ] || echo "installed: chromium libkrb5-dev"
+
+step "kubernetes-validate (the Kubernetes dry run's manifests against the upstream schemas)"
+if [ ! -x target/k8s-venv/bin/kubernetes-validate ]; then
+  python3 -m venv target/k8s-venv
+  target/k8s-venv/bin/pip install -q --disable-pip-version-check kubernetes-validate==1.37.0
+fi
+target/k8s-venv/bin/kubernetes-validate --version
 
 step "format"
 cargo fmt --all -- --check

@@ -191,7 +191,7 @@ pub fn run(o: &Options) -> Result<ExitCode> {
         return Ok(fail(
             &exec::ExecError::new(
                 exec::ErrorKind::Unavailable,
-                "kiwi runs nothing on Kubernetes yet: `--env kubernetes:CONTEXT --dry-run` prints the Job and Secret a run would apply (docs/kubernetes.md)".to_string(),
+                "kiwi runs nothing on Kubernetes yet: `--env kubernetes:CONTEXT --dry-run` prints the Secret, ConfigMap and Job a run would apply (docs/src/guide/remote.md)".to_string(),
             ),
             o.json,
         ));
@@ -340,7 +340,7 @@ fn fail(e: &exec::ExecError, as_json: bool) -> ExitCode {
     ExitCode::from(code)
 }
 
-/// `--env kubernetes:CONTEXT --dry-run`: the Job and the Secret a run would apply (the
+/// `--env kubernetes:CONTEXT --dry-run`: the Secret, the ConfigMap and the Job a run would apply (the
 /// Secret's values redacted: the environment is named, never shown).
 fn print_kubernetes(ws: &Workspace, plan: &Plan, context: &str, as_json: bool) -> Result<ExitCode> {
     let exec::Action::Process(spec) = &plan.action else {
@@ -367,18 +367,33 @@ fn print_kubernetes(ws: &Workspace, plan: &Plan, context: &str, as_json: bool) -
             as_json,
         ));
     };
-    let (job, secret) =
-        exec::environments::ssh::kubernetes_manifests(context, &plan.tool.id, &image, spec, true);
-    let job = plan.secrets().redact_json(job);
+    let manifests = match exec::environments::ssh::kubernetes_manifests(
+        context,
+        &plan.tool.id,
+        &image,
+        spec,
+        &plan.chain,
+        true,
+    ) {
+        Ok(m) => m,
+        Err(e) => return Ok(fail(&e, as_json)),
+    };
+    let manifests: Vec<Json> = manifests
+        .into_iter()
+        .map(|m| plan.secrets().redact_json(m))
+        .collect();
     if as_json {
         out(&serde_json::to_string_pretty(
-            &json!({"context": context, "manifests": [secret, job]}),
+            &json!({"context": context, "manifests": manifests}),
         )?);
     } else {
+        let docs = manifests
+            .iter()
+            .map(serde_json::to_string_pretty)
+            .collect::<Result<Vec<_>, _>>()?;
         out(&format!(
-            "# kubectl --context {context} apply -f - (dry run: nothing was applied)\n{}\n---\n{}",
-            serde_json::to_string_pretty(&secret)?,
-            serde_json::to_string_pretty(&job)?
+            "# kubectl --context {context} apply -f - (dry run: nothing was applied)\n{}",
+            docs.join("\n---\n")
         ));
     }
     Ok(ExitCode::SUCCESS)

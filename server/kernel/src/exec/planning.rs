@@ -28,8 +28,52 @@ use std::sync::Arc;
 /// Faces do not call this directly: [`prepare`] (lookup, refusal of items with error-level
 /// diagnostics, files confined to their space, then this) is the one path to a run.
 pub fn plan(ws: &Workspace, tool: &Arc<Item>, req: &Request) -> Result<Plan, ExecError> {
+    let mut plan = plan_local(ws, tool, req)?;
+    place(ws, &mut plan)?;
+    Ok(plan)
+}
+
+/// [`plan`] up to the execution environment chosen, without asking anything of another
+/// machine: [`prepare`] refuses what it must on this plan, then [`place`]s it.
+pub(super) fn plan_local(
+    ws: &Workspace,
+    tool: &Arc<Item>,
+    req: &Request,
+) -> Result<Plan, ExecError> {
     let host = host_secrets(ws);
     plan_inner(ws, tool, req, host.clone()).map_err(|e| e.redacted(&host))
+}
+
+/// The plan on the machine it runs on: on an ssh host (issue 30), its paths and its
+/// interpreters (read-only on the host: one round trip of probes). The first moment kiwi
+/// talks to another machine, so it comes after every refusal.
+pub(super) fn place(ws: &Workspace, plan: &mut Plan) -> Result<(), ExecError> {
+    let host = host_secrets(ws);
+    let Some(choice) = plan.choice.as_mut() else {
+        return Ok(());
+    };
+    let (Some(target), Action::Process(spec)) = (choice.setup.ssh.clone(), &mut plan.action) else {
+        return Ok(());
+    };
+    let (remote, rewrite) = super::environments::ssh::plan_remote(ws, &plan.chain, spec, &target)
+        .map_err(|e| e.redacted(&host))?;
+    let summary = &mut plan.summary;
+    if let Some(command) = summary.command.as_mut() {
+        for a in command.iter_mut() {
+            *a = rewrite(a);
+        }
+    }
+    summary.cwd = Some(spec.cwd.clone());
+    for (k, v) in summary.environment.iter_mut() {
+        if let (Some(shown), Some(r)) = (v.as_mut(), spec.env.get(k)) {
+            *shown = r.clone();
+        }
+    }
+    let remote = Arc::new(remote);
+    summary.execution.ssh = Some((*remote).clone());
+    choice.setup.ssh_plan = Some(remote);
+    summary.redact(&plan.secrets);
+    Ok(())
 }
 
 fn plan_inner(
@@ -156,8 +200,6 @@ fn plan_inner(
         .or_else(|| ws.host.cwd.clone())
         .unwrap_or_else(|| PathBuf::from("/"));
 
-    // On an ssh host, the values the tool gets there (its paths, its interpreters).
-    let mut remote_env: Option<std::collections::BTreeMap<String, String>> = None;
     let (action, command, cwd, choice) = match primitive.as_str() {
         "subprocess" => {
             if ryeos {
@@ -174,19 +216,9 @@ fn plan_inner(
             let shown_spec = subprocess_spec(&shown, &default_cwd)?;
             let mut command = vec![shown_spec.program.clone()];
             command.extend(shown_spec.args.iter().cloned());
-            let mut choice = preference::choose(ws, tool, req.environment.as_deref())?;
-            let mut cwd = Some(shown_spec.cwd.clone());
-            if let Some(target) = choice.setup.ssh.clone() {
-                // On an ssh host (issue 30): its paths, its interpreters (one round trip).
-                let (remote, rewrite) =
-                    super::environments::ssh::plan_remote(ws, &chain, &mut spec, &target)?;
-                for a in command.iter_mut() {
-                    *a = rewrite(a);
-                }
-                cwd = Some(spec.cwd.clone());
-                remote_env = Some(spec.env.clone());
-                choice.setup.ssh_plan = Some(Arc::new(remote));
-            }
+            // On an ssh host, [`place`] rewrites the paths and interpreters to the host's.
+            let choice = preference::choose(ws, tool, req.environment.as_deref())?;
+            let cwd = Some(shown_spec.cwd.clone());
             (Action::Process(spec), Some(command), cwd, Some(choice))
         }
         "http_client" => {
@@ -243,10 +275,7 @@ fn plan_inner(
         cwd,
         environment: vars
             .iter()
-            .map(|(k, v)| {
-                let v = remote_env.as_ref().and_then(|r| r.get(k)).unwrap_or(v);
-                (k.clone(), shown_names.contains(k).then(|| v.clone()))
-            })
+            .map(|(k, v)| (k.clone(), shown_names.contains(k).then(|| v.clone())))
             .collect(),
         passed_blocked: built.passed_blocked.clone(),
         execution,

@@ -2,14 +2,17 @@
 //! MCP `execute tool run` / `dry_run`): look the tool up ([`find_tool`]: a clear error with
 //! did-you-mean suggestions), refuse it when it or a link of its chain has error-level
 //! diagnostics ([`refuse_invalid`]: the diagnostics listed, code, line and message), then
-//! [`super::plan`]. [`prepare`] is the three; the faces then call [`super::run`] with their
-//! own sink and translate the result.
+//! [`super::plan`], with the refusals of files that lead out of their space and of drifted
+//! pins before the plan is placed on another machine (an ssh host is asked nothing before
+//! every refusal has passed). [`prepare`] is all of it; the faces then call [`super::run`]
+//! with their own sink and translate the result.
 //!
 //! Refusing is the point: a tool whose `CONFIG` the checker rejects (`"timeout": 1 * 1`, a
 //! call, a `**` spread, an f-string, a `CONFIG` inside a block, a syntax error) would
 //! otherwise run with other values than the ones written.
 
-use super::{plan, ErrorKind, ExecError, Plan, Request};
+use super::planning::{place, plan_local};
+use super::{ErrorKind, ExecError, Plan, Request};
 use crate::chain;
 use crate::check::check_item;
 use crate::diag::view::{DiagnosticView, FileText};
@@ -135,9 +138,12 @@ pub fn prepare_item(ws: &Workspace, tool: &Arc<Item>, req: &Request) -> Result<P
     // quote a value too (`/nonexistent/${GITHUB_TOKEN}` in a diagnostic's message).
     let secrets = || super::host_secrets(ws);
     refuse_invalid(ws, tool).map_err(|e| e.redacted(&secrets()))?;
-    let plan = plan(ws, tool, req)?;
+    // Every refusal before anything goes to another machine (an ssh host is asked at
+    // `place`, and its paths replace the local ones `refuse_outside` checks).
+    let mut plan = plan_local(ws, tool, req)?;
     refuse_outside(ws, &plan).map_err(|e| e.redacted(&secrets()))?;
     refuse_drifted(ws, &plan).map_err(|e| e.redacted(&secrets()))?;
+    place(ws, &mut plan)?;
     Ok(plan)
 }
 

@@ -581,10 +581,91 @@ fn kubernetes_dry_run_prints_a_valid_job_and_secret() {
     assert_no_canary("the manifests", &out);
     let v: Json = serde_json::from_str(&out).unwrap();
     let manifests = v["manifests"].as_array().unwrap();
-    let schemas = common::repo().join("server/kiwi/tests/it/data/kubernetes");
-    for (m, file) in manifests
+    let kinds: Vec<&str> = manifests
         .iter()
-        .zip(["secret-v1.json", "job-batch-v1.json"])
+        .map(|m| m["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["Secret", "ConfigMap", "Job"], "{out}");
+    let (cm, job) = (&manifests[1], &manifests[2]);
+    // The files: the tool as a content-addressed ConfigMap, mounted read-only at the paths
+    // the command names; the working directory an emptyDir; the image's own interpreter.
+    let tool_file = d.join("project/.ai/tools/t/hello.py");
+    let bytes = std::fs::read(&tool_file).unwrap();
+    let key =
+        kiwi_kernel::exec::environments::ssh::hex(&<sha2::Sha256 as sha2::Digest>::digest(&bytes));
+    assert_eq!(cm["data"][&key].as_str().unwrap().as_bytes(), &bytes[..]);
+    let cm_name = cm["metadata"]["name"].as_str().unwrap();
+    assert!(
+        cm_name.starts_with("kiwi-t-hello-") && cm_name.ends_with("-files"),
+        "{cm_name}"
+    );
+    let pod = &job["spec"]["template"]["spec"];
+    let c = &pod["containers"][0];
+    let rel = tool_file.to_str().unwrap().trim_start_matches('/');
+    let vols = pod["volumes"].as_array().unwrap();
+    let tree = vols
+        .iter()
+        .find(|v| v["configMap"]["name"] == cm_name)
+        .unwrap();
+    assert!(tree["configMap"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|i| i["key"] == key.as_str() && i["path"] == rel));
+    let work = vols.iter().find(|v| v.get("emptyDir").is_some()).unwrap();
+    let mounts = c["volumeMounts"].as_array().unwrap();
+    let mount_of = |n: &Json| mounts.iter().find(|m| m["name"] == *n).unwrap();
+    assert_eq!(mount_of(&tree["name"])["mountPath"], "/kiwi/tree");
+    assert_eq!(mount_of(&tree["name"])["readOnly"], true);
+    assert_eq!(mount_of(&work["name"])["mountPath"], "/kiwi/work");
+    assert_eq!(c["workingDir"], "/kiwi/work");
+    let cmd: Vec<&str> = c["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(cmd[0] == "python3" || cmd[0] == "python", "{cmd:?}");
+    assert_eq!(cmd[1], format!("/kiwi/tree/{rel}"), "{cmd:?}");
+    // No local path in the container (the tree mirrors them below /kiwi/tree).
+    for a in cmd.iter().chain([&c["workingDir"].as_str().unwrap()]) {
+        assert!(
+            !a.starts_with('/') || a.starts_with("/kiwi/"),
+            "a local path: {c:#}"
+        );
+    }
+    // The real schemas (kubernetes-validate, installed by tests/run.sh), else the subsets.
+    let kv = common::repo().join("target/k8s-venv/bin/kubernetes-validate");
+    if kv.exists() {
+        for m in manifests {
+            let f = d.join(format!("{}.json", m["kind"].as_str().unwrap()));
+            std::fs::write(&f, m.to_string()).unwrap();
+            let o = std::process::Command::new(&kv)
+                .arg("--strict")
+                .arg(&f)
+                .output()
+                .unwrap();
+            assert!(
+                o.status.success(),
+                "kubernetes-validate {}: {}{}\n{m:#}",
+                f.display(),
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+    } else {
+        assert!(
+            std::env::var_os("CI").is_none() && std::env::var_os("KIWI_REQUIRE_SYSTEM").is_none(),
+            "kubernetes-validate is missing at {} (tests/run.sh installs it)",
+            kv.display()
+        );
+        println!("SKIP kubernetes-validate: {} is missing (tests/run.sh installs it); the schema subsets only", kv.display());
+    }
+    let schemas = common::repo().join("server/kiwi/tests/it/data/kubernetes");
+    for (m, file) in
+        manifests
+            .iter()
+            .zip(["secret-v1.json", "configmap-v1.json", "job-batch-v1.json"])
     {
         let schema: Json =
             serde_json::from_str(&std::fs::read_to_string(schemas.join(file)).unwrap()).unwrap();
@@ -606,4 +687,166 @@ fn kubernetes_dry_run_prints_a_valid_job_and_secret() {
     .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--dry-run"));
+}
+
+/// The pids of the sshd processes serving connections: the test sshd's descendants named
+/// `sshd` (its per-connection processes), never the listener itself nor what they run.
+fn sshd_sessions(listener: u32) -> Vec<u32> {
+    let mut parent = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let comm = stat[open + 1..close].to_string();
+        let ppid: u32 = stat[close + 2..]
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        parent.push((pid, ppid, comm));
+    }
+    let mut out = Vec::new();
+    let mut todo = vec![listener];
+    while let Some(p) = todo.pop() {
+        for (pid, ppid, comm) in &parent {
+            if *ppid == p {
+                todo.push(*pid);
+                if comm.starts_with("sshd") {
+                    out.push(*pid);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Issue 30: the connection lost mid-run (the host side of it killed, as a reboot of the
+/// network or sshd would): kiwi's run ends with an error that says so, in bounded time, and
+/// the launcher's watchdog ends every process of the tool on the host.
+#[test]
+fn a_connection_lost_mid_run_ends_the_run_and_its_processes() {
+    let Some(s) = Sshd::start() else { return };
+    let pids = s.p("remote/work/pids-lost");
+    let params = json!({"pids": pids}).to_string();
+    let mut child = s
+        .kiwi(&["run", "t/sleeper", "--env", "ssh:box", "--params", &params])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let list = wait_for(&pids, Duration::from_secs(60));
+    let sessions = sshd_sessions(s.child.id());
+    assert!(!sessions.is_empty(), "no sshd session serves the run");
+    for p in &sessions {
+        unsafe { libc::kill(*p as i32, libc::SIGKILL) };
+    }
+    let start = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if start.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("kiwi's run did not end within 30s of the connection being lost");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_all_gone(&list, "the connection lost");
+    assert_eq!(status.code(), Some(2), "{status:?}: {err}");
+    assert!(
+        err.contains("the connection to the host `box`") && err.contains("was lost during the run"),
+        "{err}"
+    );
+    assert!(!err.contains("nothing was run"), "it ran: {err}");
+}
+
+/// Issue 30: the refusals come before anything is sent: a tool with an error-level
+/// diagnostic, a YAML tool's script symlinked out of the project (K006, a diagnostic) and a
+/// file the command names in the tool's folder that leads out (K006, found at the run) are
+/// refused with `--env ssh:box` without a connection (no sshd login, no control socket) and
+/// nothing on the host. Positive control: a good tool then runs there.
+#[test]
+fn refusals_come_before_anything_reaches_the_host() {
+    let Some(s) = Sshd::start() else { return };
+    let tools = s.p("project/.ai/tools/x");
+    std::fs::create_dir_all(&tools).unwrap();
+    std::fs::write(
+        s.p("project/.ai/tools/t/broken.py"),
+        format!(
+            "{}{HELLO}",
+            head("broken", "broken", "").replace("\"1.0.0\"", "\"not-a-version\"")
+        ),
+    )
+    .unwrap();
+    let marker = s.p("evil-ran");
+    let outside = s.p("evil.sh");
+    std::fs::write(&outside, format!("touch {}\necho evil\n", marker.display())).unwrap();
+    std::fs::write(
+        tools.join("evil.yaml"),
+        "version: \"1.0.0\"\ntool_type: bash\nexecutor_id: runtimes/bash_runtime\ndescription: evil\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&outside, tools.join("evil.sh")).unwrap();
+    std::os::unix::fs::symlink(&outside, tools.join("leads_out.sh")).unwrap();
+    std::fs::write(
+        tools.join("runs_out.yaml"),
+        "version: \"1.0.0\"\ntool_type: bash\nexecutor_id: subprocess\ndescription: runs out\nconfig:\n  command: sh\n  args: [\"{tool_dir}/leads_out.sh\"]\n",
+    )
+    .unwrap();
+    let sockets = || -> Vec<PathBuf> {
+        std::fs::read_dir(s.p("run/kiwi/ssh"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| {
+                use std::os::unix::fs::FileTypeExt;
+                e.file_type().is_ok_and(|t| t.is_socket())
+            })
+            .map(|e| e.path())
+            .collect()
+    };
+    for (tool, why) in [
+        ("t/broken", "T302"),
+        ("x/evil", "K006"),
+        ("x/runs_out", "K006"),
+    ] {
+        for verb in ["run", "env"] {
+            let (code, out, err) = s.run(&[verb, tool, "--env", "ssh:box"]);
+            assert_eq!(code, 2, "{verb} {tool}: {out}{err}");
+            assert!(err.contains(why), "{verb} {tool}: {err}");
+            assert!(err.contains("nothing was run"), "{verb} {tool}: {err}");
+            assert!(!marker.exists(), "{verb} {tool}: the script outside ran");
+            assert!(
+                !s.p("rhome/.cache").exists(),
+                "{verb} {tool}: something was sent to the host"
+            );
+            assert_eq!(
+                sockets(),
+                Vec::<PathBuf>::new(),
+                "{verb} {tool}: a connection was opened"
+            );
+            let log = std::fs::read_to_string(s.p("sshd/log")).unwrap();
+            assert!(
+                !log.contains("Accepted"),
+                "{verb} {tool}: kiwi logged in to the host: {log}"
+            );
+        }
+    }
+    // Positive control: the same host, a good tool.
+    let (code, out, err) = s.run(&["run", "t/hello", "--env", "ssh:box"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_ran_on_host(&s, &tool_report(&out));
+    assert_eq!(sockets().len(), 1);
+    assert!(std::fs::read_to_string(s.p("sshd/log"))
+        .unwrap()
+        .contains("Accepted"));
 }

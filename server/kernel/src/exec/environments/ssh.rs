@@ -216,34 +216,62 @@ fn sh_quote(s: &str) -> String {
 
 /// ssh's error, in a sentence that says what to do.
 pub fn explain_failure(target: &SshTarget, stderr: &str) -> String {
+    refusal(target, stderr).unwrap_or_else(|| {
+        format!(
+            "cannot reach the host `{}` ({}) over ssh: {}; nothing was run",
+            target.name,
+            target.host.ssh,
+            last_line(stderr).unwrap_or("ssh failed")
+        )
+    })
+}
+
+fn last_line(stderr: &str) -> Option<&str> {
+    stderr.lines().map(str::trim).rfind(|l| !l.is_empty())
+}
+
+/// The host refused kiwi (its key, the login), in a sentence that says what to do.
+fn refusal(target: &SshTarget, stderr: &str) -> Option<String> {
     let dest = &target.host.ssh;
     let name = &target.name;
-    let last = stderr
-        .lines()
-        .map(str::trim)
-        .rfind(|l| !l.is_empty())
-        .unwrap_or("ssh failed");
+    let last = last_line(stderr).unwrap_or("ssh failed");
     if stderr.contains("REMOTE HOST IDENTIFICATION HAS CHANGED")
         || stderr.contains("HOST KEY HAS CHANGED")
     {
-        format!(
+        Some(format!(
             "the host key of `{dest}` (host `{name}`) has CHANGED since it was recorded in known_hosts: kiwi refuses to connect (it could be an attack). If the host was reinstalled, check its new fingerprint out of band, then `ssh-keygen -R {dest}` and add the new key; nothing was run"
-        )
+        ))
     } else if stderr.contains("Host key verification failed")
         || stderr.contains("No ED25519 host key is known")
         || stderr.contains("host key is known")
     {
         let (h, p) = split_port(dest);
-        format!(
+        Some(format!(
             "the host key of `{dest}` (host `{name}`) is not known: kiwi checks host keys strictly. Check the fingerprint, then add it: `ssh-keyscan -H {p}{h} >> ~/.ssh/known_hosts` (or connect once with `ssh {dest}`); nothing was run"
-        )
+        ))
     } else if stderr.contains("Permission denied") {
-        format!(
+        Some(format!(
             "ssh to `{dest}` (host `{name}`) was refused: {last} (kiwi runs ssh in batch mode: a key, an agent or a certificate must log in without a prompt); nothing was run"
-        )
+        ))
     } else {
-        format!("cannot reach the host `{name}` ({dest}) over ssh: {last}; nothing was run")
+        None
     }
+}
+
+/// ssh's end in the middle of a run (the connection was up a moment before: the master was
+/// checked and the files shipped): a refusal said as such, else the connection lost. The
+/// launcher on the host ends the run's processes when its connection goes.
+pub fn explain_lost(target: &SshTarget, stderr: &str) -> String {
+    if let Some(refused) = refusal(target, stderr) {
+        return refused;
+    }
+    let last = last_line(stderr)
+        .map(|l| format!(" ({l})"))
+        .unwrap_or_default();
+    format!(
+        "the connection to the host `{}` ({}) was lost during the run{last}: the output streamed until then is all that came back, and kiwi's launcher there ends the run's processes when its connection goes",
+        target.name, target.host.ssh
+    )
 }
 
 fn split_port(dest: &str) -> (String, String) {
@@ -1074,7 +1102,7 @@ impl ExecutionEnvironment for Ssh {
                 None if r.cancelled || r.timed_out => {}
                 None => {
                     let why = if r.exit_code == Some(255) {
-                        explain_failure(&self.target, &r.stderr)
+                        explain_lost(&self.target, &r.stderr)
                     } else {
                         format!(
                             "the run on the host `{}` did not complete: {}",
@@ -1094,35 +1122,49 @@ impl ExecutionEnvironment for Ssh {
 }
 
 // ---------------------------------------------------------------------------------------
-// Kubernetes, on paper (docs/kubernetes.md): the manifests a run would apply.
+// Kubernetes, on paper (docs/src/guide/remote.md): the manifests a run would apply.
 
-/// The Job and the Secret a run of `spec` in the context `context` would apply, with the
-/// environment in the Secret (its values never in the Job), cancel by delete, a TTL.
+/// Where the chain's files are mounted in the pod (read-only, from the ConfigMap), and the
+/// working directory (an `emptyDir`).
+pub const K8S_TREE: &str = "/kiwi/tree";
+pub const K8S_WORK: &str = "/kiwi/work";
+
+/// The manifests a run of `spec` (planned for the local machine) in the context `context`
+/// would apply, in the order they would be applied: the Secret (the environment; its values
+/// never in the Job), the ConfigMap (the chain's files, content-addressed), the Job (cancel by
+/// delete, a TTL). The command is rewritten to the pod's paths: each shipped file to its place
+/// below [`K8S_TREE`], the working directory (and what lies below it) to [`K8S_WORK`], and an
+/// interpreter that is not a shipped file to its file name, looked up on the image's PATH (the
+/// image cannot be probed without a cluster).
 pub fn kubernetes_manifests(
     context: &str,
     tool: &str,
     image: &str,
     spec: &ProcessSpec,
+    chain: &crate::chain::Chain,
     redact: bool,
-) -> (Json, Json) {
+) -> Result<Vec<Json>, ExecError> {
+    let files = chain_files(chain)?;
+    let tree = tree_name(&files);
     let digest = hex(&Sha256::digest(
-        format!("{tool}\0{}", spec.args.join("\0")).as_bytes(),
+        format!("{tool}\0{tree}\0{}", spec.args.join("\0")).as_bytes(),
     ));
-    let name = format!(
-        "kiwi-{}-{}",
-        tool.chars()
-            .map(|c| if c.is_ascii_alphanumeric() {
+    let slug = tool
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
                 c.to_ascii_lowercase()
             } else {
                 '-'
-            })
-            .collect::<String>()
-            .trim_matches('-')
-            .chars()
-            .take(40)
-            .collect::<String>(),
-        &digest[..8]
-    );
+            }
+        })
+        .collect::<String>()
+        .trim_matches('-')
+        .chars()
+        .take(40)
+        .collect::<String>();
+    let name = format!("kiwi-{slug}-{}", &digest[..8]);
+    let files_name = format!("kiwi-{slug}-{}-files", &tree[..12]);
     let data: serde_json::Map<String, Json> = spec
         .env
         .iter()
@@ -1146,8 +1188,55 @@ pub fn kubernetes_manifests(
         "type": "Opaque",
         "stringData": data,
     });
-    let mut argv = vec![spec.program.clone()];
-    argv.extend(spec.args.iter().cloned());
+    // The ConfigMap: one key per content (its sha256), text as `data`, the rest as
+    // `binaryData`; the volume's `items` place each key at its path below the tree.
+    let mut text = serde_json::Map::new();
+    let mut binary = serde_json::Map::new();
+    let mut items = Vec::new();
+    let mut rw = Rewrite {
+        exact: BTreeMap::new(),
+        prefixes: Vec::new(),
+    };
+    for (p, (d, mode)) in &files {
+        let bytes = crate::ids::read_regular(p)
+            .map_err(|e| err(ErrorKind::Io, format!("cannot read {}: {e}", p.display())))?;
+        use base64::Engine as _;
+        match std::str::from_utf8(&bytes) {
+            Ok(t) => text.insert(d.clone(), json!(t)),
+            Err(_) => binary.insert(
+                d.clone(),
+                json!(base64::engine::general_purpose::STANDARD.encode(&bytes)),
+            ),
+        };
+        let rel = path_str(p).trim_start_matches('/').to_string();
+        rw.exact.insert(path_str(p), format!("{K8S_TREE}/{rel}"));
+        items.push(json!({"key": d, "path": rel,
+                          "mode": if mode & 0o111 != 0 { 0o555 } else { 0o444 }}));
+    }
+    rw.prefixes
+        .push((path_str(&spec.cwd), K8S_WORK.to_string()));
+    let mut configmap = json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": files_name.clone(), "labels": {"app.kubernetes.io/managed-by": "kiwi"},
+                     "annotations": {"kiwi.run/context": context, "kiwi.run/tree": tree}},
+        "immutable": true,
+    });
+    if !text.is_empty() {
+        configmap["data"] = Json::Object(text);
+    }
+    if !binary.is_empty() {
+        configmap["binaryData"] = Json::Object(binary);
+    }
+    let program = match rw.exact.get(&spec.program) {
+        Some(p) => p.clone(),
+        None => Path::new(&spec.program)
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_else(|| spec.program.clone()),
+    };
+    let mut argv = vec![program];
+    argv.extend(spec.args.iter().map(|a| rw.value(a)));
     let job = json!({
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -1162,11 +1251,19 @@ pub fn kubernetes_manifests(
                 "spec": {
                     "restartPolicy": "Never",
                     "automountServiceAccountToken": false,
+                    "volumes": [
+                        {"name": "tree", "configMap": {"name": files_name, "items": items}},
+                        {"name": "work", "emptyDir": {}},
+                    ],
                     "containers": [{
                         "name": "tool",
                         "image": image,
                         "command": argv,
-                        "workingDir": path_str(&spec.cwd),
+                        "workingDir": K8S_WORK,
+                        "volumeMounts": [
+                            {"name": "tree", "mountPath": K8S_TREE, "readOnly": true},
+                            {"name": "work", "mountPath": K8S_WORK},
+                        ],
                         "envFrom": [{"secretRef": {"name": format!("{name}-env")}}],
                         "securityContext": {"allowPrivilegeEscalation": false, "runAsNonRoot": true,
                                             "capabilities": {"drop": ["ALL"]}},
@@ -1175,7 +1272,7 @@ pub fn kubernetes_manifests(
             },
         },
     });
-    (job, secret)
+    Ok(vec![secret, configmap, job])
 }
 
 #[cfg(test)]
