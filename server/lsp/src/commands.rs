@@ -122,15 +122,19 @@ async fn command_target(
     Ok((spaces[i].1.clone(), tool))
 }
 
+/// A command's tool parameters: `parameters`, or `params` as older clients send them.
+fn parameters_arg(arg: &Json) -> Json {
+    arg.get("parameters")
+        .or_else(|| arg.get("params"))
+        .cloned()
+        .unwrap_or(Json::Null)
+}
+
 async fn run_tool(b: &Backend, arg: Json, token: Option<ProgressToken>) -> Result<Option<Json>> {
     let (ws, tool) = command_target(b, &arg)
         .await
         .map_err(jsonrpc::Error::invalid_params)?;
-    let params = arg
-        .get("parameters")
-        .or_else(|| arg.get("params"))
-        .cloned()
-        .unwrap_or(Json::Null);
+    let params = parameters_arg(&arg);
     let req = exec::Request {
         params,
         // `▶ Run on HOST` (issue 30): the environment asked for, as `kiwi run --env`.
@@ -214,11 +218,7 @@ async fn check_parameters(b: &Backend, arg: Json) -> Result<Option<Json>> {
     let (_, tool) = command_target(b, &arg)
         .await
         .map_err(jsonrpc::Error::invalid_params)?;
-    let params = arg
-        .get("parameters")
-        .or_else(|| arg.get("params"))
-        .cloned()
-        .unwrap_or(Json::Null);
+    let params = parameters_arg(&arg);
     let only: Option<Vec<String>> = arg.get("only").and_then(Json::as_array).map(|a| {
         a.iter()
             .filter_map(|n| n.as_str().map(str::to_string))

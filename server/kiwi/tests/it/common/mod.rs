@@ -208,20 +208,7 @@ impl Drop for Proc {
 
 /// `kiwi lsp` in `project`, initialized (rootUri = project), with the canaries in its env.
 pub fn lsp(project: &Path, user: &Path) -> Proc {
-    let mut p = Proc::spawn(kiwi_command(&["lsp"], project, user), Peer::Lsp);
-    let root = format!("file://{}", project.display());
-    let r = p.request(
-        "initialize",
-        json!({
-            "processId": null,
-            "rootUri": root,
-            "workspaceFolders": [{"uri": root, "name": "p"}],
-            "capabilities": {"general": {"positionEncodings": ["utf-16"]}},
-        }),
-    );
-    assert!(r.get("result").is_some(), "initialize: {r}");
-    p.notify("initialized", json!({}));
-    p
+    lsp_with_env(project, user, &[])
 }
 
 /// `kiwi lsp` as [`lsp`], with these variables added to its environment.
