@@ -705,6 +705,29 @@ fn kubernetes_dry_run_prints_a_valid_job_and_secret() {
             .collect();
         assert!(errors.is_empty(), "{file}: {errors:?}\n{m:#}");
     }
+    // More than a ConfigMap holds (1 MiB): refused with the reason, no manifest printed.
+    let big = d.join("project/.ai/tools/t/big.txt");
+    std::fs::write(&big, "x".repeat(1 << 20)).unwrap();
+    let o = kiwi_command(
+        &["run", "t/hello", "--env", "kubernetes:prod", "--dry-run"],
+        &d.join("project"),
+        &d.join("user"),
+    )
+    .stdin(Stdio::null())
+    .output()
+    .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        o.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("at most 1 MiB"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    std::fs::remove_file(&big).unwrap();
     // Without --dry-run: refused, nothing applied.
     let o = kiwi_command(
         &["run", "t/hello", "--env", "kubernetes:prod"],
