@@ -557,6 +557,14 @@ fn kubernetes_dry_run_prints_a_valid_job_and_secret() {
         format!("{}{HELLO}", head("hello", "hello", "")),
     )
     .unwrap();
+    // Beside the tool: a binary file and an executable (shipped like every sibling).
+    std::fs::write(d.join("project/.ai/tools/t/blob.bin"), [0xff, 0x00, 0x80]).unwrap();
+    let helper = d.join("project/.ai/tools/t/helper.sh");
+    std::fs::write(&helper, "#!/bin/sh\necho helper\n").unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&helper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
     let o = kiwi_command(
         &[
             "run",
@@ -612,6 +620,31 @@ fn kubernetes_dry_run_prints_a_valid_job_and_secret() {
         .unwrap()
         .iter()
         .any(|i| i["key"] == key.as_str() && i["path"] == rel));
+    let sha = |p: &Path| {
+        kiwi_kernel::exec::environments::ssh::hex(&<sha2::Sha256 as sha2::Digest>::digest(
+            std::fs::read(p).unwrap(),
+        ))
+    };
+    let bin = sha(&d.join("project/.ai/tools/t/blob.bin"));
+    assert_eq!(cm["binaryData"][&bin], "/wCA", "{cm:#}");
+    let item = |k: &str| {
+        tree["configMap"]["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["key"] == k)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(item(&sha(&helper))["mode"], 0o555);
+    assert_eq!(item(&key)["mode"], 0o444);
+    assert_eq!(
+        item(&bin)["path"],
+        d.join("project/.ai/tools/t/blob.bin")
+            .to_str()
+            .unwrap()
+            .trim_start_matches('/')
+    );
     let work = vols.iter().find(|v| v.get("emptyDir").is_some()).unwrap();
     let mounts = c["volumeMounts"].as_array().unwrap();
     let mount_of = |n: &Json| mounts.iter().find(|m| m["name"] == *n).unwrap();
@@ -676,6 +709,29 @@ fn kubernetes_dry_run_prints_a_valid_job_and_secret() {
             .collect();
         assert!(errors.is_empty(), "{file}: {errors:?}\n{m:#}");
     }
+    // More than a ConfigMap holds (1 MiB): refused with the reason, no manifest printed.
+    let big = d.join("project/.ai/tools/t/big.txt");
+    std::fs::write(&big, "x".repeat(1 << 20)).unwrap();
+    let o = kiwi_command(
+        &["run", "t/hello", "--env", "kubernetes:prod", "--dry-run"],
+        &d.join("project"),
+        &d.join("user"),
+    )
+    .stdin(Stdio::null())
+    .output()
+    .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        o.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("at most 1 MiB"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    std::fs::remove_file(&big).unwrap();
     // Without --dry-run: refused, nothing applied.
     let o = kiwi_command(
         &["run", "t/hello", "--env", "kubernetes:prod"],

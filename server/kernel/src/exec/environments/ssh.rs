@@ -1213,6 +1213,20 @@ pub fn kubernetes_manifests(
         items.push(json!({"key": d, "path": rel,
                           "mode": if mode & 0o111 != 0 { 0o555 } else { 0o444 }}));
     }
+    // What the API server accepts in one object (etcd's limit on a ConfigMap's content).
+    let size: usize = text
+        .iter()
+        .chain(binary.iter())
+        .map(|(k, v)| k.len() + v.as_str().map_or(0, str::len))
+        .sum();
+    if size > 1 << 20 {
+        return Err(err(
+            ErrorKind::Config,
+            format!(
+                "the chain's files come to {size} bytes in a ConfigMap, which holds at most 1 MiB: move the large files out of the tool's folder"
+            ),
+        ));
+    }
     rw.prefixes
         .push((path_str(&spec.cwd), K8S_WORK.to_string()));
     let mut configmap = json!({
