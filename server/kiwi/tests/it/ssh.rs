@@ -594,6 +594,15 @@ fn kubernetes_dry_run_prints_a_valid_job_and_secret() {
         .map(|m| m["kind"].as_str().unwrap())
         .collect();
     assert_eq!(kinds, ["Secret", "ConfigMap", "Job"], "{out}");
+    // This machine's places stay out of the pod's environment: the image has its own.
+    let secret_env = manifests[0]["stringData"].as_object().unwrap();
+    for local in ["PATH", "HOME", "PWD", "SHELL"] {
+        assert!(
+            !secret_env.contains_key(local),
+            "{local} in the Secret: {out}"
+        );
+    }
+    assert!(secret_env.contains_key("PYTHONUNBUFFERED"), "{out}");
     let (cm, job) = (&manifests[1], &manifests[2]);
     // The files: the tool as a content-addressed ConfigMap, mounted read-only at the paths
     // the command names; the working directory an emptyDir; the image's own interpreter.

@@ -1128,6 +1128,8 @@ impl ExecutionEnvironment for Ssh {
 /// working directory (an `emptyDir`).
 pub const K8S_TREE: &str = "/kiwi/tree";
 pub const K8S_WORK: &str = "/kiwi/work";
+/// Variables of a local run that belong to the image in a pod, not to the Secret.
+const K8S_IMAGE_OWNS: &[&str] = &["PATH", "HOME", "PWD", "SHELL"];
 
 /// The manifests a run of `spec` (planned for the local machine) in the context `context`
 /// would apply, in the order they would be applied: the Secret (the environment; its values
@@ -1165,9 +1167,13 @@ pub fn kubernetes_manifests(
         .collect::<String>();
     let name = format!("kiwi-{slug}-{}", &digest[..8]);
     let files_name = format!("kiwi-{slug}-{}-files", &tree[..12]);
+    // The variables that name this machine's places (its PATH, home, working directory and
+    // shell) stay out: through `envFrom` they would replace the image's own, and the
+    // interpreter is looked up on the image's PATH.
     let data: serde_json::Map<String, Json> = spec
         .env
         .iter()
+        .filter(|(k, _)| !K8S_IMAGE_OWNS.contains(&k.as_str()))
         .map(|(k, v)| {
             (
                 k.clone(),
