@@ -564,9 +564,9 @@ struct Recorder {
 
 impl Recorder {
     fn asked(&self) -> bool {
-        let p = self.paths.lock().unwrap();
-        let d = self.dirs.lock().unwrap();
-        let t = self.texts.lock().unwrap();
+        let p = self.paths.lock().unwrap_or_else(|p| p.into_inner());
+        let d = self.dirs.lock().unwrap_or_else(|p| p.into_inner());
+        let t = self.texts.lock().unwrap_or_else(|p| p.into_inner());
         p.iter().any(|x| !self.kinds.contains_key(x))
             || d.iter().any(|x| !self.listed.contains_key(x))
             || t.iter().any(|x| !self.read.contains_key(x))
@@ -579,7 +579,10 @@ impl View for Recorder {
         match self.kinds.get(&p) {
             Some(k) => *k,
             None => {
-                self.paths.lock().unwrap().insert(p);
+                self.paths
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(p);
                 None
             }
         }
@@ -589,7 +592,10 @@ impl View for Recorder {
         match self.listed.get(&p) {
             Some(k) => k.clone(),
             None => {
-                self.dirs.lock().unwrap().insert(p);
+                self.dirs
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(p);
                 None
             }
         }
@@ -599,7 +605,10 @@ impl View for Recorder {
         match self.read.get(&p) {
             Some(k) => k.clone(),
             None => {
-                self.texts.lock().unwrap().insert(p);
+                self.texts
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(p);
                 None
             }
         }
@@ -785,8 +794,13 @@ pub fn plan_remote(
         if (!rec.asked() && round_trips > 0) || round_trips >= 3 {
             break;
         }
-        let ask =
-            |s: &Mutex<BTreeSet<String>>| s.lock().unwrap().iter().cloned().collect::<Vec<_>>();
+        let ask = |s: &Mutex<BTreeSet<String>>| {
+            s.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .iter()
+                .cloned()
+                .collect::<Vec<_>>()
+        };
         let req = json!({
             "paths": ask(&rec.paths),
             "dirs": ask(&rec.dirs),
@@ -1014,7 +1028,8 @@ impl OutputSink for StatusSink<'_> {
                 if i > 0 {
                     self.inner.output(stream, &bytes[..i], false);
                 }
-                *self.status.lock().unwrap() = Some(bytes[i + STATUS.len()..].to_vec());
+                *self.status.lock().unwrap_or_else(|p| p.into_inner()) =
+                    Some(bytes[i + STATUS.len()..].to_vec());
                 return;
             }
         }
@@ -1075,7 +1090,11 @@ impl ExecutionEnvironment for Ssh {
                 status: Mutex::new(None),
             };
             let mut r = process::run(&ssh, &filter, cancel).await?;
-            let status = filter.status.lock().unwrap().take();
+            let status = filter
+                .status
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take();
             if let Some(i) = r.stderr.find("\u{1}kiwi-status ") {
                 let removed = r.stderr.len() - i;
                 r.stderr.truncate(i);
