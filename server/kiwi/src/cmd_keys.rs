@@ -118,9 +118,10 @@ pub fn run(cmd: KeysCommand) -> Result<ExitCode> {
                             .map(|n| n.to_string_lossy().into_owned())
                             .unwrap_or_default();
                         println!(
-                            "  {}  (rye {}){}  {name}",
+                            "  {}  (rye {}, ryeos {}){}  {name}",
                             k.fingerprint,
                             k.rye_fingerprint,
+                            k.ryeos_fingerprint,
                             if own_fp.as_deref() == Some(k.fingerprint.as_str()) {
                                 "  yours"
                             } else {
