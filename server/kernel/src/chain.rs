@@ -129,12 +129,12 @@ impl ChainError {
             ChainErrorKind::RyeosAlias { reference } => {
                 if reference.starts_with('@') {
                     format!(
-                        "executor `{reference}` of `{at}` is a ryeos alias, which ryeos resolves through the `execution.aliases` of its tool kind schema (`.ai/{}`, in its core bundle); no space of this workspace holds one: add ryeos's bundles as spaces (KIWI_SPACES or `spaces:`) to let kiwi follow it",
+                        "executor `{reference}` of `{at}` is a ryeos alias, which ryeos resolves through the `execution.aliases` of its tool kind schema (`.ai/{}`, in its core bundle); no space of this workspace holds one: kiwi reads ryeos's installed bundles (`ryeos init`; RYEOS_APP_ROOT), or name them as spaces (KIWI_SPACES or `spaces:`), to follow it",
                         crate::ryeos::TOOL_KIND_SCHEMA
                     )
                 } else {
                     format!(
-                        "executor `{reference}` of `{at}` names no item of this workspace, which holds none of ryeos's bundles (no space has its tool kind schema, `.ai/{}`): ryeos may install it; add ryeos's bundles as spaces (KIWI_SPACES or `spaces:`) to let kiwi follow it",
+                        "executor `{reference}` of `{at}` names no item of this workspace, which holds none of ryeos's bundles (no space has its tool kind schema, `.ai/{}`): ryeos may install it; kiwi reads ryeos's installed bundles (`ryeos init`; RYEOS_APP_ROOT), or name them as spaces (KIWI_SPACES or `spaces:`), to follow it",
                         crate::ryeos::TOOL_KIND_SCHEMA
                     )
                 }

@@ -18,8 +18,66 @@ pub struct ExtraRoot {
     pub source: String,
 }
 
+/// ryeos's app root: `RYEOS_APP_ROOT`, else `ryeos` in the XDG data directory
+/// (`$XDG_DATA_HOME`, else `~/.local/share`; `~/Library/Application Support` on macOS), as
+/// ryeos's own CLI and daemon find it (`dirs::data_dir().join("ryeos")`).
+pub fn ryeos_app_root(host: &Host) -> Option<PathBuf> {
+    if let Some(p) = host.get("RYEOS_APP_ROOT").filter(|p| !p.is_empty()) {
+        let p = crate::context::expand_tilde(p, host.home.as_deref());
+        return Some(match &host.cwd {
+            Some(cwd) if p.is_relative() => cwd.join(p),
+            _ => p,
+        });
+    }
+    let data = if cfg!(target_os = "macos") {
+        host.home
+            .as_ref()
+            .map(|h| h.join("Library/Application Support"))
+    } else {
+        host.get("XDG_DATA_HOME")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .or_else(|| host.home.as_ref().map(|h| h.join(".local/share")))
+    };
+    data.map(|d| d.join("ryeos"))
+}
+
+/// The bundles ryeos has installed, as its engine finds its content roots
+/// (`discover_bundle_roots` of its core tools): the app root itself when it is a bundle tree
+/// (its `.ai/manifest.yaml` exists), then every folder of `<app root>/.ai/bundles/` (hidden ones and those with no `.ai/` left out; by name:
+/// ryeos leaves the order to its bootstrap, kiwi makes it stable). Each is read as an extra,
+/// read-only space after those the user named, so project and user items shadow them, as
+/// ryeos's search order has it (project, user, installed bundles). No app root: none.
+fn ryeos_bundle_roots(host: &Host) -> Vec<(PathBuf, String)> {
+    let Some(app) = ryeos_app_root(host) else {
+        return Vec::new();
+    };
+    let source = format!("ryeos's installed bundles ({})", app.display());
+    let ai = app.join(".ai");
+    let mut out = Vec::new();
+    if ai.join("manifest.yaml").is_file() {
+        out.push((app.clone(), source.clone()));
+    }
+    let mut bundles: Vec<PathBuf> = std::fs::read_dir(ai.join("bundles"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        // A hidden folder (an install being staged) or one with no `.ai/` holds no items.
+        .filter(|p| {
+            !p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+                && p.join(".ai").is_dir()
+        })
+        .collect();
+    bundles.sort();
+    out.extend(bundles.into_iter().map(|b| (b, source.clone())));
+    out
+}
+
 /// The extra spaces named by `KIWI_SPACES` (first), then by `spaces:` of the project's and
-/// the user's `config.yaml`, in order: a directory named twice, the project itself and the
+/// the user's `config.yaml`, in order, then ryeos's installed bundles
+/// ([`ryeos_bundle_roots`]): a directory named twice, the project itself and the
 /// user space are left out; a directory that does not exist or holds no `.ai/` is a warning.
 /// Names are the `name:` given, else the directory's name (a name taken already gets `-2`).
 pub fn extra_spaces(
@@ -45,6 +103,11 @@ pub fn extra_spaces(
             e.source.display().to_string(),
         ));
     }
+    wanted.extend(
+        ryeos_bundle_roots(host)
+            .into_iter()
+            .map(|(dir, source)| (dir, None, source)),
+    );
     let project_dir = project.map(canon);
     let user_root = canon(user);
     let mut out: Vec<ExtraRoot> = Vec::new();

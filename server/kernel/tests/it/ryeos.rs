@@ -253,3 +253,73 @@ body
     assert_eq!(out.matches("D121 error").count(), 3, "{out}");
     assert!(!out.contains("fenced.md"), "{out}");
 }
+
+/// ryeos's installed bundles are spaces with no configuration, found where ryeos finds them:
+/// `<app root>/.ai/bundles/<name>/` (the app root `RYEOS_APP_ROOT`, else `ryeos` in the XDG
+/// data directory), after the project and the user, which shadow them. A project's `@alias`
+/// then resolves through the core bundle's kind schema to its terminal executor.
+#[test]
+fn ryeos_installed_bundles_are_spaces_in_ryeos_order() {
+    let core = r#"//- home/.local/share/ryeos/.ai/bundles/core/.ai/node/engine/kinds/tool/tool.kind-schema.yaml
+execution:
+  aliases:
+    "@subprocess": "tool:ryeos/core/subprocess/execute"
+//- home/.local/share/ryeos/.ai/bundles/core/.ai/tools/ryeos/core/subprocess/execute.yaml
+category: "ryeos/core/subprocess"
+executor_id: null
+terminal_executor:
+  kind: subprocess
+//- home/.local/share/ryeos/.ai/bundles/standard/.ai/tools/shared/hello.yaml
+category: "shared"
+executor_id: "@subprocess"
+description: "from the bundle"
+config:
+  command: "echo"
+//- home/.local/share/ryeos/.ai/bundles/.staging-x/.ai/tools/shared/hello.yaml
+category: "shared"
+executor_id: "@subprocess"
+description: "being staged"
+//- project/.ai/tools/a/echo.yaml
+category: "a"
+executor_id: "@subprocess"
+description: "echo"
+config:
+  command: "echo"
+"#;
+    let f = crate::common::Fixture::new(core);
+    let out = f.check(&[]);
+    assert!(!out.contains("K007"), "the alias resolves: {out}");
+    assert!(!out.contains(" error "), "{out}");
+    let ws = f.workspace(&[]);
+    let echo = ws
+        .items_in(Space::Project)
+        .into_iter()
+        .find(|i| i.path.ends_with("echo.yaml"))
+        .unwrap();
+    let chain = kiwi_kernel::chain::resolve(&ws, echo).unwrap().describe();
+    assert!(chain.contains("ryeos/core/subprocess/execute"), "{chain}");
+    let spaces: Vec<String> = ws.spaces().iter().map(|s| s.to_string()).collect();
+    assert!(
+        spaces.iter().any(|s| s.contains("core")) && spaces.iter().any(|s| s.contains("standard")),
+        "{spaces:?}"
+    );
+    assert!(!spaces.iter().any(|s| s.contains("staging")), "{spaces:?}");
+    let hello = ws.all_with_id(ItemType::Tool, "shared/hello");
+    assert_eq!(hello.len(), 1, "the staged copy is no space");
+    assert_eq!(hello[0].description().as_deref(), Some("from the bundle"));
+
+    // The project shadows a bundle's item; RYEOS_APP_ROOT moves the app root (nothing there:
+    // the alias is a hint again).
+    std::fs::create_dir_all(f.project().join(".ai/tools/shared")).unwrap();
+    std::fs::write(
+        f.project().join(".ai/tools/shared/hello.yaml"),
+        "category: \"shared\"\nexecutor_id: \"@subprocess\"\ndescription: \"mine\"\nconfig:\n  command: \"echo\"\n",
+    )
+    .unwrap();
+    let ws = f.workspace(&[]);
+    let first = ws.get(ItemType::Tool, "shared/hello").unwrap();
+    assert_eq!(first.space, Space::Project);
+    let elsewhere = f.root().join("elsewhere").display().to_string();
+    let out = f.check(&[("RYEOS_APP_ROOT", &elsewhere)]);
+    assert!(out.contains("K007 hint"), "{out}");
+}
