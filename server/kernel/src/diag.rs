@@ -91,6 +91,7 @@ codes! {
     T307 Error "{NAME} in CONFIG that is neither a parameter nor a kernel-provided name",
     T308 Warning "${VAR} in CONFIG that nothing defines (rye substitutes an empty string)",
     T309 Warning "a file path in CONFIG, under a folder kiwi provides, that does not exist",
+    T310 Error "ryeos tool: `category` missing or not the tool's folder",
     E401 Error "ENV_CONFIG or interpreter is not a dict",
     E402 Error "unknown resolver type",
     E403 Error "var missing or not a valid variable name",

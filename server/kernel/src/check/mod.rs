@@ -20,8 +20,8 @@ pub use environment::build_env;
 use environment::{check_environment, templated_names};
 use executor::{check_chain, check_config_types};
 pub use executor::{deep_merge, merge_config};
-pub use names::script_refusal;
 use names::{check_declared_name, check_script_confined, check_shadowing};
+pub use names::{ryeos_category_folder, script_refusal};
 use paths::check_paths;
 pub use paths::folder_of;
 use references::{
@@ -71,6 +71,11 @@ pub const RULES: &[Rule] = &[
         name: "files an item runs lie inside its space",
         codes: &[Code::K006],
         check: check_script_confined,
+    },
+    Rule {
+        name: "a ryeos tool's category is its folder",
+        codes: &[Code::T310],
+        check: names::check_ryeos_category,
     },
     Rule {
         name: "executor chain",

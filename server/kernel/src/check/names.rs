@@ -1,5 +1,6 @@
 //! The rules on an item's own file: the script a YAML tool runs stays in its space (K006),
-//! the declared name matches the file stem (K002), shadowing (K005).
+//! the declared name matches the file stem (K002), shadowing (K005), a ryeos tool's category
+//! is its folder (T310).
 
 use super::first_line;
 use crate::diag::{Code, Diagnostic, Fix};
@@ -37,6 +38,75 @@ pub fn script_refusal(ws: &Workspace, item: &Item) -> Option<String> {
                 _ => format!("cannot be resolved ({e})"),
             }
         )),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// T310: a ryeos tool's category is its folder
+
+/// The folder of a ryeos tool below `tools/` (`hello` for `tools/hello/greet.py`, empty at
+/// the top), which ryeos requires its `category` to be; `None` for a tool that is not in
+/// ryeos's format, or a file under `tools/lib/` (its tool kind schema's
+/// `location.excluded_directories`: no tool).
+pub fn ryeos_category_folder(item: &Item) -> Option<&str> {
+    item.tool().filter(|t| t.is_ryeos())?;
+    if item.is_builtin() || item.id.split('/').next() == Some("lib") && item.id.contains('/') {
+        return None;
+    }
+    Some(item.id.rsplit_once('/').map_or("", |(dir, _)| dir))
+}
+
+/// The range of a scalar's text inside any quotes.
+fn unquoted(text: &str, range: crate::text::TextRange) -> crate::text::TextRange {
+    let s = text.get(range.start..range.end).unwrap_or("");
+    let inner = s.trim_matches(['"', '\'']);
+    if inner.len() + 2 == s.len() {
+        crate::text::TextRange::new(range.start + 1, range.end - 1)
+    } else {
+        range
+    }
+}
+
+/// ryeos's tool kind schema anchors a tool's `category` to where it lies
+/// (`metadata.rules.category`: `required: true`, `match: path`): its engine
+/// (`validate_metadata_anchoring`) refuses a tool whose category is missing
+/// (`MissingRequired`) or is not its folder below `tools/` (`PathMismatch`).
+pub(super) fn check_ryeos_category(_ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagnostic>) {
+    let Some(folder) = ryeos_category_folder(item) else {
+        return;
+    };
+    let Some(tool) = item.tool() else { return };
+    match tool.get(crate::tool::Field::Category) {
+        None => out.push(Diagnostic::new(
+            Code::T310,
+            first_line(item),
+            format!(
+                "this ryeos tool declares no `category`; ryeos's tool kind schema requires one, equal to the tool's folder (`{folder}`), and its engine refuses the tool without it"
+            ),
+        )),
+        Some(f) => {
+            let Some(declared) = f.value.as_str() else {
+                return;
+            };
+            if declared == folder {
+                return;
+            }
+            let range = unquoted(item.text(), f.value.range);
+            out.push(
+                Diagnostic::new(
+                    Code::T310,
+                    f.value.range,
+                    format!(
+                        "category `{declared}` is not the tool's folder `{folder}`: ryeos anchors a tool's category to where it lies (`match: path`) and refuses the tool"
+                    ),
+                )
+                .fix(Fix::replace(
+                    format!("Change the category to `{folder}`"),
+                    range,
+                    folder.to_string(),
+                )),
+            );
+        }
     }
 }
 

@@ -18,8 +18,13 @@ pub fn definition(ws: &Workspace, item: &Arc<Item>, offset: usize) -> Vec<Target
     if let Some(t) = item.tool() {
         if let Some(f) = t.get(Field::ExecutorId) {
             if f.value.range.touches(offset) {
-                if let Some(reference) = f.value.as_str() {
-                    if let Lookup::Found(i) = ws.lookup(ItemType::Tool, reference, None) {
+                // A ryeos canonical ref or alias names its tool as the chain follows it.
+                let id = f
+                    .value
+                    .as_str()
+                    .and_then(|r| crate::ryeos::executor_ref(ws, r));
+                if let Some((id, _)) = id {
+                    if let Lookup::Found(i) = ws.lookup(ItemType::Tool, &id, None) {
                         return vec![target_of(&i)];
                     }
                 }

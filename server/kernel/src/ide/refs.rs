@@ -58,7 +58,9 @@ fn reference_at(ws: &Workspace, item: &Item, offset: usize) -> Option<(Arc<Item>
     let text = item.text();
     match &item.parsed {
         Parsed::Directive(d) => {
-            let r = d.references.iter().find(|r| r.range.touches(offset))?;
+            let Some(r) = d.references.iter().find(|r| r.range.touches(offset)) else {
+                return permission_target(ws, item, d, offset);
+            };
             let target = resolve_any(ws, r.item_type, &r.id)?;
             Some((
                 target,
@@ -74,15 +76,17 @@ fn reference_at(ws: &Workspace, item: &Item, offset: usize) -> Option<(Arc<Item>
             if !f.value.range.touches(offset) {
                 return None;
             }
-            let id = f.value.as_str()?;
-            let Lookup::Found(target) = ws.find(ItemType::Tool, id, None) else {
+            let reference = f.value.as_str()?;
+            let (id, _) = crate::ryeos::executor_ref(ws, reference)?;
+            let Lookup::Found(target) = ws.find(ItemType::Tool, &id, None) else {
                 return None;
             };
             Some((
                 target,
                 Occurrence {
                     path: item.path.clone(),
-                    range: id_range(text, f.value.range, id).unwrap_or(f.value.range),
+                    range: executor_id_range(ws, text, f.value.range, reference)
+                        .unwrap_or(f.value.range),
                     via: "executor_id".into(),
                 },
             ))
@@ -108,6 +112,41 @@ fn reference_at(ws: &Workspace, item: &Item, offset: usize) -> Option<(Arc<Item>
         }
         Parsed::Skill(_) | Parsed::Unreadable(_) => None,
     }
+}
+
+/// A permission under `offset` whose pattern is exactly one item's id (a glob names many:
+/// none), and where the pattern spells it: a ryeos capability string
+/// (`ryeos.execute.tool.ID`), or a rye permission element.
+fn permission_target(
+    ws: &Workspace,
+    item: &Item,
+    d: &crate::directive::Directive,
+    offset: usize,
+) -> Option<(Arc<Item>, Occurrence)> {
+    let c = d.capabilities.iter().find(|c| c.range.touches(offset))?;
+    let crate::directive::Resource::Items(t) = &c.resource else {
+        return None;
+    };
+    if c.deny || c.pattern.contains('*') {
+        return None;
+    }
+    let target = resolve_any(ws, *t, &c.pattern).filter(|x| x.id == c.pattern)?;
+    let text = item.text();
+    let range = if d.ryeos.is_some() {
+        ryeos_pattern_range(text, c.range, &c.pattern)
+    } else {
+        pattern_range(text, c.range, &c.pattern)
+    }?;
+    range.touches(offset).then(|| {
+        (
+            target,
+            Occurrence {
+                path: item.path.clone(),
+                range,
+                via: "permission".into(),
+            },
+        )
+    })
 }
 
 /// The item `offset` is about: the one a reference there names, else `item` itself.
@@ -160,7 +199,12 @@ pub fn occurrences(ws: &Workspace, target: &Item) -> Vec<Occurrence> {
                     if !matches_type {
                         continue;
                     }
-                    if let Some(range) = pattern_range(text, c.range, &target.id) {
+                    let range = if d.ryeos.is_some() {
+                        ryeos_pattern_range(text, c.range, &c.pattern)
+                    } else {
+                        pattern_range(text, c.range, &target.id)
+                    };
+                    if let Some(range) = range {
                         out.push(Occurrence {
                             path: i.path.clone(),
                             range,
@@ -171,14 +215,19 @@ pub fn occurrences(ws: &Workspace, target: &Item) -> Vec<Occurrence> {
             }
             Parsed::Tool(t) if target.item_type == ItemType::Tool => {
                 if let Some(f) = t.get(Field::ExecutorId) {
-                    if let Some(id) = f.value.as_str() {
-                        if may_name(id) && resolves_to(ws, ItemType::Tool, id, target) {
-                            if let Some(range) = id_range(text, f.value.range, id) {
-                                out.push(Occurrence {
-                                    path: i.path.clone(),
-                                    range,
-                                    via: "executor_id".into(),
-                                });
+                    if let Some(reference) = f.value.as_str() {
+                        let id = crate::ryeos::executor_ref(ws, reference);
+                        if let Some((id, _)) = id.filter(|(id, _)| may_name(id)) {
+                            if resolves_to(ws, ItemType::Tool, &id, target) {
+                                if let Some(range) =
+                                    executor_id_range(ws, text, f.value.range, reference)
+                                {
+                                    out.push(Occurrence {
+                                        path: i.path.clone(),
+                                        range,
+                                        via: "executor_id".into(),
+                                    });
+                                }
                             }
                         }
                     }
@@ -220,6 +269,35 @@ pub fn occurrences(ws: &Workspace, target: &Item) -> Vec<Occurrence> {
     out.sort_by(|a, b| (&a.path, a.range.start).cmp(&(&b.path, b.range.start)));
     out.dedup();
     out
+}
+
+/// Where the id of an executor reference is spelled (inside any quotes): all of a kiwi/rye
+/// id, the part after `tool:` of a ryeos canonical ref; `None` for an `@alias` (the id is
+/// spelled in ryeos's alias table, not here) or a spelling the rename cannot rewrite.
+fn executor_id_range(
+    ws: &Workspace,
+    text: &str,
+    value: TextRange,
+    reference: &str,
+) -> Option<TextRange> {
+    let (id, at) = crate::ryeos::executor_ref(ws, reference)?;
+    let whole = id_range(text, value, reference)?;
+    let start = whole.start + at?;
+    Some(TextRange::new(start, start + id.len()))
+}
+
+/// Where a ryeos capability string (`ryeos.<verb>.<kind>.<pattern>`) spells its pattern:
+/// after its third dot (the pattern keeps its own dots and slashes).
+fn ryeos_pattern_range(text: &str, element: TextRange, pattern: &str) -> Option<TextRange> {
+    let s = text.get(element.start..element.end)?;
+    let start = s.find("ryeos.")?;
+    let mut at = start;
+    for _ in 0..3 {
+        at += s[at..].find('.')? + 1;
+    }
+    s[at..]
+        .starts_with(pattern)
+        .then(|| TextRange::new(element.start + at, element.start + at + pattern.len()))
 }
 
 /// Where a permission element spells `id` (slashes, or rye's dots).
@@ -272,7 +350,8 @@ pub fn references(
 /// On a permission of a directive: the calls of its steps that rely on it (the item id of
 /// each call it grants).
 fn relying_on_permission(item: &Item, offset: usize) -> Option<Vec<Occurrence>> {
-    let d = item.directive()?;
+    // A ryeos directive has no steps: its capability strings name the items themselves.
+    let d = item.directive().filter(|d| d.ryeos.is_none())?;
     if d.references.iter().any(|r| r.range.touches(offset)) {
         return None;
     }
@@ -481,6 +560,21 @@ fn plan_rename(
             Some((_, v)) => v.push(edit),
             None => by_file.push((path, vec![edit])),
         };
+    // ryeos's alias table names its tool by a canonical ref kiwi does not rewrite (the kind
+    // schema is ryeos's engine configuration): the rename would leave the alias pointing at
+    // nothing, so it is refused, saying where the alias is.
+    if target.item_type == ItemType::Tool {
+        if let Some((table, aliases)) = crate::ryeos::alias_table(ws) {
+            let canonical = format!("{}{}", crate::ryeos::TOOL_REF, target.id);
+            if let Some((alias, _)) = aliases.iter().find(|(_, to)| *to == canonical) {
+                return Err(format!(
+                    "`{}` is the tool of ryeos's alias `{alias}` ({}), which kiwi does not rewrite: renaming it would leave the alias naming nothing",
+                    target.id,
+                    table.display()
+                ));
+            }
+        }
+    }
     let new_bare = ids::bare_name(new_id);
     let occurrences = occurrences(ws, &target);
     // Every file the plan edits must be writable: a reference from a read-only space is
@@ -513,6 +607,26 @@ fn plan_rename(
                 new_text,
             },
         );
+    }
+    // A ryeos tool's category is its folder (T310): it follows the tool to its new one.
+    if let (Some(old_folder), Some(f)) = (
+        crate::check::ryeos_category_folder(&target),
+        target
+            .tool()
+            .and_then(|t| t.get(crate::tool::Field::Category)),
+    ) {
+        if f.value.as_str() == Some(old_folder) {
+            let new_folder = new_id.rsplit_once('/').map_or("", |(dir, _)| dir);
+            if let Some(range) = id_range(target.text(), f.value.range, old_folder) {
+                push(
+                    target.path.clone(),
+                    TextEdit {
+                        range,
+                        new_text: new_folder.to_string(),
+                    },
+                );
+            }
+        }
     }
     // The declared name follows the file's new stem.
     if let Some(r) = declaration_range(&target) {

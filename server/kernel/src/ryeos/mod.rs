@@ -122,3 +122,18 @@ pub fn subprocess_config(cfg: &mut serde_json::Map<String, serde_json::Value>) {
         }
     }
 }
+
+/// The id of the tool an `executor_id` value names, and where that id is spelled in the
+/// value: a kiwi/rye id is all of it (offset 0), a canonical ref `tool:ID` the part after
+/// the prefix; an `@alias` names its tool through the alias table, so the id is spelled
+/// nowhere in the value (`None`: found by references and definition, never rewritten by a
+/// rename). `None` when it names nothing kiwi can tell (an alias with no table, or unknown).
+/// One place for every face that follows an executor: the chain, definition, references.
+pub fn executor_ref(ws: &Workspace, reference: &str) -> Option<(String, Option<usize>)> {
+    match executor_target(ws, reference) {
+        Target::Plain => Some((reference.to_string(), Some(0))),
+        Target::Id { id, via: None } => Some((id, Some(TOOL_REF.len()))),
+        Target::Id { id, via: Some(_) } => Some((id, None)),
+        Target::NoAliasTable | Target::UnknownAlias { .. } => None,
+    }
+}

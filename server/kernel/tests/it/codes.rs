@@ -254,3 +254,43 @@ fn suggestions_follow_changes() {
     assert!(ws.remove(&path).is_some());
     assert!(suggest(&ws).is_empty(), "{:?}", suggest(&ws));
 }
+
+/// T310: ryeos anchors a tool's `category` to its folder below `tools/`; a rye-os tool's
+/// `__category__` is not anchored, and `tools/lib/` holds no ryeos tools.
+#[test]
+fn t310_ryeos_tool_category_is_its_folder() {
+    let f = Fixture::new(
+        r#"//- project/.ai/tools/net/fetch.py
+# ryeos-tool:
+#   category: "web"
+#   executor_id: "tool:net/run"
+"""A ryeos tool in the wrong category."""
+//- project/.ai/tools/net/nocat.yaml
+executor_id: "@subprocess"
+config:
+  command: "true"
+//- project/.ai/tools/net/good.yaml
+category: net
+executor_id: "@subprocess"
+config:
+  command: "true"
+//- project/.ai/tools/top.yaml
+category: ""
+executor_id: "@subprocess"
+config:
+  command: "true"
+//- project/.ai/tools/lib/helper.yaml
+executor_id: "@subprocess"
+config:
+  command: "true"
+//- project/.ai/tools/old/rye_tool.py
+__version__ = "1.0.0"
+__tool_type__ = "python"
+__executor_id__ = "rye/core/runtimes/python/script"
+__category__ = "elsewhere"
+"#,
+    );
+    let out = f.check(&[]);
+    let t310: Vec<&str> = out.lines().filter(|l| l.contains("T310")).collect();
+    insta::assert_snapshot!(t310.join("\n"));
+}

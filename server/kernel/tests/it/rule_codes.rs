@@ -20,6 +20,7 @@ const ELSEWHERE: &[(&str, Code, &str)] = &[
     ("step parameters against the called tool's schema", Code::D113, "tests/it/snapshots/it__codes__d113_d115_step_parameters_against_the_tool_schema.snap"),
     ("step parameters against the called tool's schema", Code::D114, "tests/it/snapshots/it__codes__d113_d115_step_parameters_against_the_tool_schema.snap"),
     ("step parameters against the called tool's schema", Code::D115, "tests/it/snapshots/it__codes__d113_d115_step_parameters_against_the_tool_schema.snap"),
+    ("a ryeos tool's category is its folder", Code::T310, "tests/it/snapshots/it__codes__t310_ryeos_tool_category_is_its_folder.snap"),
     ("knowledge references", Code::N604, "tests/it/snapshots/it__codes__n604_unknown_knowledge_references.snap"),
     ("files an item runs lie inside its space", Code::K006, "tests/it/exec_refuse.rs"),
     ("configuration against the primitive", Code::T306, "tests/it/snapshots/it__codes__t306_config_types_against_the_primitive.snap"),

@@ -306,7 +306,7 @@ config:
     assert!(!spaces.iter().any(|s| s.contains("staging")), "{spaces:?}");
     let hello = ws.all_with_id(ItemType::Tool, "shared/hello");
     assert_eq!(hello.len(), 1, "the staged copy is no space");
-    assert_eq!(hello[0].description().as_deref(), Some("from the bundle"));
+    assert_eq!(hello[0].description(), Some("from the bundle"));
 
     // The project shadows a bundle's item; RYEOS_APP_ROOT moves the app root (nothing there:
     // the alias is a hint again).

@@ -172,7 +172,10 @@ fn keys_are_made_listed_exported_trusted_and_the_private_key_is_never_printed() 
     assert_eq!(l["trusted"][0]["fingerprint"], fp.as_str());
     // The text list names the key by all three fingerprints (kiwi's, rye-os's, ryeos's), as
     // `--json` does: a ryeos item's signature line carries the ryeos one.
-    let ryeos_fp = l["trusted"][0]["ryeos_fingerprint"].as_str().unwrap().to_string();
+    let ryeos_fp = l["trusted"][0]["ryeos_fingerprint"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert_eq!(ryeos_fp.len(), 64, "{l}");
     let text = w.run("bob", &["keys", "list"]).ok();
     assert!(text.stdout().contains(&ryeos_fp), "{}", text.all());
