@@ -127,6 +127,7 @@ pub fn run(reference: &str, project: Option<&Path>, as_json: bool) -> Result<Exi
                     "id": l.id, "space": l.space, "path": l.path,
                     "resolution": resolution_of(i).map(trail_json),
                     "stale_signature": stale(l),
+                    "executor_note": kiwi_kernel::chain::ryeos_executor_note(&ws, l),
                 })
             })
             .collect();

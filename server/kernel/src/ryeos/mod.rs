@@ -4,7 +4,7 @@
 //! - Tools name their executor as a canonical ref (`tool:ryeos/core/subprocess/execute`) or
 //!   as an `@alias`, which ryeos resolves through the `execution.aliases` table of its tool
 //!   kind schema (`node/engine/kinds/tool/tool.kind-schema.yaml`, in the core bundle), found
-//!   as any item is: project first, then user, then the bundles (here: the extra spaces).
+//!   in the bundles (the extra spaces) only: kind schemas are no project or user items.
 //! - A chain ends at a terminal executor: a tool with `executor_id: null` and a
 //!   `terminal_executor: {kind: …}` block; `kind: subprocess` runs on kiwi's subprocess runner.
 //! - Directives are markdown with YAML frontmatter (`crate::directive::ryeos`), read with
@@ -38,8 +38,14 @@ pub enum Target {
     UnknownAlias { table: PathBuf, known: Vec<String> },
 }
 
-/// The tool kind schema ryeos would use in this workspace: the first space (in precedence
+/// The tool kind schema ryeos would use in this workspace: the first bundle (extra space, in
 /// order) that holds one, with its `execution.aliases` table (`@name` -> canonical ref).
+/// Kind schemas are node-tier items of ryeos's bundles: its engine loads them from the
+/// installed bundle roots only (`KindRegistry::load_base` over the bundles'
+/// `.ai/node/engine/kinds/`, the first bundle winning a clash), never from a project or the
+/// user space, so one there is not read here either — unless that space is itself a bundle
+/// tree (its `.ai/manifest.yaml`: a bundle being written), which ryeos takes as a content
+/// root when its app root is one (`discover_bundle_roots`).
 pub fn alias_table(ws: &Workspace) -> Option<(PathBuf, Vec<(String, String)>)> {
     for space in ws.spaces() {
         if space == Space::Builtin {
@@ -48,6 +54,9 @@ pub fn alias_table(ws: &Workspace) -> Option<(PathBuf, Vec<(String, String)>)> {
         let Some(root) = ws.space_root(space) else {
             continue;
         };
+        if !matches!(space, Space::Extra(_)) && !root.join("manifest.yaml").is_file() {
+            continue;
+        }
         let path = root.join(TOOL_KIND_SCHEMA);
         // A regular file only (a named pipe would hang the check).
         let Ok(bytes) = crate::ids::read_regular(&path) else {

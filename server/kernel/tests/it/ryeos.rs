@@ -196,27 +196,44 @@ config:
     assert!(out.contains("K007 hint"), "{out}");
     assert!(!out.contains(" error "), "{out}");
 
-    let f = crate::common::Fixture::new(
-        r#"//- project/.ai/node/engine/kinds/tool/tool.kind-schema.yaml
-execution:
+    // A kind schema in the project is no kind schema of ryeos's (its engine loads them from
+    // the installed bundles only): the alias is still a hint, not an error.
+    let schema = r#"execution:
   aliases:
     "@subprocess": "tool:ryeos/core/subprocess/execute"
-//- project/.ai/tools/ryeos/core/subprocess/execute.yaml
-category: "ryeos/core/subprocess"
+"#;
+    let terminal = r#"category: "ryeos/core/subprocess"
 executor_id: null
 terminal_executor:
   kind: subprocess
-//- project/.ai/tools/a/echo.yaml
-category: "a"
+"#;
+    let echo = r#"category: "a"
 executor_id: "@subproces"
 description: "echo"
 config:
   command: "echo"
-"#,
-    );
+"#;
+    let f = crate::common::Fixture::new(&format!(
+        "//- project/.ai/node/engine/kinds/tool/tool.kind-schema.yaml\n{schema}//- project/.ai/tools/ryeos/core/subprocess/execute.yaml\n{terminal}//- project/.ai/tools/a/echo.yaml\n{echo}"
+    ));
+    let out = f.check(&[]);
+    assert!(out.contains("K007 hint"), "{out}");
+    assert!(!out.contains(" error "), "{out}");
+
+    // In an installed bundle, and in a project that is itself a bundle (its manifest), the
+    // table is read: an alias it does not declare is refused (T304), as ryeos refuses it.
+    let bundle = ".local/share/ryeos/.ai/bundles/core/.ai";
+    let f = crate::common::Fixture::new(&format!(
+        "//- home/{bundle}/node/engine/kinds/tool/tool.kind-schema.yaml\n{schema}//- home/{bundle}/tools/ryeos/core/subprocess/execute.yaml\n{terminal}//- project/.ai/tools/a/echo.yaml\n{echo}"
+    ));
     let out = f.check(&[]);
     assert!(out.contains("T304 error"), "{out}");
     assert!(out.contains("@subprocess"), "{out}");
+    let f = crate::common::Fixture::new(&format!(
+        "//- project/.ai/manifest.yaml\nname: mine\n//- project/.ai/node/engine/kinds/tool/tool.kind-schema.yaml\n{schema}//- project/.ai/tools/ryeos/core/subprocess/execute.yaml\n{terminal}//- project/.ai/tools/a/echo.yaml\n{echo}"
+    ));
+    let out = f.check(&[]);
+    assert!(out.contains("T304 error"), "{out}");
 }
 
 /// ryeos's directive parser refuses a header that is not closed or not YAML (D120), its kind
@@ -322,4 +339,32 @@ config:
     let elsewhere = f.root().join("elsewhere").display().to_string();
     let out = f.check(&[("RYEOS_APP_ROOT", &elsewhere)]);
     assert!(out.contains("K007 hint"), "{out}");
+}
+
+/// A rename of the tool an alias of ryeos's kind schema names is refused (kiwi does not
+/// rewrite the kind schema; the alias would name nothing), in a bundle being written.
+#[test]
+fn ryeos_tool_named_by_an_alias_is_not_renamed() {
+    let f = crate::common::Fixture::new(
+        r#"//- project/.ai/manifest.yaml
+name: mine
+//- project/.ai/node/engine/kinds/tool/tool.kind-schema.yaml
+execution:
+  aliases:
+    "@subprocess": "tool:ryeos/core/subprocess/execute"
+//- project/.ai/tools/ryeos/core/subprocess/execute.yaml
+category: "ryeos/core/subprocess"
+executor_id: null
+terminal_executor:
+  kind: subprocess
+"#,
+    );
+    let ws = f.workspace(&[]);
+    let x = ws
+        .get(ItemType::Tool, "ryeos/core/subprocess/execute")
+        .unwrap()
+        .clone();
+    let err = kiwi_kernel::ide::rename_file(&ws, &x.path, &x.path.with_file_name("run.yaml"))
+        .unwrap_err();
+    assert!(err.contains("@subprocess"), "{err}");
 }

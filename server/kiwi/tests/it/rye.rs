@@ -113,3 +113,37 @@ fn rye_bash_is_refused_as_rye_refuses_it_and_env_names_the_space() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("python_tool_runtime"));
 }
+
+/// Issue 29: `kiwi env --json` says, per link, how ryeos reads its executor (the canonical
+/// ref's id, the alias table followed, the terminal executor's routine), as the text does.
+#[test]
+fn env_json_gives_ryeos_executor_notes() {
+    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/ryeos-today");
+    let home = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_kiwi"))
+        .args(["env", "hello/greet", "--json", "--project"])
+        .arg(&project)
+        .current_dir(&project)
+        .env_clear()
+        .env("HOME", home.path())
+        .env("PATH", SYSTEM_PATH)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let notes: Vec<String> = v["chain"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["executor_note"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert!(notes[0].contains("ryeos canonical ref"), "{notes:?}");
+    assert!(notes[1].contains("execution.aliases"), "{notes:?}");
+    assert!(notes[2].contains("terminal executor"), "{notes:?}");
+}

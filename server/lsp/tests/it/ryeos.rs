@@ -146,8 +146,7 @@ fn covered(root: &Path, loc: &Value) -> String {
 /// (`ryeos.execute.tool.ID`) names its tool, a canonical ref (`tool:ID`) in a tool header
 /// names its executor; a rename rewrites only the id part of each (the `ryeos.execute.tool.`
 /// and `tool:` prefixes stay), moves the file and keeps the tool's `category` its folder
-/// (ryeos requires it, T310). The tool an alias of ryeos's kind schema names is not renamed
-/// (the alias would name nothing).
+/// (ryeos requires it, T310). The bundle's terminal executor is read-only.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ryeos_references_definition_and_rename() {
     let (_d, root) = ryeos_project();
@@ -237,15 +236,15 @@ async fn ryeos_references_definition_and_rename() {
     assert!(e.contains(r#""newText":"hello/runtimes/py""#), "{e}");
     assert!(e.contains("runtimes/py.yaml"), "{e}");
 
-    // The terminal executor an alias names: refused, saying why.
-    let x = root.join(".ai/tools/ryeos/core/subprocess/execute.yaml");
+    // The terminal executor is in the core bundle, a read-only space: refused, saying why.
+    let x = root.join("bundles/core/.ai/tools/ryeos/core/subprocess/execute.yaml");
     c.open(&x).await;
     let refused = c
         .request(
             "workspace/willRenameFiles",
-            json!({"files": [{"oldUri": uri(&x), "newUri": uri(&root.join(".ai/tools/ryeos/core/subprocess/run.yaml"))}]}),
+            json!({"files": [{"oldUri": uri(&x), "newUri": uri(&x.with_file_name("run.yaml"))}]}),
         )
         .await;
-    assert!(refused.to_string().contains("@subprocess"), "{refused}");
+    assert!(refused.to_string().contains("read-only"), "{refused}");
     c.shutdown().await;
 }
