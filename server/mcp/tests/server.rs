@@ -2625,5 +2625,47 @@ async fn ryeos_items_search_load_execute() {
         v["result"]["json"]["greeting"] == "hello, Ada",
         "{v:#}"
     );
+    // The directive runs: its body the prompt with the input filled, its context, and what
+    // it grants, which the next call is checked against.
+    let v = c
+        .ok(
+            "execute",
+            json!({"item_type": "directive", "action": "run", "item_id": "hello/greet_user", "parameters": {"name": "Ada"}}),
+        )
+        .await;
+    assert!(
+        v["body"].as_str().unwrap_or("").contains("name: Ada"),
+        "{v:#}"
+    );
+    assert_eq!(v["context"]["before"][0], "hello/style", "{v:#}");
+    assert!(
+        v["permissions"].to_string().contains("hello/greet"),
+        "{v:#}"
+    );
+    let v = c
+        .err(
+            "execute",
+            json!({"item_type": "tool", "action": "run", "item_id": "hello/echo", "parameters": {"text": "x"}}),
+        )
+        .await;
+    assert!(v.to_string().contains("permission_denied"), "{v:#}");
+    // The refusal names the capability string to declare, in ryeos's spelling.
+    assert!(
+        v.to_string().contains("ryeos.execute.tool.hello/echo"),
+        "{v:#}"
+    );
+    c.ok(
+        "execute",
+        json!({"item_type": "directive", "action": "done", "item_id": "hello/greet_user"}),
+    )
+    .await;
+    // As a prompt: the input filled in its body.
+    let p = c
+        .request(
+            "prompts/get",
+            json!({"name": "hello/greet_user", "arguments": {"name": "Ada"}}),
+        )
+        .await;
+    assert!(p.to_string().contains("name: Ada"), "{p}");
     c.assert_no_canary();
 }

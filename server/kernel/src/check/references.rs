@@ -99,7 +99,12 @@ pub(super) fn check_directive_references(
             r.item_type,
             &r.id,
             r.range,
-            &format!("`{}`", r.via),
+            // ryeos's references say where they are in code already (`` `extends` ``).
+            &if r.via.starts_with('`') || r.via.contains(' ') {
+                r.via.clone()
+            } else {
+                format!("`{}`", r.via)
+            },
             Code::K003,
         ));
     }

@@ -404,3 +404,18 @@ fn crlf_fixes(diags: &mut [crate::diag::Diagnostic]) {
         }
     }
 }
+
+/// The capabilities a running directive holds: its own, or for a ryeos directive that
+/// `extends` another, those its extends chain composes ([`ryeos::effective_capabilities`]:
+/// narrowed by its parents, never widened). The one answer every permission check of a
+/// running directive uses.
+pub fn held_capabilities(
+    ws: &crate::workspace::Workspace,
+    item: &crate::workspace::Item,
+) -> Vec<Capability> {
+    ryeos::effective_capabilities(ws, item).unwrap_or_else(|| {
+        item.directive()
+            .map(|d| d.capabilities.clone())
+            .unwrap_or_default()
+    })
+}

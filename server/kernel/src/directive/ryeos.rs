@@ -363,3 +363,131 @@ pub fn capability(cap: &str, range: TextRange) -> Option<Capability> {
         alias,
     })
 }
+
+/// The capability strings of a ryeos directive's `requires.capabilities.declared`, as written
+/// (with the range of each), kinds kiwi does not read included; `None` when it declares none
+/// (no `declared` list: it inherits its parent's).
+fn declared_strings(text: &str, header: YamlHeader) -> Option<Vec<(String, TextRange)>> {
+    header.close?;
+    let doc = crate::yaml::parse(&text[header.yaml.start..header.yaml.end], header.yaml.start);
+    let root = doc.value?;
+    let entries = root.as_map()?;
+    let requires = entries.iter().rev().find(|e| e.key == "requires")?;
+    let list = requires
+        .value
+        .get("capabilities")?
+        .get("declared")?
+        .as_list()?;
+    Some(
+        list.iter()
+            .filter_map(|v| v.as_string().map(|s| (s.value.clone(), s.content)))
+            .collect(),
+    )
+}
+
+/// Whether the capability pattern `granted` covers the capability string `cap`, as ryeos's
+/// engine decides it (`capability_pattern_covers`): `granted` read as an anchored glob, `*`
+/// any run of characters (dots and slashes included), `?` one character, everything else
+/// literal; `cap` taken as it is written (a wildcard in it is covered only by one that
+/// matches it as text).
+pub fn capability_covers(granted: &str, cap: &str) -> bool {
+    fn m(p: &[char], s: &[char]) -> bool {
+        match p.split_first() {
+            None => s.is_empty(),
+            Some(('*', rest)) => (0..=s.len()).any(|i| m(rest, &s[i..])),
+            Some(('?', rest)) => !s.is_empty() && m(rest, &s[1..]),
+            Some((c, rest)) => s.first() == Some(c) && m(rest, &s[1..]),
+        }
+    }
+    // Runs of `*` are one `*`: the matcher stays linear in practice.
+    let mut p: Vec<char> = Vec::new();
+    for c in granted.chars() {
+        if !(c == '*' && p.last() == Some(&'*')) {
+            p.push(c);
+        }
+    }
+    let s: Vec<char> = cap.chars().collect();
+    m(&p, &s)
+}
+
+/// Longest `extends` chain followed (ryeos refuses a cycle; kiwi stops there).
+const MAX_EXTENDS: usize = 32;
+
+/// The capabilities a running ryeos directive holds once its `extends` chain is composed, as
+/// ryeos's extends-chain composer (`narrow_requires_capabilities`, `compose_declared`) makes
+/// them: a child that declares `requires.capabilities.declared` keeps only the capabilities
+/// a parent's capability covers (dropped, not refused); one that declares none inherits its
+/// parent's. kiwi narrows against every ancestor that declares (ryeos narrows against one),
+/// so what it grants is never wider than what ryeos grants. A parent that cannot be found or
+/// a cycle (ryeos refuses to compose either) leaves nothing granted. `None` for a directive
+/// that is not in ryeos's format or extends nothing: its own capabilities hold.
+pub fn effective_capabilities(
+    ws: &crate::workspace::Workspace,
+    item: &crate::workspace::Item,
+) -> Option<Vec<Capability>> {
+    let d = item.directive()?;
+    let header = d.ryeos?;
+    d.references.iter().find(|r| r.via == "`extends`")?;
+    // The chain: the item, then each parent; `None` where one cannot be followed.
+    let mut chain: Vec<Option<Vec<(String, TextRange)>>> = Vec::new();
+    let mut seen = vec![item.path.clone()];
+    let mut cur_text = item.text().to_string();
+    let mut cur_header = header;
+    let mut cur_refs = d.references.clone();
+    let mut broken = false;
+    loop {
+        chain.push(declared_strings(&cur_text, cur_header));
+        let Some(parent) = cur_refs.iter().find(|r| r.via == "`extends`") else {
+            break;
+        };
+        let found = match ws.find(ItemType::Directive, &parent.id, None) {
+            crate::workspace::Lookup::Found(p) => p,
+            _ => {
+                broken = true;
+                break;
+            }
+        };
+        if seen.contains(&found.path) || chain.len() > MAX_EXTENDS {
+            broken = true;
+            break;
+        }
+        seen.push(found.path.clone());
+        let Some(pd) = found.directive() else {
+            broken = true;
+            break;
+        };
+        let Some(ph) = pd.ryeos else {
+            broken = true;
+            break;
+        };
+        cur_text = found.text().to_string();
+        cur_header = ph;
+        cur_refs = pd.references.clone();
+    }
+    if broken {
+        return Some(Vec::new());
+    }
+    // The list the child holds: its own, else the nearest ancestor's that declares one; then
+    // narrowed against every ancestor beyond it that declares.
+    let Some((at, own)) = chain
+        .iter()
+        .enumerate()
+        .find_map(|(i, c)| c.as_ref().map(|c| (i, c.clone())))
+    else {
+        return Some(Vec::new());
+    };
+    let kept: Vec<(String, TextRange)> = own
+        .into_iter()
+        .filter(|(cap, _)| {
+            chain[at + 1..]
+                .iter()
+                .flatten()
+                .all(|parent| parent.iter().any(|(g, _)| capability_covers(g, cap)))
+        })
+        .collect();
+    Some(
+        kept.into_iter()
+            .filter_map(|(cap, range)| capability(&cap, range))
+            .collect(),
+    )
+}

@@ -205,6 +205,9 @@ pub(super) fn run_directive(
         .filter(|x| x.severity == Severity::Error)
         .cloned()
         .collect();
+    if let Some(header) = d.ryeos {
+        return run_ryeos_directive(ws, item, d, header, params);
+    }
     if !d.has_root() {
         return Err(OpError::new(
             "invalid_content",
@@ -250,7 +253,10 @@ pub(super) fn run_directive(
             step
         })
         .collect();
-    let permissions: Vec<String> = d.capabilities.iter().map(|c| c.describe()).collect();
+    let permissions: Vec<String> = crate::directive::held_capabilities(ws, item)
+        .iter()
+        .map(|c| c.describe())
+        .collect();
     let outputs: Vec<Json> = fd
         .root
         .as_ref()
@@ -279,6 +285,72 @@ pub(super) fn run_directive(
         out["body"] = json!(filled);
     }
     Ok(out)
+}
+
+const RYEOS_INSTRUCTIONS: &str = "Follow the directive's body: it is the prompt ryeos runs. Load \
+the knowledge its context names first (load with item_type \"knowledge\"). While this directive is \
+active, every search, load and execute is checked against its permissions (its \
+requires.capabilities.declared, narrowed by the directives it extends). When it is done, call \
+execute {item_type: \"directive\", action: \"done\", item_id} to end it.";
+
+/// A ryeos directive's text with each `${inputs.NAME}` of a bound input replaced by its value
+/// (an input not given is left as written).
+pub(super) fn fill_ryeos_inputs(text: &str, values: &Map<String, Json>) -> String {
+    let mut out = text.to_string();
+    for (name, value) in values {
+        out = out.replace(&format!("${{inputs.{name}}}"), &as_text(value));
+    }
+    out
+}
+
+/// A ryeos directive run: its body is the prompt (ryeos's `root_verbatim`: the child's own
+/// body), with `${inputs.NAME}` filled from the bound inputs; the knowledge of its
+/// `context` by position; the capabilities it holds once its `extends` chain is composed.
+fn run_ryeos_directive(
+    ws: &Workspace,
+    item: &Arc<Item>,
+    d: &Directive,
+    header: crate::directive::ryeos::YamlHeader,
+    params: &Map<String, Json>,
+) -> Res<Json> {
+    refuse_directive_errors(ws, item)?;
+    let values = bind_inputs(d, params)?;
+    let text = item.text();
+    let body_start = header.close.map_or(text.len(), |c| c.end);
+    let body = fill_ryeos_inputs(text.get(body_start..).unwrap_or("").trim(), &values);
+    let mut context: Map<String, Json> = Map::new();
+    for r in &d.references {
+        if let Some(position) = r
+            .via
+            .strip_prefix("`context.")
+            .and_then(|p| p.strip_suffix('`'))
+        {
+            let list = context
+                .entry(position.to_string())
+                .or_insert_with(|| json!([]));
+            if let Some(a) = list.as_array_mut() {
+                a.push(json!(r.id));
+            }
+        }
+    }
+    let permissions: Vec<String> = crate::directive::held_capabilities(ws, item)
+        .iter()
+        .map(|c| c.describe())
+        .collect();
+    Ok(json!({
+        "item_type": "directive",
+        "id": item.id,
+        "source": item.space.as_str(),
+        "path": item.path.to_string_lossy(),
+        "format": "ryeos",
+        "description": d.description.as_ref().map(|n| n.value.clone()),
+        "inputs": values,
+        "body": body,
+        "context": context,
+        "extends": d.references.iter().find(|r| r.via == "`extends`").map(|r| r.id.clone()),
+        "permissions": permissions,
+        "instructions": RYEOS_INSTRUCTIONS,
+    }))
 }
 
 /// A step's call as the meta-tool call the agent makes: which tool (`execute`, `search`,

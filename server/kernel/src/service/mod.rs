@@ -298,14 +298,12 @@ impl Service {
                 let place =
                     session::placement(&s, &ws, &item.id, a.parent.as_deref()).map_err(at)?;
                 let mut out = run_directive(&ws, &item, &params, &self.host, a.raw).map_err(at)?;
-                let caps = item
-                    .directive()
-                    .map(|d| d.capabilities.clone())
-                    .unwrap_or_default();
+                let caps = crate::directive::held_capabilities(&ws, &item);
                 let ended: Vec<String> = s.stack.drain(place.keep..).map(|x| x.id).collect();
                 s.stack.push(Active {
                     id: item.id.clone(),
                     capabilities: caps,
+                    ryeos: item.directive().is_some_and(|d| d.ryeos.is_some()),
                 });
                 out["session"] = json!({
                     "active_directive": item.id,

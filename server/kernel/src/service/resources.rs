@@ -73,10 +73,14 @@ impl Service {
         };
         refuse_directive_errors(&ws, &item).map_err(at)?;
         let values = bind_inputs(d, args).map_err(at)?;
-        let filled = fill(item.text(), d, &values, &self.host, ws.project.as_deref());
+        let filled = if d.ryeos.is_some() {
+            super::directive_run::fill_ryeos_inputs(item.text(), &values)
+        } else {
+            fill(item.text(), d, &values, &self.host, ws.project.as_deref())
+        };
         let call = json!({"item_type": "directive", "action": "run", "item_id": item.id, "parameters": values});
         let text = format!(
-            "Follow the kiwi directive `{}`. Start it with the kiwi `execute` tool: {call}, then follow the steps it returns and call done at the end.\n\n{filled}",
+            "Follow the kiwi directive `{}`. Start it with the kiwi `execute` tool: {call}, then follow what it returns (its steps, or a ryeos directive's body) and call done at the end.\n\n{filled}",
             item.id
         );
         Ok((

@@ -12,6 +12,9 @@ use serde_json::json;
 pub struct Active {
     pub id: String,
     pub capabilities: Vec<Capability>,
+    /// Written in ryeos's format: a refusal names the capability string to declare
+    /// (`ryeos.execute.tool.ID` under `requires.capabilities.declared`), not a rye element.
+    pub ryeos: bool,
 }
 
 /// One agent session (one MCP connection): the stack of running directives. Each call is
@@ -90,28 +93,43 @@ impl Session {
                     Some(id) => format!("{t} `{id}`"),
                     None => format!("{t} items"),
                 };
+                // ryeos spells `run` as `execute` and `load` as `fetch`; other verbs only
+                // its wildcard grants.
+                let ryeos_verb = match verb {
+                    "run" => "execute",
+                    "load" => "fetch",
+                    _ => "*",
+                };
+                let (grant, place) = if a.ryeos {
+                    (
+                        format!("ryeos.{ryeos_verb}.{t}.{}", id.unwrap_or("*")),
+                        "its requires.capabilities.declared",
+                    )
+                } else {
+                    (
+                        format!(
+                            "<{} resource=\"kiwi\" action=\"{verb}\" item_type=\"{t}\" id=\"{}\"/>",
+                            match verb {
+                                "search" => "search",
+                                "load" => "load",
+                                _ => "execute",
+                            },
+                            id.unwrap_or("*")
+                        ),
+                        "its <permissions>",
+                    )
+                };
                 return Err(OpError::new(
                     "permission_denied",
                     format!(
                         "refused: the active directive `{}` does not grant `{verb}` on {target} \
                          (missing capability `{cap}`); end it with execute directive done, or \
-                         add the grant to its <permissions>",
+                         add the grant to {place}",
                         a.id
                     ),
                 )
                 .with("missing_capability", json!(cap))
-                .with(
-                    "grant",
-                    json!(format!(
-                        "<{} resource=\"kiwi\" action=\"{verb}\" item_type=\"{t}\" id=\"{}\"/>",
-                        match verb {
-                            "search" => "search",
-                            "load" => "load",
-                            _ => "execute",
-                        },
-                        id.unwrap_or("*")
-                    )),
-                )
+                .with("grant", json!(grant))
                 .with("directive", json!(a.id)));
             }
         }

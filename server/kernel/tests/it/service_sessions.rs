@@ -200,6 +200,7 @@ fn a_search_under_a_directive_shows_only_what_it_may_see() {
         stack: vec![Active {
             id: "d/narrow".into(),
             capabilities: narrow.capabilities.clone(),
+            ryeos: false,
         }],
         protocol_version: None,
     };
@@ -282,6 +283,7 @@ fn session_check_reads_every_level_and_denies() {
     let level = |id: &str, perms: &str| Active {
         id: id.into(),
         capabilities: caps(perms),
+        ryeos: false,
     };
     let s = Session {
         stack: vec![
@@ -336,4 +338,79 @@ fn another_directive_run_from_outside_ends_the_first() {
     let v = run(&agent, "d/inner");
     assert_eq!(v["session"]["nested"], false, "{v}");
     assert_eq!(agent.stack(), ["d/inner"]);
+}
+
+/// A ryeos directive that `extends` another holds what ryeos's extends-chain composer gives
+/// it: its own capabilities narrowed to those a parent's cover (a wildcard the parent does
+/// not cover is dropped), or, declaring none, its parent's. A parent that cannot be found:
+/// not run (ryeos refuses to compose it).
+#[test]
+fn a_ryeos_directive_holds_what_its_extends_chain_composes() {
+    let ryeos_directive = |extends: &str, declared: &[&str]| {
+        let mut s = String::from("---\ndescription: d\n");
+        if !extends.is_empty() {
+            s.push_str(&format!("extends: \"directive:{extends}\"\n"));
+        }
+        if !declared.is_empty() {
+            s.push_str("requires:\n  capabilities:\n    declared:\n");
+            for c in declared {
+                s.push_str(&format!("      - \"{c}\"\n"));
+            }
+        }
+        s.push_str("---\n\nDo it.\n");
+        s
+    };
+    let f = Fixture::new(&format!(
+        "//- project/.ai/directives/base/narrow.md\n{}\
+//- project/.ai/directives/base/wide.md\n{}\
+//- project/.ai/directives/kid/greedy.md\n{}\
+//- project/.ai/directives/kid/heir.md\n{}\
+//- project/.ai/directives/kid/orphan.md\n{}\
+//- project/.ai/tools/t/echo.yaml\n{ECHO}\
+//- project/.ai/tools/t/other.yaml\n{}",
+        ryeos_directive("", &["ryeos.execute.tool.t/echo"]),
+        ryeos_directive("", &["ryeos.execute.tool.*"]),
+        ryeos_directive(
+            "base/narrow",
+            &["ryeos.execute.tool.*", "ryeos.execute.tool.t/echo"]
+        ),
+        ryeos_directive("base/wide", &[]),
+        ryeos_directive("base/missing", &["ryeos.execute.tool.*"]),
+        ECHO.replace("Echo", "Other")
+    ));
+    let dry = |agent: &Agent, id: &str| {
+        agent.execute(json!({"item_type": "tool", "action": "dry_run", "item_id": id}))
+    };
+    // The child's `*` is not covered by the parent's `t/echo`: dropped; `t/echo` is kept.
+    let agent = Agent::new(&f);
+    run(&agent, "kid/greedy");
+    dry(&agent, "t/echo").unwrap();
+    let e = dry(&agent, "t/other").unwrap_err();
+    assert_eq!(e.error, "permission_denied", "{e:?}");
+    // Declaring none, it inherits the parent's `*`.
+    let agent = Agent::new(&f);
+    run(&agent, "kid/heir");
+    dry(&agent, "t/other").unwrap();
+    // A parent found nowhere: ryeos refuses to compose it, and kiwi to run it (K003).
+    let agent = Agent::new(&f);
+    let e = agent
+        .execute(json!({"item_type": "directive", "action": "run", "item_id": "kid/orphan"}))
+        .unwrap_err();
+    assert_eq!(e.error, "invalid_item", "{e:?}");
+    assert!(format!("{e:?}").contains("base/missing"), "{e:?}");
+}
+
+#[test]
+fn ryeos_capability_cover_is_an_anchored_glob() {
+    use kiwi_kernel::directive::ryeos::capability_covers as covers;
+    assert!(covers("ryeos.execute.tool.*", "ryeos.execute.tool.a/b"));
+    assert!(covers("ryeos.execute.tool.*", "ryeos.execute.tool.*"));
+    assert!(!covers("ryeos.execute.tool.a/b", "ryeos.execute.tool.*"));
+    assert!(covers("ryeos.*", "ryeos.fetch.knowledge.x"));
+    assert!(covers("ryeos.execute.tool.a?", "ryeos.execute.tool.ab"));
+    assert!(!covers(
+        "ryeos.execute.tool.a",
+        "prefix.ryeos.execute.tool.a"
+    ));
+    assert!(!covers("ryeos.execute.tool.a", "ryeos.execute.tool.ab"));
 }
