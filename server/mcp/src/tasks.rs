@@ -11,8 +11,9 @@
 //! `tasks/result` (those were 2025-11-25's experimental tasks; rmcp 3.9 serves only the
 //! extension), so there are none here. A task lives [`TASK_TTL_MS`] from its creation (past
 //! it a run is stopped and the task `failed`), and is kept one more TTL for its poller
-//! (rmcp's `TaskManager`). At most [`MAX_RUNNING`] runs are tasks at once: past that a call
-//! waits for its run, as without the extension. While a call is a task its output no longer
+//! (rmcp's `TaskManager`). At most [`MAX_RUNNING`] runs are tasks at once, and at most
+//! [`MAX_KEPT`] tasks are kept: past either a call waits for its run, as without the
+//! extension; each result is an answer within `mcp.max_answer_bytes`. While a call is a task its output no longer
 //! goes out as progress (the extension has no progress on tasks): its last line is the
 //! task's `statusMessage`.
 //!
@@ -51,10 +52,55 @@ pub const INPUTS_KEY: &str = "kiwi/inputs";
 /// The longest status message taken from a run's output.
 const STATUS_CHARS: usize = 200;
 
-/// This server's tasks (rmcp's task store).
+/// The most tasks kept at once, running or finished: a task is kept at most two TTLs (rmcp
+/// keeps a finished one one TTL more), so at most this many are made in two TTLs; past it a
+/// call waits for its run. With each result within `mcp.max_answer_bytes`, the store is
+/// bounded (256 × 16 KiB by default, twice with the text copy).
+pub const MAX_KEPT: usize = 256;
+
+/// This server's tasks (rmcp's task store), and when the ones it may still hold were made.
 #[derive(Clone, Default)]
 pub struct Tasks {
     manager: TaskManager,
+    made: Arc<Mutex<Made>>,
+}
+
+/// When the tasks that may still be kept were made (oldest first).
+#[derive(Default)]
+struct Made(std::collections::VecDeque<std::time::Instant>);
+
+impl Made {
+    /// Whether one more task may be made at `now`, those made before `now - kept_for` being
+    /// gone; recorded when it may.
+    fn admit(&mut self, now: std::time::Instant, kept_for: Duration, max: usize) -> bool {
+        while self
+            .0
+            .front()
+            .is_some_and(|t| now.saturating_duration_since(*t) >= kept_for)
+        {
+            self.0.pop_front();
+        }
+        if self.0.len() >= max {
+            return false;
+        }
+        self.0.push_back(now);
+        true
+    }
+}
+
+impl Tasks {
+    /// Whether a call may become a task now (fewer than [`MAX_RUNNING`] running, fewer than
+    /// [`MAX_KEPT`] kept); counted as made when it may.
+    fn admit(&self) -> bool {
+        if self.manager.running_task_count() >= MAX_RUNNING {
+            return false;
+        }
+        self.made.lock().unwrap_or_else(|p| p.into_inner()).admit(
+            std::time::Instant::now(),
+            Duration::from_millis(2 * TASK_TTL_MS),
+            MAX_KEPT,
+        )
+    }
 }
 
 /// Where a run's output goes once its call became a task: the task's status message instead
@@ -125,9 +171,7 @@ impl KiwiServer {
                 None => r.into(),
             });
         }
-        if self.tasks.manager.running_task_count() >= MAX_RUNNING {
-            return self.finish_call(name, args, c).await.map(Into::into);
-        }
+
         // The run gets its own cancellation: the request's is cancelled once the request is
         // answered (rmcp), which for a task is right away.
         let run_ct = CancellationToken::new();
@@ -153,6 +197,20 @@ impl KiwiServer {
                 return Err(McpError::internal_error("the request was cancelled", None));
             }
             _ = tokio::time::sleep(TASK_AFTER) => {}
+        }
+        if !self.tasks.admit() {
+            // Too many tasks: the call waits for its run, as without the extension.
+            tokio::select! {
+                r = &mut run => {
+                    let r = r.map_err(|e| McpError::internal_error(e.to_string(), None))??;
+                    return Ok(r.into());
+                }
+                _ = c.ct.cancelled() => {
+                    run_ct.cancel();
+                    let _ = run.await;
+                    return Err(McpError::internal_error("the request was cancelled", None));
+                }
+            }
         }
         let options = TaskOptions::new()
             .with_ttl_ms(TASK_TTL_MS)
@@ -272,6 +330,19 @@ fn inputs_wanted(r: &CallToolResult) -> Option<InputRequiredResult> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tasks_made_are_bounded_within_the_time_they_are_kept() {
+        let mut made = Made::default();
+        let t0 = std::time::Instant::now();
+        let kept = Duration::from_secs(60);
+        assert!(made.admit(t0, kept, 2));
+        assert!(made.admit(t0 + Duration::from_secs(10), kept, 2));
+        assert!(!made.admit(t0 + Duration::from_secs(20), kept, 2));
+        // The first one gone: room for one.
+        assert!(made.admit(t0 + Duration::from_secs(60), kept, 2));
+        assert!(!made.admit(t0 + Duration::from_secs(61), kept, 2));
+    }
 
     #[test]
     fn missing_inputs_become_one_form() {
