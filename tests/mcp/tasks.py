@@ -315,21 +315,27 @@ async def scenario(checks, params, tmp):
             await checks.run(name, fn())
 
         # A task belongs to its connection; a client that goes away leaves no process.
-        pidfile = f"left-{os.getpid()}"
-        r = await s.call_tool("execute", run("e2e/sleeper", tag=pidfile), allow_claimed=True,
-                                 read_timeout_seconds=30)
-        other_id = r.task_id
-        left = pids_of(pidfile)
-        async with Client(params, extensions=[Tasks()]) as other:
-            async def not_another_connections():
-                assert await code_of(get_task(other.session, other_id)) == -32602
+        left = []
+
+        async def not_another_connections():
+            tag = f"left-{os.getpid()}"
+            r = await s.call_tool("execute", run("e2e/sleeper", tag=tag), allow_claimed=True,
+                                  read_timeout_seconds=30)
+            assert isinstance(r, CreateTask), r
+            left.extend(pids_of(tag))
+            async with Client(params, extensions=[Tasks()]) as other:
+                assert await code_of(get_task(other.session, r.task_id)) == -32602
                 assert await code_of(other.session.send_request(
-                    CancelTask(method="tasks/cancel", params={"taskId": other_id}), Raw)) == -32602
-                assert (await get_task(s, other_id))["status"] == "working"
+                    CancelTask(method="tasks/cancel", params={"taskId": r.task_id}), Raw)) == -32602
+            assert (await get_task(s, r.task_id))["status"] == "working"
 
-            await checks.run("tasks: another connection cannot see or cancel a task", not_another_connections())
+        await checks.run("tasks: another connection cannot see or cancel a task", not_another_connections())
 
-    await checks.run("tasks: the client gone, its running task's processes are gone", all_gone(left))
+    async def gone():
+        assert left, "no run was started"
+        await all_gone(left)
+
+    await checks.run("tasks: the client gone, its running task's processes are gone", gone())
 
     async with Client(params) as c:
         async def without_the_extension():
