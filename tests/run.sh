@@ -221,6 +221,9 @@ KIWI_BIN="$kiwi" "$venv/bin/python" tests/mcp/e2e.py
 KIWI_BIN="$kiwi" "$venv/bin/python" tests/mcp/protocol.py
 # Issue 26: answers an agent can act on (capped runs and loads, one write rule, strict args).
 KIWI_BIN="$kiwi" "$venv/bin/python" tests/mcp/answers.py
+# Issue 26, MCP 2026-07-28: long runs as tasks (tasks/get, tasks/cancel, no process left),
+# missing directive inputs as input_required, resultType and cache hints on the wire.
+KIWI_BIN="$kiwi" "$venv/bin/python" tests/mcp/tasks.py
 # Issue 17: registries through MCP (git daemon on 127.0.0.1 and file://; publish, search, pull).
 KIWI_BIN="$kiwi" "$venv/bin/python" tests/mcp/registry.py
 # Issue 28: the Skills extension (skills/list, skills/get, resources/directory/read as raw

@@ -115,6 +115,53 @@ impl KiwiServer {
     }
 }
 
+#[allow(deprecated)] // LoggingLevel: deprecated by 2026-07-28, still served
+impl KiwiServer {
+    /// One tool call to its end, logged, the lists' change announced when the active
+    /// directive changed (answered to the request, or kept as a task's result).
+    pub(crate) async fn finish_call(
+        &self,
+        name: String,
+        args: JsonObject,
+        c: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let started = std::time::Instant::now();
+        let log_ctx = c.clone();
+        self.log(
+            Some(&log_ctx),
+            LoggingLevel::Debug,
+            &format!("call {name} {}", Json::Object(args.clone())),
+        )
+        .await;
+        let before = self.session().stack.len();
+        let r = guarded(&name, self.call(&name, args.clone(), Some(c))).await;
+        let after = self.session();
+        if after.stack.len() != before
+            || (name == "execute"
+                && args.get("item_type").and_then(Json::as_str) == Some("directive")
+                && r.as_ref().is_ok_and(|x| x.is_error != Some(true)))
+        {
+            // The active directive changed: what the lists show changed with it.
+            live::lists_changed(&self.live).await;
+        }
+        match &r {
+            Ok(res) => {
+                self.log_outcome(Some(&log_ctx), &name, &args, res, started.elapsed())
+                    .await
+            }
+            Err(e) => {
+                self.log(
+                    Some(&log_ctx),
+                    LoggingLevel::Error,
+                    &format!("{name}: {}", e.message),
+                )
+                .await
+            }
+        }
+        r
+    }
+}
+
 #[allow(deprecated)] // logging and resources/subscribe: deprecated by 2026-07-28, still served
 impl ServerHandler for KiwiServer {
     fn get_info(&self) -> ServerConfig {
@@ -129,6 +176,8 @@ impl ServerHandler for KiwiServer {
                 .enable_resources_list_changed()
                 .enable_resources_subscribe()
                 .enable_tools()
+                // Long `execute` runs as tasks (crate::tasks).
+                .enable_tasks()
                 // Agent Skills as `skill://` resources (crate::skills).
                 .enable_skills_with_directory_read()
                 .build(),
@@ -278,42 +327,35 @@ impl ServerHandler for KiwiServer {
         r: CallToolRequestParams,
         c: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        // An `execute` may become a task or ask for input (crate::tasks).
         let name = r.name.to_string();
         let args = r.arguments.unwrap_or_default();
-        let started = std::time::Instant::now();
-        let log_ctx = c.clone();
-        self.log(
-            Some(&log_ctx),
-            LoggingLevel::Debug,
-            &format!("call {name} {}", Json::Object(args.clone())),
-        )
-        .await;
-        let before = self.session().stack.len();
-        let r = guarded(&name, self.call(&name, args.clone(), Some(c))).await;
-        let after = self.session();
-        if after.stack.len() != before
-            || (name == "execute"
-                && args.get("item_type").and_then(Json::as_str) == Some("directive")
-                && r.as_ref().is_ok_and(|x| x.is_error != Some(true)))
-        {
-            // The active directive changed: what the lists show changed with it.
-            live::lists_changed(&self.live).await;
-        }
-        match &r {
-            Ok(res) => {
-                self.log_outcome(Some(&log_ctx), &name, &args, res, started.elapsed())
-                    .await
-            }
-            Err(e) => {
-                self.log(
-                    Some(&log_ctx),
-                    LoggingLevel::Error,
-                    &format!("{name}: {}", e.message),
-                )
-                .await
-            }
-        }
-        r.map(Into::into)
+        self.call_tool_response(name, args, r.input_responses, c)
+            .await
+    }
+
+    async fn get_task(
+        &self,
+        r: GetTaskParams,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        self.get_task_result(&r.task_id).await
+    }
+
+    async fn update_task(
+        &self,
+        r: UpdateTaskParams,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.update_task_id(&r.task_id, r.input_responses).await
+    }
+
+    async fn cancel_task(
+        &self,
+        r: CancelTaskParams,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.cancel_task_id(&r.task_id).await
     }
 
     async fn list_prompts(

@@ -19,6 +19,7 @@ pub mod live;
 mod meta_tools;
 pub mod shape;
 mod skills;
+pub mod tasks;
 
 pub use handler::LIST_PAGE;
 pub use meta_tools::{tools, tools_for};
@@ -33,6 +34,8 @@ pub struct KiwiServer {
     live: Arc<Mutex<live::Live>>,
     /// The whole outputs of the runs whose answers were cut (`kiwi://run/<id>/output`).
     outputs: Arc<Mutex<shape::Outputs>>,
+    /// This connection's tasks (long `execute` runs, MCP 2026-07-28): only it sees them.
+    tasks: tasks::Tasks,
 }
 
 /// Sends a tool's output as progress notifications.
@@ -61,6 +64,7 @@ impl KiwiServer {
             session: Arc::new(Mutex::new(Session::default())),
             live: Arc::new(Mutex::new(live::Live::default())),
             outputs: Arc::new(Mutex::new(shape::Outputs::default())),
+            tasks: tasks::Tasks::default(),
         }
     }
 
@@ -122,7 +126,11 @@ impl KiwiServer {
     }
 
     /// The answer as MCP: the JSON (redacted by the kernel's service) as structured content
-    /// and text.
+    /// and text. The text is the same JSON once more, on purpose: every revision of the spec
+    /// (2025-06-18, 2025-11-25, 2026-07-28, Tools, Structured Content) says "for backwards
+    /// compatibility, a tool that returns structured content SHOULD also return the serialized
+    /// JSON in a TextContent block" — a client that reads only `content` would see nothing.
+    /// The cap (`mcp.max_answer_bytes`) bounds the structured JSON; the text doubles it.
     fn answer(&self, r: Result<Json, OpError>) -> CallToolResult {
         match r {
             // A tool run that failed or timed out is an error result, its output and exit
@@ -263,12 +271,19 @@ impl KiwiServer {
         let token = ctx.as_ref().and_then(|c| c.meta.get_progress_token());
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
         let sink = ProgressSink { tx };
+        // Once the call became a task, the output is the task's status (crate::tasks).
+        let link = ctx
+            .as_ref()
+            .and_then(|c| c.extensions.get::<tasks::TaskLink>().cloned());
         let pump = match (token, ctx.as_ref().map(|c| c.peer.clone())) {
             (Some(token), Some(peer)) => {
                 Some(tokio::spawn(async move {
                     let mut n = 0u64;
                     // The lines were redacted as they streamed (the kernel's run).
                     while let Some(msg) = rx.recv().await {
+                        if link.as_ref().is_some_and(|l| l.status(&msg)) {
+                            continue;
+                        }
                         n += 1;
                         let _ = peer
                             .notify_progress(
@@ -279,6 +294,13 @@ impl KiwiServer {
                     }
                 }))
             }
+            (None, _) if link.is_some() => Some(tokio::spawn(async move {
+                while let Some(msg) = rx.recv().await {
+                    if let Some(l) = &link {
+                        l.status(&msg);
+                    }
+                }
+            })),
             _ => {
                 drop(rx);
                 None

@@ -77,6 +77,45 @@ pub fn bind_inputs(d: &Directive, params: &Map<String, Json>) -> Res<Map<String,
             .suggest(s));
         }
     }
+    // Every required input without a value or a default, named at once (and described, so
+    // that a client can ask its user for them: MCP's input_required, kiwi-mcp).
+    let missing: Vec<&crate::directive::Input> = d
+        .inputs
+        .iter()
+        .filter(|i| {
+            i.required && i.default.is_none() && params.get(&i.name.value).is_none_or(Json::is_null)
+        })
+        .collect();
+    if let Some(first) = missing.first() {
+        let names: Vec<String> = missing.iter().map(|i| i.name.value.clone()).collect();
+        let message = if names.len() == 1 {
+            format!("the required input `{}` is missing", first.name.value)
+        } else {
+            format!("the required inputs `{}` are missing", names.join("`, `"))
+        };
+        let described: Vec<Json> = missing
+            .iter()
+            .map(|i| {
+                let mut m = Map::new();
+                m.insert("name".into(), Json::String(i.name.value.clone()));
+                let ty = i.ty.as_ref().map_or("string", |t| t.value.trim());
+                m.insert("type".into(), Json::String(ty.to_string()));
+                if !i.description.trim().is_empty() {
+                    m.insert(
+                        "description".into(),
+                        Json::String(i.description.trim().into()),
+                    );
+                }
+                if let Some(e) = &i.enum_values {
+                    m.insert("enum".into(), Json::from(e.clone()));
+                }
+                Json::Object(m)
+            })
+            .collect();
+        return Err(OpError::new("invalid_parameters", message)
+            .suggest(names)
+            .with("missing_inputs", Json::Array(described)));
+    }
     let mut out = Map::new();
     for input in &d.inputs {
         let name = &input.name.value;

@@ -110,6 +110,9 @@ fn a_missing_required_input_a_wrong_type_and_a_value_outside_the_enum_are_refuse
     assert_eq!(e.error, "invalid_parameters");
     assert_eq!(e.message, "the required input `name` is missing");
     assert_eq!(e.suggestions, ["name"]);
+    // Described, for a client to ask its user (MCP input_required).
+    assert_eq!(e.extra["missing_inputs"][0]["name"], "name");
+    assert_eq!(e.extra["missing_inputs"][0]["type"], "string");
     let e = bind_inputs(&d, &params(json!({"name": null}))).unwrap_err();
     assert_eq!(e.message, "the required input `name` is missing");
 
