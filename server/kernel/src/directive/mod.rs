@@ -411,7 +411,7 @@ fn crlf_fixes(diags: &mut [crate::diag::Diagnostic]) {
 /// running directive uses.
 pub fn held_capabilities(
     ws: &crate::workspace::Workspace,
-    item: &crate::workspace::Item,
+    item: &std::sync::Arc<crate::workspace::Item>,
 ) -> Vec<Capability> {
     ryeos::effective_capabilities(ws, item).unwrap_or_else(|| {
         item.directive()

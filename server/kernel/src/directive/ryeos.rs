@@ -413,6 +413,49 @@ pub fn capability_covers(granted: &str, cap: &str) -> bool {
 /// Longest `extends` chain followed (ryeos refuses a cycle; kiwi stops there).
 const MAX_EXTENDS: usize = 32;
 
+/// A ryeos directive and the directives it extends, nearest first (`extends` followed as
+/// ryeos's extends-chain resolves it); `Err` with why when a parent cannot be found, is not
+/// a ryeos directive, or the chain cycles (ryeos refuses to compose it). `None` for a
+/// directive not in ryeos's format.
+pub fn extends_chain(
+    ws: &crate::workspace::Workspace,
+    item: &std::sync::Arc<crate::workspace::Item>,
+) -> Option<Result<Vec<std::sync::Arc<crate::workspace::Item>>, String>> {
+    item.directive()?.ryeos?;
+    let mut chain = vec![item.clone()];
+    loop {
+        let cur = chain.last().expect("non-empty").clone();
+        let Some(parent) = cur
+            .directive()
+            .and_then(|d| d.references.iter().find(|r| r.via == "`extends`").cloned())
+        else {
+            return Some(Ok(chain));
+        };
+        let found = match ws.find(ItemType::Directive, &parent.id, None) {
+            crate::workspace::Lookup::Found(p) => p,
+            _ => {
+                return Some(Err(format!(
+                    "`{}` extends `{}`, which exists in no space",
+                    cur.id, parent.id
+                )))
+            }
+        };
+        if chain.iter().any(|c| c.path == found.path) || chain.len() > MAX_EXTENDS {
+            return Some(Err(format!(
+                "the extends chain of `{}` cycles or is deeper than {MAX_EXTENDS}",
+                item.id
+            )));
+        }
+        if found.directive().and_then(|d| d.ryeos).is_none() {
+            return Some(Err(format!(
+                "`{}` extends `{}`, which is not a ryeos directive",
+                cur.id, found.id
+            )));
+        }
+        chain.push(found);
+    }
+}
+
 /// The capabilities a running ryeos directive holds once its `extends` chain is composed, as
 /// ryeos's extends-chain composer (`narrow_requires_capabilities`, `compose_declared`) makes
 /// them: a child that declares `requires.capabilities.declared` keeps only the capabilities
@@ -423,50 +466,17 @@ const MAX_EXTENDS: usize = 32;
 /// that is not in ryeos's format or extends nothing: its own capabilities hold.
 pub fn effective_capabilities(
     ws: &crate::workspace::Workspace,
-    item: &crate::workspace::Item,
+    item: &std::sync::Arc<crate::workspace::Item>,
 ) -> Option<Vec<Capability>> {
-    let d = item.directive()?;
-    let header = d.ryeos?;
-    d.references.iter().find(|r| r.via == "`extends`")?;
-    // The chain: the item, then each parent; `None` where one cannot be followed.
-    let mut chain: Vec<Option<Vec<(String, TextRange)>>> = Vec::new();
-    let mut seen = vec![item.path.clone()];
-    let mut cur_text = item.text().to_string();
-    let mut cur_header = header;
-    let mut cur_refs = d.references.clone();
-    let mut broken = false;
-    loop {
-        chain.push(declared_strings(&cur_text, cur_header));
-        let Some(parent) = cur_refs.iter().find(|r| r.via == "`extends`") else {
-            break;
-        };
-        let found = match ws.find(ItemType::Directive, &parent.id, None) {
-            crate::workspace::Lookup::Found(p) => p,
-            _ => {
-                broken = true;
-                break;
-            }
-        };
-        if seen.contains(&found.path) || chain.len() > MAX_EXTENDS {
-            broken = true;
-            break;
-        }
-        seen.push(found.path.clone());
-        let Some(pd) = found.directive() else {
-            broken = true;
-            break;
-        };
-        let Some(ph) = pd.ryeos else {
-            broken = true;
-            break;
-        };
-        cur_text = found.text().to_string();
-        cur_header = ph;
-        cur_refs = pd.references.clone();
-    }
-    if broken {
-        return Some(Vec::new());
-    }
+    let links = match extends_chain(ws, item)? {
+        Ok(links) if links.len() > 1 => links,
+        Ok(_) => return None,
+        Err(_) => return Some(Vec::new()),
+    };
+    let chain: Vec<Option<Vec<(String, TextRange)>>> = links
+        .iter()
+        .map(|l| declared_strings(l.text(), l.directive()?.ryeos?))
+        .collect();
     // The list the child holds: its own, else the nearest ancestor's that declares one; then
     // narrowed against every ancestor beyond it that declares.
     let Some((at, own)) = chain

@@ -353,12 +353,36 @@ fn run_ryeos_directive(
     params: &Map<String, Json>,
 ) -> Res<Json> {
     refuse_directive_errors(ws, item)?;
+    // Composed as ryeos's extends-chain composer does: inputs merged by name and context
+    // appended, each root (farthest parent) first and the child last; the body the child's.
+    let links = match crate::directive::ryeos::extends_chain(ws, item) {
+        Some(Ok(links)) => links,
+        Some(Err(why)) => {
+            return Err(OpError::new(
+                "invalid_item",
+                format!("{why}: ryeos refuses to compose it, and kiwi does not run it"),
+            ))
+        }
+        None => vec![item.clone()],
+    };
+    let mut composed = d.clone();
+    composed.inputs.clear();
+    let mut context_refs = Vec::new();
+    for link in links.iter().rev() {
+        let Some(ld) = link.directive() else { continue };
+        for input in &ld.inputs {
+            composed.inputs.retain(|i| i.name.value != input.name.value);
+            composed.inputs.push(input.clone());
+        }
+        context_refs.extend(ld.references.iter().cloned());
+    }
+    let d = &composed;
     let values = bind_inputs(d, params)?;
     let text = item.text();
     let body_start = header.close.map_or(text.len(), |c| c.end);
     let body = fill_ryeos_inputs(text.get(body_start..).unwrap_or("").trim(), &values);
     let mut context: Map<String, Json> = Map::new();
-    for r in &d.references {
+    for r in &context_refs {
         if let Some(position) = r
             .via
             .strip_prefix("`context.")

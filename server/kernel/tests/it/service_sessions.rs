@@ -414,3 +414,74 @@ fn ryeos_capability_cover_is_an_anchored_glob() {
     ));
     assert!(!covers("ryeos.execute.tool.a", "ryeos.execute.tool.ab"));
 }
+
+/// A ryeos directive's run composes its extends chain as ryeos does: the parents' inputs
+/// (merged by name, the child's last) and context (appended), the child's own body.
+#[test]
+fn a_ryeos_directive_run_composes_inputs_and_context_of_its_parents() {
+    let f = Fixture::new(
+        r#"//- project/.ai/directives/base/task.md
+---
+description: base
+inputs:
+  - name: target
+    type: string
+    required: true
+  - name: mode
+    type: string
+context:
+  before:
+    - "knowledge:k/house"
+---
+
+Base body.
+//- project/.ai/directives/kid/task.md
+---
+description: kid
+extends: "directive:base/task"
+inputs:
+  - name: mode
+    type: string
+    required: true
+context:
+  before:
+    - "knowledge:k/extra"
+---
+
+Deploy ${inputs.target} in ${inputs.mode}.
+//- project/.ai/knowledge/k/house.md
+---
+category: k
+---
+House.
+//- project/.ai/knowledge/k/extra.md
+---
+category: k
+---
+Extra.
+"#,
+    );
+    let agent = Agent::new(&f);
+    let e = agent
+        .execute(
+            json!({"item_type": "directive", "action": "run", "item_id": "kid/task",
+            "parameters": {"mode": "fast"}}),
+        )
+        .unwrap_err();
+    assert!(
+        format!("{e:?}").contains("target"),
+        "the parent's input: {e:?}"
+    );
+    let v = agent
+        .execute(
+            json!({"item_type": "directive", "action": "run", "item_id": "kid/task",
+            "parameters": {"mode": "fast", "target": "prod"}}),
+        )
+        .unwrap();
+    assert_eq!(v["body"], "Deploy prod in fast.", "{v:#}");
+    assert_eq!(
+        v["context"]["before"],
+        json!(["k/house", "k/extra"]),
+        "{v:#}"
+    );
+}
