@@ -10,6 +10,19 @@ use kiwi_kernel::workspace::Workspace;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// The part of ryeos's core tool kind schema kiwi reads: the `@subprocess` alias.
+const KIND_SCHEMA: &str = r#"execution:
+  aliases:
+    "@subprocess": "tool:ryeos/core/subprocess/execute"
+"#;
+
+/// ryeos's subprocess terminal executor, as its core bundle declares it.
+const TERMINAL: &str = r#"category: "ryeos/core/subprocess"
+executor_id: null
+terminal_executor:
+  kind: subprocess
+"#;
+
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../fixtures")
@@ -198,15 +211,7 @@ config:
 
     // A kind schema in the project is no kind schema of ryeos's (its engine loads them from
     // the installed bundles only): the alias is still a hint, not an error.
-    let schema = r#"execution:
-  aliases:
-    "@subprocess": "tool:ryeos/core/subprocess/execute"
-"#;
-    let terminal = r#"category: "ryeos/core/subprocess"
-executor_id: null
-terminal_executor:
-  kind: subprocess
-"#;
+    let (schema, terminal) = (KIND_SCHEMA, TERMINAL);
     let echo = r#"category: "a"
 executor_id: "@subproces"
 description: "echo"
@@ -277,16 +282,10 @@ body
 /// then resolves through the core bundle's kind schema to its terminal executor.
 #[test]
 fn ryeos_installed_bundles_are_spaces_in_ryeos_order() {
-    let core = r#"//- home/.local/share/ryeos/.ai/bundles/core/.ai/node/engine/kinds/tool/tool.kind-schema.yaml
-execution:
-  aliases:
-    "@subprocess": "tool:ryeos/core/subprocess/execute"
-//- home/.local/share/ryeos/.ai/bundles/core/.ai/tools/ryeos/core/subprocess/execute.yaml
-category: "ryeos/core/subprocess"
-executor_id: null
-terminal_executor:
-  kind: subprocess
-//- home/.local/share/ryeos/.ai/bundles/standard/.ai/tools/shared/hello.yaml
+    let bundle = ".local/share/ryeos/.ai/bundles/core/.ai";
+    let core = format!(
+        "//- home/{bundle}/node/engine/kinds/tool/tool.kind-schema.yaml\n{KIND_SCHEMA}//- home/{bundle}/tools/ryeos/core/subprocess/execute.yaml\n{TERMINAL}"
+    ) + r#"//- home/.local/share/ryeos/.ai/bundles/standard/.ai/tools/shared/hello.yaml
 category: "shared"
 executor_id: "@subprocess"
 description: "from the bundle"
@@ -303,7 +302,7 @@ description: "echo"
 config:
   command: "echo"
 "#;
-    let f = crate::common::Fixture::new(core);
+    let f = crate::common::Fixture::new(&core);
     let out = f.check(&[]);
     assert!(!out.contains("K007"), "the alias resolves: {out}");
     assert!(!out.contains(" error "), "{out}");
@@ -346,18 +345,7 @@ config:
 #[test]
 fn ryeos_tool_named_by_an_alias_is_not_renamed() {
     let f = crate::common::Fixture::new(
-        r#"//- project/.ai/manifest.yaml
-name: mine
-//- project/.ai/node/engine/kinds/tool/tool.kind-schema.yaml
-execution:
-  aliases:
-    "@subprocess": "tool:ryeos/core/subprocess/execute"
-//- project/.ai/tools/ryeos/core/subprocess/execute.yaml
-category: "ryeos/core/subprocess"
-executor_id: null
-terminal_executor:
-  kind: subprocess
-"#,
+        &format!("//- project/.ai/manifest.yaml\nname: mine\n//- project/.ai/node/engine/kinds/tool/tool.kind-schema.yaml\n{KIND_SCHEMA}//- project/.ai/tools/ryeos/core/subprocess/execute.yaml\n{TERMINAL}"),
     );
     let ws = f.workspace(&[]);
     let x = ws
