@@ -406,6 +406,12 @@ impl ScriptPlan {
     }
 }
 
+/// Whether a tool item is one that runs a skill's script ([`ScriptPlan::tool`]): its file
+/// is the script itself.
+pub fn is_script_tool(item: &Item) -> bool {
+    item.item_type == ItemType::Tool && item.script.as_deref() == Some(item.path.as_path())
+}
+
 /// The request of a script's run: its arguments.
 pub fn request(args: &[String], environment: Option<String>) -> crate::exec::Request {
     crate::exec::Request {

@@ -294,3 +294,86 @@ fn refusals_say_why() {
         text(&out.stderr)
     );
 }
+
+/// Through `kiwi lsp`: hover on the script a SKILL.md names shows the interpreter and its
+/// trail; `▶ Run` lenses on the mention and on the script file; the run command runs it with
+/// its arguments through the one run path.
+#[test]
+fn the_language_server_hovers_lenses_and_runs_a_skills_script() {
+    use serde_json::json;
+    let p = Project::new();
+    p.write(
+        "SKILL.md",
+        "---\nname: report\ndescription: Build a report. Use when asked for one.\n---\nRun `python scripts/hello.py NAME`.\n",
+    );
+    let mut lsp = crate::common::lsp_with_env(&p.project(), &p.dir.path().join("user"), &[CANARY]);
+    let md = p.skill().join("SKILL.md");
+    let uri = format!("file://{}", md.display());
+    let text = std::fs::read_to_string(&md).unwrap();
+    lsp.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "markdown", "version": 1, "text": text}}),
+    );
+    let line = text
+        .lines()
+        .position(|l| l.contains("scripts/hello.py"))
+        .unwrap();
+    let col = text.lines().nth(line).unwrap().find("hello.py").unwrap();
+    let r = lsp.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": col}}),
+    );
+    let md_text = r["result"]["contents"]["value"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{r}"));
+    assert!(
+        md_text.contains("a script of the skill `report`"),
+        "{md_text}"
+    );
+    assert!(
+        md_text.contains("KIWI_PYTHON") && md_text.contains(".venv/bin/python"),
+        "{md_text}"
+    );
+    let r = lsp.request(
+        "textDocument/codeLens",
+        json!({"textDocument": {"uri": uri}}),
+    );
+    let lenses = r["result"].as_array().unwrap_or_else(|| panic!("{r}"));
+    let run = lenses
+        .iter()
+        .find(|l| l["command"]["title"] == "▶ Run")
+        .unwrap_or_else(|| panic!("{r}"));
+    assert_eq!(run["range"]["start"]["line"], json!(line));
+    // The script file itself, opened on its own.
+    let script = p.skill().join("scripts/hello.py");
+    let suri = format!("file://{}", script.display());
+    let r = lsp.request(
+        "textDocument/codeLens",
+        json!({"textDocument": {"uri": suri}}),
+    );
+    let titles: Vec<&str> = r["result"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{r}"))
+        .iter()
+        .map(|l| l["command"]["title"].as_str().unwrap())
+        .collect();
+    assert!(
+        titles.contains(&"▶ Run (report/scripts/hello.py)"),
+        "{titles:?}"
+    );
+    // The run command, with the lens's argument and the script's arguments.
+    let mut arg = run["command"]["arguments"][0].clone();
+    arg["args"] = json!(["x", "{y}"]);
+    let r = lsp.request(
+        "workspace/executeCommand",
+        json!({"command": "kiwi.runTool", "arguments": [arg]}),
+    );
+    let res = &r["result"];
+    // The script's own exit code (3 by default: CODE is not passed by the filter).
+    assert_eq!(res["exit_code"], json!(3), "{r}");
+    let out = res["stdout"].as_str().unwrap();
+    assert!(out.contains("args ['x', '{y}']"), "{out}");
+    assert!(out.contains("key None") && !out.contains(CANARY.1), "{out}");
+    assert_eq!(res["tool"], "report/scripts/hello.py");
+    lsp.assert_no_panic();
+}
