@@ -201,6 +201,9 @@ if [ $nvim_ok = 1 ]; then
 
   step "neovim plugin: hover on a tool of an extra space, KIWI_SPACES (issue 13)"
   bash tests/nvim/extra_space.sh "$kiwi"
+
+  step "neovim plugin: Agent Skills in a project without .ai/: hover on a script shows its interpreter trail, ▶ Run on the script (issue 28)"
+  bash tests/nvim/skills.sh "$kiwi"
 fi
 
 step "LSP under the capabilities of VS Code, Neovim 0.6-0.11 and Emacs (pytest-lsp)"
