@@ -77,7 +77,8 @@ pub(super) fn hover(ws: &Workspace, item: &Arc<Item>, offset: usize) -> Option<H
     if let Some(map) = skill.frontmatter.as_ref().and_then(|f| f.as_map()) {
         for e in map {
             let on_key = e.key_range.touches(offset);
-            if !on_key && !(e.value.range.touches(offset) && !e.value.range.is_empty()) {
+            let on_value = e.value.range.touches(offset) && !e.value.range.is_empty();
+            if !on_key && !on_value {
                 continue;
             }
             let range = if on_key { e.key_range } else { e.value.range };
