@@ -71,6 +71,7 @@ $( [ $may_skip = 1 ] && echo "    this run is unprivileged: the parts needing a 
     target/skills-ref-venv/       (skills-ref from ../shared/reference, strictyaml and click from PyPI)
     target/lsp-venv/              (pytest-lsp, from PyPI)
     target/k8s-venv/              (kubernetes-validate 1.37.0, from PyPI)
+    target/uv/                    (uv 0.13.9, from PyPI: a skill's PEP 723 script runs with it)
     target/inspector/             (the MCP Inspector, from npm)
     target/codeserver/            (Node 24 and code-server, from npm)
     editors/vscode/node_modules/  (the extension's own packages, npm ci)
@@ -146,6 +147,14 @@ if [ ! -x target/k8s-venv/bin/kubernetes-validate ]; then
 fi
 target/k8s-venv/bin/kubernetes-validate --version
 
+step "uv (a skill's script with PEP 723 inline metadata runs through \`uv run --script\`)"
+if [ ! -x target/uv/bin/uv ]; then
+  python3 -m pip install -q --disable-pip-version-check --target target/uv uv==0.13.9
+fi
+target/uv/bin/uv --version
+# The tests find it here (server/kiwi/tests/it/skill_scripts.rs), not on PATH.
+export KIWI_TEST_UV="$PWD/target/uv/bin/uv"
+
 step "format"
 cargo fmt --all -- --check
 
@@ -192,6 +201,9 @@ if [ $nvim_ok = 1 ]; then
 
   step "neovim plugin: hover on a tool of an extra space, KIWI_SPACES (issue 13)"
   bash tests/nvim/extra_space.sh "$kiwi"
+
+  step "neovim plugin: Agent Skills in a project without .ai/: hover on a script shows its interpreter trail, ▶ Run on the script (issue 28)"
+  bash tests/nvim/skills.sh "$kiwi"
 fi
 
 step "LSP under the capabilities of VS Code, Neovim 0.6-0.11 and Emacs (pytest-lsp)"

@@ -91,6 +91,12 @@ cp -r "$repo/fixtures/lsp" "$work/proj"
 proj="$(cd "$work/proj" && pwd -P)"
 cp "$here"/tools/text/*.py "$proj/.ai/tools/text/"
 python3 -m venv --without-pip "$proj/.venv"
+# An Agent Skill with a script (issue 28): the server starts for its SKILL.md, whose hover on
+# the script shows the interpreter's trail.
+mkdir -p "$proj/.agents/skills/report/scripts"
+printf -- '---\nname: report\ndescription: Build a report. Use when asked for one.\n---\n# Report\n\nRun `python scripts/build.py NAME`.\n' \
+  >"$proj/.agents/skills/report/SKILL.md"
+printf 'import sys\nprint("built", sys.argv[1:])\n' >"$proj/.agents/skills/report/scripts/build.py"
 # A read-only extra space (issue 27: renaming its tool is refused) and a directive calling it.
 cp -r "$repo/fixtures/extra-space" "$work/extra"
 export KIWI_SPACES="$work/extra" KIWI_E2E_EXTRA="$work/extra"

@@ -160,11 +160,11 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
     args: ['lsp'], // stdio; no `transport`, which would add a --stdio argument
   };
   const clientOptions: LanguageClientOptions = {
-    documentSelector: ['markdown', 'python', 'yaml', 'javascript', 'typescript'].map((language) => ({
-      scheme: 'file',
-      language,
-      pattern: '**/.ai/**',
-    })),
+    // Items under `.ai/`, and Agent Skills (issue 28): a SKILL.md and its scripts in a
+    // project's skills folders, with or without `.ai/`.
+    documentSelector: ['markdown', 'python', 'yaml', 'javascript', 'typescript', 'shellscript'].flatMap((language) =>
+      KIWI_FOLDERS.map((folder) => ({ scheme: 'file', language, pattern: `**/${folder}/**` })),
+    ),
     outputChannel: serverOutput,
     middleware: {
       executeCommand: async (command, args, next) => {
@@ -213,14 +213,32 @@ function runningClient(): LanguageClient {
   return client;
 }
 
+/** The folders whose files the server reads: `.ai/` and the project's skills folders. */
+const KIWI_FOLDERS = ['.ai', '.agents/skills', '.claude/skills', '.github/skills'];
+
+/** Where in `parts` (a path split at separators) a kiwi folder starts, nearest the file; -1 if none. */
+function kiwiFolderAt(parts: string[]): number {
+  let best = -1;
+  for (const f of KIWI_FOLDERS) {
+    const fp = f.split('/');
+    for (let i = parts.length - fp.length; i > best; i--) {
+      if (fp.every((x, j) => parts[i + j] === x)) {
+        best = i;
+        break;
+      }
+    }
+  }
+  return best;
+}
+
 /** The lens's argument, or the active editor's file when run from the command palette. */
 function targetOf(arg: CommandArg | undefined): CommandArg {
   if (arg && (arg.id || arg.path || arg.uri)) {
     return arg;
   }
   const doc = vscode.window.activeTextEditor?.document;
-  if (!doc || doc.uri.scheme !== 'file' || !doc.uri.fsPath.split(path.sep).includes('.ai')) {
-    throw new Error('Kiwi: open a Kiwi item (a file under .ai/) first.');
+  if (!doc || doc.uri.scheme !== 'file' || kiwiFolderAt(doc.uri.fsPath.split(path.sep)) < 0) {
+    throw new Error('Kiwi: open a Kiwi item (a file under .ai/, or a skill) first.');
   }
   return { ...arg, path: doc.uri.fsPath };
 }
@@ -230,7 +248,7 @@ function targetOf(arg: CommandArg | undefined): CommandArg {
 function projectRootOf(t: CommandArg): string | undefined {
   if (t.path) {
     const parts = t.path.split(path.sep);
-    const at = parts.lastIndexOf('.ai');
+    const at = kiwiFolderAt(parts);
     if (at > 0) {
       return parts.slice(0, at).join(path.sep) || path.sep;
     }

@@ -100,6 +100,18 @@ impl WorkspaceSet {
             if anc.file_name().is_some_and(|n| n == ".ai") {
                 return Some(Some(anc.parent()?.to_path_buf()));
             }
+            // A file in a project's skills folder (`.agents/skills/`, `.claude/skills/`,
+            // `.github/skills/`): a project with skills and no `.ai/` is a project (issue 28),
+            // not the home folder, whose skills folders are the user's.
+            if crate::skill::PROJECT_FOLDERS[1..]
+                .iter()
+                .any(|f| anc.ends_with(f))
+            {
+                let root = anc.parent()?.parent()?;
+                if self.host.home.as_deref() != Some(root) {
+                    return Some(Some(root.to_path_buf()));
+                }
+            }
         }
         None
     }

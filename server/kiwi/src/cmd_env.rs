@@ -65,7 +65,14 @@ pub fn run(reference: &str, project: Option<&Path>, as_json: bool) -> Result<Exi
     let ws = Workspace::load(project, Host::from_process());
     warn_spaces(&ws);
     note_project_settings(&ws);
-    let tool = find_tool(&ws, reference)?;
+    // A skill's script (`kiwi env .agents/skills/pdf/scripts/fill.py`): the tool that runs it.
+    let (tool, script) = if kiwi_kernel::skill::script::names_a_file(reference) {
+        let sp = kiwi_kernel::skill::script::plan_script(&ws, Path::new(reference))
+            .map_err(|e| anyhow::anyhow!(e.message))?;
+        (sp.tool(&ws), Some(sp))
+    } else {
+        (find_tool(&ws, reference)?, None)
+    };
     let (links, broken) = match chain::resolve(&ws, &tool) {
         Ok(c) => (c.links, None),
         Err(e) => (e.links.clone(), Some(e.message())),
@@ -147,6 +154,7 @@ pub fn run(reference: &str, project: Option<&Path>, as_json: bool) -> Result<Exi
             .collect();
         let out = json!({
             "tool": tool.id,
+            "script": script,
             "chain": links_json,
             "broken": broken,
             "environment": vars,
@@ -167,6 +175,14 @@ pub fn run(reference: &str, project: Option<&Path>, as_json: bool) -> Result<Exi
     } else {
         println!("{} ({} space)", tool.id, tool.space);
         println!("  {}", tool.path.display());
+        if let Some(sp) = &script {
+            println!(
+                "  a script of the skill {} ({}): {}",
+                sp.skill,
+                sp.skill_file.display(),
+                sp.reason
+            );
+        }
         println!(
             "\nchain: {}",
             links

@@ -22,6 +22,8 @@ pub const NOT_RUN: u8 = 2;
 
 pub struct Options<'a> {
     pub tool: &'a str,
+    /// A skill script's arguments (after `--`).
+    pub args: &'a [String],
     pub params: &'a [String],
     pub params_json: Option<&'a str>,
     pub config_json: Option<&'a str>,
@@ -201,8 +203,24 @@ pub fn run(o: &Options) -> Result<ExitCode> {
         overrides,
         environment: o.env.filter(|_| kubernetes.is_none()).map(str::to_string),
     };
-    // The kernel's one run path: lookup, refusal of a tool (or chain) with errors, plan.
-    let plan = match exec::prepare(&ws, o.tool, &req) {
+    // The kernel's one run path: lookup, refusal of a tool (or chain) with errors, plan. A
+    // skill's script runs through it as a tool (its arguments after `--`).
+    let script = kiwi_kernel::skill::script::names_a_file(o.tool);
+    if !script && !o.args.is_empty() {
+        bail!(
+            "arguments after `--` are for a skill's script; a tool takes --param NAME=VALUE or --params JSON"
+        );
+    }
+    if script && (!o.params.is_empty() || o.params_json.is_some()) {
+        bail!("a skill's script takes its arguments after `--`, not --param or --params");
+    }
+    let planned = if script {
+        kiwi_kernel::skill::script::prepare(&ws, Path::new(o.tool), o.args, req.environment.clone())
+            .map(|(_, p)| p)
+    } else {
+        exec::prepare(&ws, o.tool, &req)
+    };
+    let plan = match planned {
         Ok(p) => p,
         Err(e) => return Ok(fail(&e, o.json)),
     };

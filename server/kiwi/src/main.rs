@@ -127,7 +127,7 @@ enum Command {
     },
     /// Show how a tool or runtime resolves: its chain, each link's interpreter trail, the environment.
     Env {
-        /// A tool or runtime id (or its bare name).
+        /// A tool or runtime id (or its bare name), or the path of a script inside a skill.
         tool: String,
         /// The project (default: the nearest ancestor of the working directory holding `.ai/`).
         #[arg(long)]
@@ -155,8 +155,11 @@ cancelled, truncated; or status, headers, body, json for HTTP) or {\"error\": {k
 --dry-run prints the plan (chain, command, execution environment and why, variable names; \
 values only for variables the chain itself defines) and runs nothing.")]
     Run {
-        /// A tool id (or its bare name).
+        /// A tool id (or its bare name), or the path of a script inside a skill.
         tool: String,
+        /// A skill script's arguments (after `--`); a tool takes --param instead.
+        #[arg(last = true, value_name = "ARGS")]
+        args: Vec<String>,
         /// A parameter; VALUE is taken as JSON when it parses (5, true, [1,2]), else as a string.
         #[arg(long = "param", value_name = "NAME=VALUE")]
         params: Vec<String>,
@@ -371,6 +374,7 @@ fn main() -> ExitCode {
             env: Some(env),
         } => cmd_run::run(&cmd_run::Options {
             tool: &tool,
+            args: &[],
             params: &[],
             params_json: None,
             config_json: None,
@@ -387,6 +391,7 @@ fn main() -> ExitCode {
         } => cmd_env::run(&tool, project.as_deref(), json),
         Command::Run {
             tool,
+            args,
             params,
             params_json,
             config_json,
@@ -396,6 +401,7 @@ fn main() -> ExitCode {
             json,
         } => cmd_run::run(&cmd_run::Options {
             tool: &tool,
+            args: &args,
             params: &params,
             params_json: params_json.as_deref(),
             config_json: config_json.as_deref(),

@@ -101,11 +101,17 @@ async fn command_target(
             .get(&key)
             .cloned()
             .ok_or_else(|| "the workspace is not loaded yet".to_string())?;
-        let item = ws
-            .item(&path)
-            .cloned()
-            .ok_or_else(|| format!("{} is not a Kiwi item", path.display()))?;
-        return Ok((ws, item));
+        if let Some(item) = ws.item(&path).cloned() {
+            return Ok((ws, item));
+        }
+        // A skill's script runs as a tool (issue 28): the tool that runs it.
+        if kiwi_kernel::skill::script::skill_of(&ws, &path).is_some() {
+            let plan =
+                kiwi_kernel::skill::script::plan_script(&ws, &path).map_err(|e| e.message)?;
+            let item = plan.tool(&ws);
+            return Ok((ws, item));
+        }
+        return Err(format!("{} is not a Kiwi item", path.display()));
     }
     let Some(id) = id else {
         return Err("give `uri`, `path` or `id`".into());
@@ -134,7 +140,24 @@ async fn run_tool(b: &Backend, arg: Json, token: Option<ProgressToken>) -> Resul
     let (ws, tool) = command_target(b, &arg)
         .await
         .map_err(jsonrpc::Error::invalid_params)?;
-    let params = parameters_arg(&arg);
+    // A skill's script takes its arguments (`args`: a list of strings), not parameters.
+    let params = if kiwi_kernel::skill::script::is_script_tool(&tool) {
+        let args: Vec<String> = match arg.get("args") {
+            None | Some(Json::Null) => Vec::new(),
+            Some(Json::Array(a)) if a.iter().all(Json::is_string) => a
+                .iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect(),
+            Some(_) => {
+                return Err(jsonrpc::Error::invalid_params(
+                    "`args` of a skill's script is a list of strings",
+                ))
+            }
+        };
+        kiwi_kernel::skill::script::request(&args, None).params
+    } else {
+        parameters_arg(&arg)
+    };
     let req = exec::Request {
         params,
         // `▶ Run on HOST` (issue 30): the environment asked for, as `kiwi run --env`.

@@ -104,6 +104,27 @@ async function activate(context) {
     return { text: text.slice(0, 1200), screenshot: shot };
   });
 
+  await check('a SKILL.md gets the server: hover on its script shows the interpreter trail, ▶ Run on it (issue 28)', async () => {
+    const uri = file('.agents/skills/report/SKILL.md');
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(doc);
+    const pos = doc.positionAt(doc.getText().indexOf('scripts/build.py') + 9);
+    const want = path.join(proj, '.venv', 'bin', 'python');
+    const text = await waitFor('a hover on the script naming the .venv interpreter', async () => {
+      const hovers = await vscode.commands.executeCommand('vscode.executeHoverProvider', uri, pos);
+      const t = (hovers || []).flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : c.value))).join('\n');
+      return t.includes(want) && t;
+    }, 20000, 500);
+    assert(text.includes('a script of the skill `report`') && text.includes('KIWI_PYTHON'), `hover: ${text}`);
+    const skillLenses = await waitFor('lenses on the SKILL.md', async () => {
+      const l = await vscode.commands.executeCommand('vscode.executeCodeLensProvider', uri);
+      return l && l.length > 0 && l;
+    });
+    const titles = skillLenses.map((l) => l.command && l.command.title);
+    assert(titles.includes('▶ Run'), `lenses: ${titles}`);
+    return { text: text.slice(0, 800), lenses: titles };
+  });
+
   let lenses;
   await check('code lenses on a tool: ▶ Run, ▶ Run… (with CONFIG_SCHEMA), ⚙ Environment', async () => {
     const uri = file('.ai/tools/text/echo.py');

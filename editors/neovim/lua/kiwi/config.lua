@@ -3,7 +3,7 @@
 local M = {}
 
 M.name = 'kiwi'
-M.filetypes = { 'markdown', 'python', 'yaml', 'javascript', 'typescript' }
+M.filetypes = { 'markdown', 'python', 'yaml', 'javascript', 'typescript', 'sh' }
 
 --- The absolute path of a buffer's file, or nil for buffers that are not files.
 function M.buf_path(bufnr)
@@ -18,28 +18,43 @@ function M.buf_path(bufnr)
 end
 
 --- The project root of a file under a `.ai/` folder: the folder that holds that `.ai/` (the
---- nearest one going up). nil when the path is not under a `.ai/` folder. `/` or `\`.
+--- nearest one going up); or of a file in a project's skills folder (`.agents/skills/`,
+--- `.claude/skills/`, `.github/skills/`: a project with Agent Skills and no `.ai/` is a
+--- project), the folder that holds it, unless that is the home folder (the user's skills).
+--- nil otherwise. `/` or `\`.
 function M.root_of(path)
   if not path then
     return nil
   end
-  local root
-  local from = 1
-  while true do
-    local s = path:find('[/\\]%.ai[/\\]', from)
-    if not s then
-      break
+  local best, best_at
+  local patterns = {
+    '[/\\]%.ai[/\\]',
+    '[/\\]%.agents[/\\]skills[/\\]',
+    '[/\\]%.claude[/\\]skills[/\\]',
+    '[/\\]%.github[/\\]skills[/\\]',
+  }
+  local home = vim.loop.os_homedir()
+  for i, pat in ipairs(patterns) do
+    local from = 1
+    while true do
+      local s = path:find(pat, from)
+      if not s then
+        break
+      end
+      local root = path:sub(1, s - 1)
+      if (i == 1 or root ~= home) and (best_at == nil or s > best_at) then
+        best, best_at = root, s
+      end
+      from = s + 1
     end
-    root = path:sub(1, s - 1)
-    from = s + 1
   end
-  if root == nil then
+  if best == nil then
     return nil
   end
-  if root == '' then
+  if best == '' then
     return '/'
   end
-  return root
+  return best
 end
 
 --- The root of the running kiwi client whose project reads `path` from one of its read-only

@@ -27,7 +27,7 @@ pub fn script_refusal(ws: &Workspace, item: &Item) -> Option<String> {
     if item.is_builtin() {
         return None;
     }
-    let root = ws.space_root(item.space)?;
+    let root = ws.confinement_root(item)?;
     match ids::confine(&root, script) {
         Ok(_) => None,
         Err(e) => Some(format!(

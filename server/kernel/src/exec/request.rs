@@ -166,7 +166,7 @@ fn refuse_outside(ws: &Workspace, plan: &Plan) -> Result<(), ExecError> {
         if link.is_builtin() {
             continue;
         }
-        let Some(root) = ws.space_root(link.space) else {
+        let Some(root) = ws.confinement_root(link) else {
             continue;
         };
         for file in [Some(link.path.as_path()), link.script.as_deref()]
@@ -189,7 +189,7 @@ fn refuse_outside(ws: &Workspace, plan: &Plan) -> Result<(), ExecError> {
     // item runs too: it must not lead out of the space through a symlink.
     if let super::Action::Process(spec) = &plan.action {
         for link in plan.chain.links.iter().filter(|l| !l.is_builtin()) {
-            let (Some(root), Some(dir)) = (ws.space_root(link.space), link.path.parent()) else {
+            let (Some(root), Some(dir)) = (ws.confinement_root(link), link.path.parent()) else {
                 continue;
             };
             for arg in &spec.args {

@@ -111,6 +111,9 @@ pub fn completions(ws: &Workspace, item: &Arc<Item>, offset: usize) -> Vec<Compl
     if let Some(t) = item.tool() {
         return tool_completions(ws, item, t, text, line_start, offset);
     }
+    if item.skill().is_some() {
+        return super::skill::completions(item, offset).unwrap_or_default();
+    }
     let Some(d) = item.directive() else {
         return Vec::new();
     };

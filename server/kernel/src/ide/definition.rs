@@ -32,6 +32,16 @@ pub fn definition(ws: &Workspace, item: &Arc<Item>, offset: usize) -> Vec<Target
         }
         return Vec::new();
     }
+    if item.skill().is_some() {
+        return super::skill::definition(item, offset)
+            .map(|path| Target {
+                path,
+                range: TextRange::empty(0),
+                builtin_text: None,
+            })
+            .into_iter()
+            .collect();
+    }
     let Some(d) = item.directive() else {
         return Vec::new();
     };

@@ -62,6 +62,8 @@ pub fn hover(ws: &Workspace, item: &Arc<Item>, offset: usize) -> Option<HoverInf
         super::ryeos::hover(item, d, offset)
     } else if let Some(d) = item.directive() {
         hover_directive(ws, item, d, offset)
+    } else if item.skill().is_some() {
+        super::skill::hover(ws, item, offset)
     } else {
         None
     };

@@ -28,6 +28,9 @@ fn config_schema_json(item: &Item) -> Option<serde_json::Value> {
 /// The lenses of an item: Run / Run… / Environment on tools, Validate and per-step Run on
 /// directives.
 pub fn code_lenses(ws: &Workspace, item: &Arc<Item>) -> Vec<Lens> {
+    if item.skill().is_some() {
+        return super::skill::code_lenses(ws, item);
+    }
     let path = item.path.display().to_string();
     if let Some(t) = item.tool() {
         // A primitive, a library module or a data file: nothing to run.

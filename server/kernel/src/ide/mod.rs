@@ -16,6 +16,7 @@ mod lenses;
 mod markdown;
 mod refs;
 mod ryeos;
+mod skill;
 mod symbols;
 mod syntax;
 #[cfg(test)]
@@ -34,6 +35,7 @@ pub use refs::{
     occurrences, prepare_rename, references, rename, rename_file, rename_refusal, target_at,
     Occurrence, RenamePlan,
 };
+pub use skill::{key_limit, script_lenses, script_markdown};
 pub use symbols::symbols;
 pub use syntax::{
     document_links, folding_ranges, semantic_tokens, DocLink, Fold, FoldKind, SemanticToken,

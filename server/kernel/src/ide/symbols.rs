@@ -10,6 +10,9 @@ use crate::workspace::Item;
 
 /// The outline of an item.
 pub fn symbols(item: &Item) -> Vec<Symbol> {
+    if item.skill().is_some() {
+        return super::skill::symbols(item);
+    }
     if let Some(t) = item.tool() {
         return t
             .fields

@@ -314,6 +314,9 @@ pub struct DocLink {
 /// relationship, `executor_id`, a knowledge entry's references), a `path` input's default
 /// that names a file of the project, a `{tool_dir}/…` file of a tool's values.
 pub fn document_links(ws: &Workspace, item: &Item) -> Vec<DocLink> {
+    if item.skill().is_some() {
+        return super::skill::document_links(item);
+    }
     let text = item.text();
     let mut out = Vec::new();
     let link_id = |t: Option<ItemType>, id: &str, range: TextRange| {

@@ -455,8 +455,8 @@ pub fn body_links(text: &str, body: TextRange) -> Vec<(String, TextRange)> {
     out
 }
 
-/// The extensions of the scripts a skill runs (`kiwi run` runs them).
-pub const SCRIPT_EXTENSIONS: &[&str] = &["py", "sh", "js", "mjs", "cjs", "ts"];
+/// The extensions of the scripts a skill runs (`kiwi run` runs them): one list.
+use super::script::SCRIPT_EXTENSIONS;
 
 /// Paths of the body starting with `scripts/` and ending in a script extension, in prose
 /// and code alike (`python scripts/fill.py`), not part of a longer path.

@@ -5,11 +5,12 @@
 
 mod checks;
 mod discover;
+pub mod script;
 pub mod serve;
 #[cfg(test)]
 mod tests;
 
-pub use checks::check_skill;
+pub use checks::{body_links, body_scripts, check_skill};
 pub use discover::{
     discover_skills, folder_rank, is_skill_file, load_loose, project_skill_roots, user_skill_roots,
     HOME_FOLDERS, PROJECT_FOLDERS,

@@ -173,6 +173,16 @@ impl Workspace {
         }
     }
 
+    /// The folder an item's files must resolve inside: its space's root, or for a file in a
+    /// skills folder (a skill's script run as a tool, `skill::script`) that skills folder.
+    pub fn confinement_root(&self, item: &Item) -> Option<PathBuf> {
+        self.skill_roots()
+            .into_iter()
+            .find(|(space, root)| *space == item.space && item.path.starts_with(root))
+            .map(|(_, root)| root)
+            .or_else(|| self.space_root(item.space))
+    }
+
     /// The folders of Agent Skills, each with its space, in precedence order (see
     /// [`crate::skill`]): the project's, the user's, then each extra space's `skills/`.
     pub fn skill_roots(&self) -> Vec<(Space, PathBuf)> {

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Issue 28 through the Neovim plugin: a project with Agent Skills and no `.ai/` gets the server
+# for its SKILL.md and the skill's scripts. Hovering the script the body names shows how it runs:
+# the project's .venv in the interpreter's trail; hovering `description` shows its count against
+# the limit; the script file opened on its own has a ▶ Run lens.
+# Real headless Neovim 0.7.2 (Debian) and 0.12 (target/nvim-venv), the plugin set up with
+# require('kiwi').setup{} only. Usage: bash tests/nvim/skills.sh [path/to/kiwi]
+set -euo pipefail
+# shellcheck source=tests/nvim/harness.sh
+source "$(dirname "$0")/harness.sh"
+
+mkdir -p "$work/proj/.agents/skills/report/scripts" "$work/user"
+proj="$(cd "$work/proj" && pwd -P)"
+python3 -m venv --without-pip "$proj/.venv"
+cat >"$proj/.agents/skills/report/SKILL.md" <<'MD'
+---
+name: report
+description: Build a report. Use when asked for one.
+---
+# Report
+
+Run `python scripts/build.py NAME`.
+MD
+printf 'import sys\nprint("built", sys.argv[1:])\n' >"$proj/.agents/skills/report/scripts/build.py"
+
+for nv in "${nvims[@]}"; do
+  nvim_check "$nv" "$here/skills_test.lua" KIWI_USERSPACE_DIR="$work/user" \
+    KIWI_FILE="$proj/.agents/skills/report/SKILL.md" KIWI_PROJ="$proj"
+done
+exit $fail

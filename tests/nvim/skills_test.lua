@@ -1,0 +1,71 @@
+-- Run by tests/nvim/skills.sh: open a SKILL.md of a project without `.ai/` and check what the
+-- user sees (the server attached; hover on its script and on a key; a ▶ Run lens on the script
+-- file). Every wait is bounded.
+local file = assert(vim.env.KIWI_FILE, 'KIWI_FILE not set')
+local proj = assert(vim.env.KIWI_PROJ, 'KIWI_PROJ not set')
+local h = dofile(assert(vim.env.KIWI_HARNESS, 'KIWI_HARNESS not set'))
+local check, timeout = h.check, h.timeout
+
+local function hover_at(buf, needle, plus)
+  local row, col
+  for i, line in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+    local s = line:find(needle, 1, true)
+    if s and not row then
+      row, col = i - 1, s - 1 + plus
+    end
+  end
+  assert(row, needle .. ' not found')
+  local text
+  vim.wait(timeout, function()
+    local res = vim.lsp.buf_request_sync(buf, 'textDocument/hover', {
+      textDocument = { uri = vim.uri_from_bufnr(buf) },
+      position = { line = row, character = col },
+    }, 2000)
+    for _, r in pairs(res or {}) do
+      local contents = r.result and r.result.contents
+      if contents then
+        text = contents.value or vim.inspect(contents)
+      end
+    end
+    return text ~= nil
+  end, 100)
+  return text
+end
+
+local function main()
+  vim.cmd('edit ' .. vim.fn.fnameescape(file))
+  local buf = vim.api.nvim_get_current_buf()
+  vim.wait(timeout, function()
+    return #(vim.lsp.get_clients or vim.lsp.get_active_clients)({ bufnr = buf }) > 0
+  end, 50)
+  local clients = (vim.lsp.get_clients or vim.lsp.get_active_clients)({ bufnr = buf })
+  check('a SKILL.md in .agents/skills/ of a project without .ai/ gets the server', #clients > 0,
+    vim.bo[buf].filetype)
+  check('rooted at the project', #clients > 0 and clients[1].config.root_dir == proj,
+    #clients > 0 and clients[1].config.root_dir)
+
+  local text = hover_at(buf, 'scripts/build.py', 9)
+  for _, want in ipairs({ 'a script of the skill `report`', 'KIWI_PYTHON', proj .. '/.venv/bin/python' }) do
+    check('hover on the script shows ' .. want, text and text:find(want, 1, true) ~= nil, text)
+  end
+  local key = hover_at(buf, 'description:', 2)
+  check('hover on description counts against its limit', key and key:find('/ 1024 characters', 1, true) ~= nil, key)
+
+  vim.cmd('edit ' .. vim.fn.fnameescape(proj .. '/.agents/skills/report/scripts/build.py'))
+  local sb = vim.api.nvim_get_current_buf()
+  local titles = {}
+  vim.wait(timeout, function()
+    local res = vim.lsp.buf_request_sync(sb, 'textDocument/codeLens', {
+      textDocument = { uri = vim.uri_from_bufnr(sb) },
+    }, 2000)
+    for _, r in pairs(res or {}) do
+      for _, l in ipairs(r.result or {}) do
+        titles[#titles + 1] = l.command and l.command.title
+      end
+    end
+    return #titles > 0
+  end, 100)
+  check('the script file has a ▶ Run lens', vim.tbl_contains(titles, '▶ Run (report/scripts/build.py)'), titles)
+end
+
+h.finish(main)
