@@ -227,7 +227,7 @@ impl Drop for Daemon {
     }
 }
 
-fn results(v: &Json) -> Vec<Json> {
+pub(crate) fn results(v: &Json) -> Vec<Json> {
     v["results"].as_array().cloned().unwrap_or_default()
 }
 
@@ -925,8 +925,17 @@ fn registry_pulls_into_the_user_space_are_pinned_in_its_lockfile() {
         !out.status.success() && v.contains("pulled from") && !v.contains("files match"),
         "{v}"
     );
-    // Pulled again with --force: it matches its pin again.
-    user.ok(&["pull", "tool/text/word_count", "--to", "user", "--force"]);
+    // Pulled again: a local edit is replaced only with --overwrite-local (issue 26, 12);
+    // then it matches its pin again.
+    let err = user.refused(&["pull", "tool/text/word_count", "--to", "user", "--force"]);
+    assert!(err.contains("--overwrite-local"), "{err}");
+    user.ok(&[
+        "pull",
+        "tool/text/word_count",
+        "--to",
+        "user",
+        "--overwrite-local",
+    ]);
     let lock = Lockfile::load(&user.space).unwrap();
     assert_eq!(
         lock.get("tool", "text/word_count")
@@ -1120,7 +1129,7 @@ fn registry_sparse_through_mcp_search_load_and_pull() {
 
 /// Alice and Bob, each with a project and a user space, and a bare registry Alice made at
 /// `file://<dir>/reg.git` (neither has added it yet).
-fn alice_bob_and_a_registry(dir: &Path) -> (User, User, String) {
+pub(crate) fn alice_bob_and_a_registry(dir: &Path) -> (User, User, String) {
     let alice = User::new(dir, "alice");
     let bob = User::new(dir, "bob");
     let reg = dir.join("reg.git");

@@ -1,0 +1,209 @@
+//! Issue 26, points 11 and 12: what kiwi.lock pins, against what the registry offers —
+//! `pull --locked` restores every pin exactly (a yanked one too, refused when the bytes differ
+//! from the lock's digest), `registry update` and `check --locked` name a pin yanked since,
+//! `kiwi outdated` shows what is newer, `pull --update` moves pins up and never over a local
+//! edit without `--overwrite-local`, and a pin moves down only when the version is named.
+
+use crate::registry::{alice_bob_and_a_registry, User, WORD_COUNT};
+
+fn version(v: &str) -> String {
+    WORD_COUNT.replace("1.0.0", v)
+}
+
+fn publish(alice: &User, v: &str) {
+    alice.write("tools/text/word_count.py", &version(v));
+    alice.ok(&["publish", "tool/text/word_count", "--registry", "team"]);
+}
+
+fn stderr(u: &User, args: &[&str]) -> (bool, String, String) {
+    let o = u.kiwi(args);
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn registry_pull_locked_restores_every_pin_exactly_and_a_yanked_pin_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (alice, bob, url) = alice_bob_and_a_registry(tmp.path());
+    bob.trust(&alice.keys());
+    alice.ok(&["registry", "add", "team", &url]);
+    publish(&alice, "1.0.0");
+    publish(&alice, "1.2.0");
+    let other = WORD_COUNT.replace("Count the words", "Count other words");
+    alice.write("tools/text/other.py", &other);
+    alice.ok(&["publish", "tool/text/other", "--registry", "team"]);
+    bob.ok(&["registry", "add", "team", &url]);
+    bob.ok(&["pull", "tool/text/word_count@1.2.0"]);
+    bob.ok(&["pull", "tool/text/other"]);
+    alice.ok(&["yank", "tool/text/word_count@1.2.0"]);
+
+    // The update names the pin yanked since: item, version, what to do.
+    let (ok, _, err) = stderr(&bob, &["registry", "update"]);
+    assert!(ok, "{err}");
+    assert!(
+        err.contains("kiwi.lock pins tool/text/word_count@1.2.0")
+            && err.contains("yanked")
+            && err.contains("tool/text/word_count@1.0.0"),
+        "{err}"
+    );
+    // So does check --locked (R707, a warning: the check still passes).
+    let (ok, out, _) = stderr(&bob, &["check", "--locked"]);
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("R707") && out.contains("tool/text/word_count@1.2.0"),
+        "{out}"
+    );
+    let (_, out, _) = stderr(&bob, &["check"]);
+    assert!(!out.contains("R707"), "only with --locked: {out}");
+
+    // Both files lost: one command restores every pin exactly, the yanked one included.
+    for f in ["tools/text/word_count.py", "tools/text/other.py"] {
+        std::fs::remove_file(bob.project.join(".ai").join(f)).unwrap();
+    }
+    let lock_before = bob.lock();
+    let p = bob.json(&["pull", "--locked"]);
+    let pulled = p["pulled"].as_array().unwrap();
+    assert_eq!(pulled.len(), 2, "{p}");
+    assert_eq!(
+        bob.read("tools/text/word_count.py").unwrap(),
+        version("1.2.0")
+    );
+    assert_eq!(bob.read("tools/text/other.py").unwrap(), other);
+    assert_eq!(bob.lock(), lock_before, "the lock is what it was");
+    // Again: nothing to do, nothing written.
+    let again = bob.ok(&["pull", "--locked"]);
+    assert_eq!(again.matches("nothing written").count(), 2, "{again}");
+
+    // The registry serving other bytes than the lock's digest: refused, nothing written.
+    let lock_path = bob.project.join(".ai/kiwi.lock");
+    let text = std::fs::read_to_string(&lock_path).unwrap();
+    let digest = lock_before
+        .get("tool", "text/other")
+        .unwrap()
+        .digest
+        .clone();
+    let forged = format!("sha256:{}", "0".repeat(64));
+    std::fs::write(&lock_path, text.replace(&digest, &forged)).unwrap();
+    std::fs::remove_file(bob.project.join(".ai/tools/text/other.py")).unwrap();
+    let err = bob.refused(&["pull", "--locked"]);
+    assert!(
+        err.contains("digest") && err.contains(&forged) && err.contains("tool/text/other@1.0.0"),
+        "{err}"
+    );
+    assert!(bob.read("tools/text/other.py").is_none());
+    // Nothing to pull without an item, --locked or --update: said so.
+    let err = bob.refused(&["pull"]);
+    assert!(err.contains("--locked"), "{err}");
+}
+
+#[test]
+fn registry_outdated_and_pull_update_keep_local_edits_and_never_move_a_pin_down_silently() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (alice, bob, url) = alice_bob_and_a_registry(tmp.path());
+    bob.trust(&alice.keys());
+    alice.ok(&["registry", "add", "team", &url]);
+    publish(&alice, "1.0.0");
+    bob.ok(&["registry", "add", "team", &url]);
+    bob.ok(&["pull", "tool/text/word_count"]);
+    let up = bob.ok(&["outdated"]);
+    assert!(up.contains("up to date"), "{up}");
+    publish(&alice, "1.1.0");
+    publish(&alice, "2.0.0");
+
+    // Outdated fetches, and says pinned, newest compatible, newest, registry.
+    let o = bob.json(&["outdated"]);
+    let pin = &o["pins"][0];
+    assert_eq!(pin["id"], "text/word_count", "{o}");
+    assert_eq!(pin["pinned"], "1.0.0", "{o}");
+    assert_eq!(pin["latest_compatible"], "1.1.0", "{o}");
+    assert_eq!(pin["latest"], "2.0.0", "{o}");
+    assert_eq!(pin["registry"], "team", "{o}");
+    assert_eq!(pin["outdated"], true, "{o}");
+    let table = bob.ok(&["outdated", "--offline"]);
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("tool/text/word_count"))
+        .unwrap_or_else(|| panic!("{table}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(
+        cells,
+        ["tool/text/word_count", "1.0.0", "1.1.0", "2.0.0", "team"]
+    );
+
+    // A local edit is never replaced without its own flag, --force included.
+    let edited = format!("{}\n# mine\n", version("1.0.0"));
+    bob.write("tools/text/word_count.py", &edited);
+    for args in [
+        &["pull", "--update", "tool/text/word_count"][..],
+        &["pull", "--update"][..],
+        &["pull", "--force", "tool/text/word_count"][..],
+    ] {
+        let err = bob.refused(args);
+        assert!(
+            err.contains("--overwrite-local") && err.contains("edited"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(bob.read("tools/text/word_count.py").unwrap(), edited);
+    }
+    let p = bob.json(&[
+        "pull",
+        "--update",
+        "--overwrite-local",
+        "tool/text/word_count",
+    ]);
+    assert_eq!(
+        p["pulled"][0]["version"], "1.1.0",
+        "the newest compatible: {p}"
+    );
+    assert!(
+        p["pulled"][0]["replaced"]
+            .as_str()
+            .unwrap_or("")
+            .contains("local edit"),
+        "says what it replaced: {p}"
+    );
+    assert_eq!(
+        bob.read("tools/text/word_count.py").unwrap(),
+        version("1.1.0")
+    );
+    let again = bob.ok(&["pull", "--update"]);
+    assert!(again.contains("up to date"), "{again}");
+
+    // Across a major: named. What it replaced is said.
+    let moved = bob.ok(&["pull", "--force", "tool/text/word_count@2.0.0"]);
+    assert!(
+        moved.contains("replaced tool/text/word_count@1.1.0"),
+        "{moved}"
+    );
+    assert_eq!(
+        bob.lock().get("tool", "text/word_count").unwrap().version,
+        "2.0.0"
+    );
+
+    // 2.0.0 yanked: a pull that names no version keeps the pin (never moves it down).
+    alice.ok(&["yank", "tool/text/word_count@2.0.0"]);
+    bob.ok(&["registry", "update"]);
+    let kept = bob.json(&["pull", "--force", "tool/text/word_count"]);
+    assert_eq!(kept["pulled"][0]["version"], "2.0.0", "{kept}");
+    assert!(
+        kept["pulled"][0]["note"]
+            .as_str()
+            .unwrap_or("")
+            .contains("the pin stays at 2.0.0"),
+        "{kept}"
+    );
+    assert_eq!(
+        bob.lock().get("tool", "text/word_count").unwrap().version,
+        "2.0.0"
+    );
+    // Named, it moves down, with a line saying so.
+    let down = bob.ok(&["pull", "--force", "tool/text/word_count@1.1.0"]);
+    assert!(down.contains("down from 2.0.0 to 1.1.0"), "{down}");
+    assert_eq!(
+        bob.lock().get("tool", "text/word_count").unwrap().version,
+        "1.1.0"
+    );
+}
