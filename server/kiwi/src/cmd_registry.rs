@@ -350,6 +350,7 @@ pub struct PullOptions<'a> {
     pub locked: bool,
     pub update: bool,
     pub overwrite_local: bool,
+    pub trust_on_first_use: bool,
     pub registry: Option<&'a str>,
     pub project: Option<&'a Path>,
     pub json: bool,
@@ -373,7 +374,15 @@ pub fn pull(o: &PullOptions) -> Result<ExitCode> {
     let project = project_for(o.project)?;
     let host = Host::from_process();
     let us = host.user_space();
-    let policy = kiwi_kernel::config::Config::load(&us, project.as_deref()).require_signed;
+    let cfg = kiwi_kernel::config::Config::load(&us, project.as_deref());
+    for s in cfg
+        .project_settings
+        .iter()
+        .filter(|s| s.key == "trust.tofu")
+    {
+        eprintln!("warning: {}: {}", s.file.display(), s.message);
+    }
+    let policy = cfg.require_signed;
     let ws = Workspace::load(project.clone(), host);
     let pulled = ops::pull(&ops::PullArgs {
         user_space: &us,
@@ -395,6 +404,7 @@ pub fn pull(o: &PullOptions) -> Result<ExitCode> {
         overwrite_local: o.overwrite_local,
         registry: o.registry,
         require_signed: &policy,
+        trust_on_first_use: o.trust_on_first_use || cfg.trust_on_first_use == Some(true),
         permit: None,
     })
     .map_err(err)?;

@@ -253,6 +253,11 @@ values only for variables the chain itself defines) and runs nothing.")]
         /// Replace a pinned item whose files you edited since it was pulled.
         #[arg(long)]
         overwrite_local: bool,
+        /// Trust the key of a publisher seen for the first time (added to your trust store;
+        /// the pull says so). Without it (or `trust.tofu: true` in your config.yaml) an item
+        /// signed by a key you do not trust is refused.
+        #[arg(long)]
+        trust_on_first_use: bool,
         /// Only this registry (default: the first configured one that has the item).
         #[arg(long)]
         registry: Option<String>,
@@ -484,6 +489,7 @@ fn main() -> ExitCode {
             locked,
             update,
             overwrite_local,
+            trust_on_first_use,
             registry,
             project,
             json,
@@ -494,6 +500,7 @@ fn main() -> ExitCode {
             locked,
             update,
             overwrite_local,
+            trust_on_first_use,
             registry: registry.as_deref(),
             project: project.as_deref(),
             json,

@@ -209,7 +209,8 @@ impl Service {
                 "a pull into the project needs one",
             ));
         }
-        let policy = crate::config::Config::load(&us, project.as_deref()).require_signed;
+        let cfg = crate::config::Config::load(&us, project.as_deref());
+        let policy = cfg.require_signed;
         let pulled = ops::pull(&ops::PullArgs {
             user_space: &us,
             project: project.as_deref(),
@@ -225,6 +226,7 @@ impl Service {
             overwrite_local: false,
             registry: only,
             require_signed: &policy,
+            trust_on_first_use: cfg.trust_on_first_use == Some(true),
             permit: Some(&permit),
         })
         .map_err(|e| match refused.take() {

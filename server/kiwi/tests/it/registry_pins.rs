@@ -207,3 +207,60 @@ fn registry_outdated_and_pull_update_keep_local_edits_and_never_move_a_pin_down_
         "1.1.0"
     );
 }
+
+/// Issue 26, point 13: an item signed by a publisher you do not trust is refused by default
+/// (exit non-zero, the fingerprint and the two ways on); trusted on first use only when the
+/// user says so (the flag, or the user's `trust.tofu`); a project may switch it off, never on.
+#[test]
+fn registry_untrusted_publishers_are_refused_unless_the_user_trusts_on_first_use() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (alice, carol, url) = alice_bob_and_a_registry(tmp.path());
+    let fp = alice.keys().fingerprint();
+    alice.ok(&["registry", "add", "team", &url]);
+    publish(&alice, "1.0.0");
+    let other = WORD_COUNT.replace("Count the words", "Count other words");
+    alice.write("tools/text/other.py", &other);
+    alice.ok(&["publish", "tool/text/other", "--registry", "team"]);
+    carol.ok(&["registry", "add", "team", &url]);
+
+    let err = carol.refused(&["pull", "tool/text/word_count"]);
+    assert!(
+        err.contains(&fp)
+            && err.contains("kiwi keys trust")
+            && err.contains("--trust-on-first-use")
+            && err.contains("trust.tofu"),
+        "{err}"
+    );
+    assert!(carol.read("tools/text/word_count.py").is_none());
+    // A project cannot switch trust on first use on.
+    carol.write("config.yaml", "trust:\n  tofu: true\n");
+    let err = carol.refused(&["pull", "tool/text/word_count"]);
+    assert!(err.contains("cannot widen"), "{err}");
+    assert!(carol.read("tools/text/word_count.py").is_none());
+    std::fs::remove_file(carol.project.join(".ai/config.yaml")).unwrap();
+
+    // The user says so: trusted, and the pull says so; the next pull needs nothing.
+    let p = carol.json(&["pull", "tool/text/word_count", "--trust-on-first-use"]);
+    assert!(
+        p["pulled"][0]["note"]
+            .as_str()
+            .unwrap_or("")
+            .contains("trusted on first use"),
+        "{p}"
+    );
+    carol.ok(&["pull", "tool/text/other"]);
+
+    // The user's trust.tofu does it too; a project may switch it off.
+    let dave = User::new(tmp.path(), "dave");
+    dave.ok(&["registry", "add", "team", &url]);
+    dave.append_config("trust:\n  tofu: true\n");
+    dave.write("config.yaml", "trust:\n  tofu: false\n");
+    let err = dave.refused(&["pull", "tool/text/word_count"]);
+    assert!(err.contains(&fp), "{err}");
+    std::fs::remove_file(dave.project.join(".ai/config.yaml")).unwrap();
+    dave.ok(&["pull", "tool/text/word_count"]);
+    assert_eq!(
+        dave.read("tools/text/word_count.py").unwrap(),
+        version("1.0.0")
+    );
+}

@@ -37,6 +37,9 @@ pub struct PullArgs<'a> {
     pub registry: Option<&'a str>,
     /// `trust.require_signed` of the configuration.
     pub require_signed: &'a crate::config::RequireSigned,
+    /// Trust a publisher's key the first time a pull sees it (`--trust-on-first-use`, the
+    /// user's `trust.tofu`); otherwise a signer you do not trust is refused.
+    pub trust_on_first_use: bool,
     /// Asked for every item the pull would write (its chain's too), before anything is
     /// written: its type, id and whether it replaces an item of the workspace; an `Err`
     /// (why) refuses the whole pull. An agent's session checks its permissions here.
@@ -321,6 +324,7 @@ pub fn pull(a: &PullArgs) -> Result<Vec<PulledItem>> {
             &clone.toml,
             &clone.name,
             a.require_signed.for_registry(&clone.name),
+            a.trust_on_first_use,
             &line,
         )?;
         let folder = root
@@ -512,6 +516,29 @@ pub fn pull(a: &PullArgs) -> Result<Vec<PulledItem>> {
             format!("the files were written, but the lockfile was not: {e}"),
         )
     })?;
+    // Trust on first use: the keys of the publishers first seen here join the trust store,
+    // now that the pull went through; the pull says so.
+    for p in plan.iter_mut() {
+        let Some(crate::trust::Verdict::ValidUntrusted { signer }) = &p.verdict else {
+            continue;
+        };
+        let key = p
+            .line
+            .public_key
+            .as_deref()
+            .and_then(|k| crate::trust::parse_public_key(k).ok());
+        let said = match key.map(|k| crate::trust::TrustStore::trust(a.user_space, &k)) {
+            Some(Ok(_)) => format!(
+                "publisher {signer} was not trusted: trusted on first use (kiwi keys untrust {signer} undoes it)"
+            ),
+            Some(Err(e)) => format!("publisher {signer} could not be added to the trust store: {e}"),
+            None => continue,
+        };
+        p.note = Some(match p.note.take() {
+            Some(n) => format!("{n}; {said}"),
+            None => said,
+        });
+    }
     let mut out: Vec<PulledItem> = plan
         .into_iter()
         .map(|p| PulledItem {
