@@ -264,3 +264,100 @@ fn registry_untrusted_publishers_are_refused_unless_the_user_trusts_on_first_use
         version("1.0.0")
     );
 }
+
+/// Issue 26, point 14: a pull from a sparse registry asks only for what it needs — the
+/// registry's toml and the item's own index file (then its files), not every index file — and
+/// asks conditionally: a second pull gets 304s and reuses the cached copies.
+#[test]
+fn registry_a_sparse_pull_fetches_only_its_index_file_conditionally() {
+    use std::process::{Command, Stdio};
+    let tmp = tempfile::tempdir().unwrap();
+    let (reg, maint, user) = crate::registry::published_registry(tmp.path());
+    for i in 0..12 {
+        maint.write(
+            &format!("tools/text/other_{i}.py"),
+            &WORD_COUNT.replace("Count the words", &format!("Count words {i}")),
+        );
+        maint.ok(&[
+            "publish",
+            &format!("tool/text/other_{i}"),
+            "--registry",
+            "team",
+            "--unsigned",
+        ]);
+    }
+    // python3's http.server logs each request on stderr (and answers If-Modified-Since).
+    let log = tmp.path().join("http.log");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = Command::new("python3")
+        .args([
+            "-m",
+            "http.server",
+            "--bind",
+            "127.0.0.1",
+            &port.to_string(),
+            "--directory",
+        ])
+        .arg(&reg)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .expect("python3 -m http.server");
+    struct Kill<'a>(&'a mut std::process::Child);
+    impl Drop for Kill<'_> {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _guard = Kill(&mut child);
+    let start = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(start.elapsed().as_secs() < 20, "http.server did not start");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let url = format!("sparse+http://127.0.0.1:{port}/");
+    user.ok(&["registry", "add", "web", &url]);
+    let gets = |log: &std::path::Path| -> Vec<String> {
+        std::fs::read_to_string(log)
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains("\"GET "))
+            .map(str::to_string)
+            .collect()
+    };
+    let before = gets(&log).len();
+    assert!(before >= 14, "the add reads every index file: {before}");
+
+    user.ok(&["pull", "tool/text/word_count"]);
+    let pull: Vec<String> = gets(&log).split_off(before);
+    let paths: Vec<&str> = pull
+        .iter()
+        .filter_map(|l| l.split("\"GET ").nth(1)?.split(' ').next())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "/kiwi-registry.toml",
+            "/index/tool/text/word_count.jsonl",
+            "/items/tool/text/word_count/1.0.0/word_count.py"
+        ],
+        "{pull:#?}"
+    );
+    assert_eq!(user.read("tools/text/word_count.py").unwrap(), WORD_COUNT);
+
+    // Again (a pull of the same version): conditional requests answered 304, the cached
+    // index and files reused, nothing else asked for.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let n = gets(&log).len();
+    user.ok(&["pull", "--force", "tool/text/word_count"]);
+    let again: Vec<String> = gets(&log).split_off(n);
+    assert_eq!(again.len(), 2, "{again:#?}");
+    assert!(again.iter().all(|l| l.contains("\" 304 ")), "{again:#?}");
+    assert_eq!(user.read("tools/text/word_count.py").unwrap(), WORD_COUNT);
+}

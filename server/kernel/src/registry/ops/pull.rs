@@ -128,7 +128,17 @@ fn find_in_registries(
     fetched: &mut Vec<Clone>,
 ) -> Result<Option<(Clone, format::ItemVersions)>> {
     for e in entries {
+        let dir = store::clone_dir(user_space, &e.name);
         let clone = match fetched.iter().find(|c| c.name == e.name) {
+            // A sparse registry already mirrored: only this item's index file (and the
+            // registry's toml), conditionally, for each item; a git registry is fetched once.
+            _ if crate::registry::sparse::mirrors(e, &dir) => {
+                let c = crate::registry::sparse::refresh_item(e, &dir, item_type, id)?;
+                if !fetched.iter().any(|f| f.name == e.name) {
+                    fetched.push(c.clone());
+                }
+                c
+            }
             Some(c) => c.clone(),
             None => {
                 let c = store::update(user_space, e)?.clone;
@@ -313,7 +323,11 @@ pub fn pull(a: &PullArgs) -> Result<Vec<PulledItem>> {
                 continue;
             }
         }
-        if crate::registry::sparse::is_sparse(&clone.url) {
+        // A sparse version's files: fetched unless the mirror already holds them as the line
+        // says (each sha256 and the digest: content-addressed, so a cached copy is as good).
+        if crate::registry::sparse::is_sparse(&clone.url)
+            && store::verified_files(&clone.dir, &line).is_err()
+        {
             crate::registry::sparse::fetch_version(&clone, &line)?;
         }
         let files = store::verified_files(&clone.dir, &line).map_err(|e| {
