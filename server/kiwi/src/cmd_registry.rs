@@ -270,7 +270,7 @@ fn find_item(ws: &Workspace, item: &str) -> Result<Arc<Item>> {
 }
 
 pub struct PublishOptions<'a> {
-    pub item: &'a str,
+    pub items: &'a [String],
     pub registry: &'a str,
     pub version: Option<&'a str>,
     pub unsigned: bool,
@@ -278,42 +278,75 @@ pub struct PublishOptions<'a> {
     pub json: bool,
 }
 
+/// The items an argument names: one item, or every item of the workspace below a folder.
+fn items_named(ws: &Workspace, arg: &str) -> Result<Vec<Arc<Item>>> {
+    let p = Path::new(arg);
+    if p.is_dir() {
+        let dir = p.canonicalize()?;
+        let mut found: Vec<Arc<Item>> = ws
+            .items()
+            .filter(|i| i.path.starts_with(&dir) && ItemType::FILE_TYPES.contains(&i.item_type))
+            .cloned()
+            .collect();
+        found.sort_by(|a, b| a.path.cmp(&b.path));
+        if found.is_empty() {
+            bail!("{arg} holds no item of the project or the user space");
+        }
+        return Ok(found);
+    }
+    Ok(vec![find_item(ws, arg)?])
+}
+
 pub fn publish(o: &PublishOptions) -> Result<ExitCode> {
     let project = project_for(o.project)?;
     let host = Host::from_process();
     let us = host.user_space();
     let ws = Workspace::load(project, host);
-    let item = find_item(&ws, o.item)?;
-    let published =
-        ops::publish_item(&us, &ws, &item, Some(o.registry), o.version, o.unsigned).map_err(err)?;
-    let entry = &published.committed;
-    if o.json {
-        return json_out(&serde_json::to_value(&published)?);
-    }
-    out(&format!(
-        "published {} to `{}` ({}) at {}{}",
-        published.line.label(),
-        entry.registry,
-        shown(&entry.url),
-        store::short(&published.committed.commit),
-        if published.committed.attempts > 1 {
-            format!(
-                " (after {} attempts: others published meanwhile)",
-                published.committed.attempts
-            )
-        } else {
-            String::new()
+    let mut items: Vec<Arc<Item>> = Vec::new();
+    for arg in o.items {
+        for i in items_named(&ws, arg)? {
+            if !items.iter().any(|x| x.path == i.path) {
+                items.push(i);
+            }
         }
-    ));
-    out(&format!("  digest {}", published.line.digest));
-    out(&format!(
-        "  signer {}",
-        published
-            .line
-            .signer
-            .as_deref()
-            .unwrap_or("none (published --unsigned)")
-    ));
+    }
+    let published = ops::publish_items(&us, &ws, &items, Some(o.registry), o.version, o.unsigned)
+        .map_err(err)?;
+    if o.json {
+        if let [one] = published.as_slice() {
+            return json_out(&serde_json::to_value(one)?);
+        }
+        return json_out(&json!({"published": published}));
+    }
+    let entry = &published[0].committed;
+    for p in &published {
+        out(&format!(
+            "published {} to `{}` ({}) at {}{}",
+            p.line.label(),
+            entry.registry,
+            shown(&entry.url),
+            store::short(&entry.commit),
+            if entry.attempts > 1 {
+                format!(
+                    " (after {} attempts: others published meanwhile)",
+                    entry.attempts
+                )
+            } else {
+                String::new()
+            }
+        ));
+        out(&format!("  digest {}", p.line.digest));
+        out(&format!(
+            "  signer {}",
+            p.line
+                .signer
+                .as_deref()
+                .unwrap_or("none (published --unsigned)")
+        ));
+    }
+    if published.len() > 1 {
+        out(&format!("{} items in one commit", published.len()));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

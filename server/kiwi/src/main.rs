@@ -211,8 +211,13 @@ values only for variables the chain itself defines) and runs nothing.")]
     },
     /// Publish an item (its file, TYPE/ID or id) to a configured registry: refused when it has
     /// error diagnostics; its files and index line are committed and pushed.
+    ///
+    /// Several items (or a folder: every item below it) are published in one commit, all or
+    /// nothing: if one is refused, nothing is published.
     Publish {
-        item: String,
+        /// Items: a file, TYPE/ID, an id, or a folder of items.
+        #[arg(required = true, num_args = 1..)]
+        items: Vec<String>,
         #[arg(long)]
         registry: String,
         /// The version (semver); default: the one the item declares.
@@ -468,14 +473,14 @@ fn main() -> ExitCode {
             RegistryCommand::Update { names, json } => cmd_registry::update(&names, json),
         },
         Command::Publish {
-            item,
+            items,
             registry,
             version,
             unsigned,
             project,
             json,
         } => cmd_registry::publish(&cmd_registry::PublishOptions {
-            item: &item,
+            items: &items,
             registry: &registry,
             version: version.as_deref(),
             unsigned,

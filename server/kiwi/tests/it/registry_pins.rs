@@ -361,3 +361,46 @@ fn registry_a_sparse_pull_fetches_only_its_index_file_conditionally() {
     assert!(again.iter().all(|l| l.contains("\" 304 ")), "{again:#?}");
     assert_eq!(user.read("tools/text/word_count.py").unwrap(), WORD_COUNT);
 }
+
+/// Issue 26, point 15 (the rest): several items — named, or a folder — published in one
+/// commit, all or nothing: one refused (a version already published) and nothing is.
+#[test]
+fn registry_publish_of_several_items_is_one_commit_all_or_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (alice, bob, url) = alice_bob_and_a_registry(tmp.path());
+    bob.trust(&alice.keys());
+    alice.ok(&["registry", "add", "team", &url]);
+    let reg = tmp.path().join("reg.git");
+    let commits = || crate::registry::git(&reg, &["rev-list", "--count", "HEAD"]);
+    for i in 0..5 {
+        alice.write(
+            &format!("tools/batch/t{i}.py"),
+            &WORD_COUNT.replace("Count the words", &format!("Batch {i}")),
+        );
+    }
+    publish(&alice, "1.0.0");
+    let before = commits();
+    // One of them already published at its version: refused, nothing published.
+    let err = alice.refused(&[
+        "publish",
+        "tool/batch/t0",
+        "tool/text/word_count",
+        "--registry",
+        "team",
+    ]);
+    assert!(
+        err.contains("already published") && err.contains("nothing was published"),
+        "{err}"
+    );
+    assert_eq!(commits(), before);
+    // A folder: every item below it, one commit.
+    let folder = alice.project.join(".ai/tools/batch");
+    let v = alice.json(&["publish", folder.to_str().unwrap(), "--registry", "team"]);
+    assert_eq!(v["published"].as_array().unwrap().len(), 5, "{v}");
+    assert_eq!(
+        commits().parse::<u32>().unwrap(),
+        before.parse::<u32>().unwrap() + 1
+    );
+    bob.ok(&["registry", "add", "team", &url]);
+    bob.ok(&["pull", "tool/batch/t4"]);
+}
