@@ -22,6 +22,9 @@ pub struct Config {
     pub spaces: Vec<SpaceEntry>,
     /// `trust.require_signed`: which registries' items must be signed by a trusted key.
     pub require_signed: RequireSigned,
+    /// `trust.tofu`: pulls trust a publisher's key the first time they see it (off unless the
+    /// user's own config.yaml says `true`; a project may switch it off, never on).
+    pub trust_on_first_use: Option<bool>,
     /// `mcp.max_answer_bytes`: the most bytes of JSON one `kiwi mcp` answer carries (a
     /// run's output beyond it is kept whole as a `kiwi://run/<id>/output` resource).
     pub max_answer_bytes: Option<usize>,
@@ -304,6 +307,29 @@ impl Config {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
+        // Trust on first use: the user's to switch on; a project may only switch it off.
+        match (self.trust_on_first_use, project.trust_on_first_use) {
+            (Some(true), Some(false)) => {
+                self.trust_on_first_use = Some(false);
+                self.project_settings.push(ProjectSetting {
+                    file: file.to_path_buf(),
+                    key: "trust.tofu".into(),
+                    value: "false".into(),
+                    refused: false,
+                    message: "the project switches off trust on first use (trust.tofu): pulls here refuse publishers you do not trust".into(),
+                });
+            }
+            (mine, Some(true)) if mine != Some(true) => {
+                self.project_settings.push(ProjectSetting {
+                    file: file.to_path_buf(),
+                    key: "trust.tofu".into(),
+                    value: "true".into(),
+                    refused: true,
+                    message: "the project's trust.tofu would trust publishers on first use, which your configuration does not: a project cannot widen what you trust; ignored (set it in your own config.yaml, or pull --trust-on-first-use)".into(),
+                });
+            }
+            _ => {}
+        }
         self.require_signed.all |= project.require_signed.all;
         self.require_signed
             .registries
@@ -327,6 +353,15 @@ impl Config {
         self.filter.extend_from_config(value);
         if let Some(r) = value.get("trust").and_then(|t| t.get("require_signed")) {
             self.require_signed.merge(file, r, &mut self.problems);
+        }
+        if let Some(v) = value.get("trust").and_then(|t| t.get("tofu")) {
+            match &v.kind {
+                crate::value::ValueKind::Bool(b) => self.trust_on_first_use = Some(*b),
+                _ => self.problems.push((
+                    file.to_path_buf(),
+                    "`trust.tofu` is true or false; this value is ignored".into(),
+                )),
+            }
         }
         if let Some(v) = value.get("mcp").and_then(|m| m.get("max_answer_bytes")) {
             let n = match &v.kind {

@@ -118,6 +118,7 @@ codes! {
     R704 Warning "an item listed in .ai/kiwi.lock is missing (an error with kiwi check --locked)",
     R705 Error ".ai/kiwi.lock cannot be read",
     R706 Error "a rye:signed or ryeos:signed header whose hash no longer matches the content: rye (or ryeos) refuses to load or run the item",
+    R707 Warning "kiwi.lock pins a version its registry has since yanked (kiwi check --locked; it stays restorable, but move off it: kiwi pull --update)",
     S801 Error "SKILL.md frontmatter missing, never closed, not valid YAML or not a mapping",
     S802 Error "a skill's required `name` or `description` missing or empty",
     S803 Error "skill name breaks the naming rules (length, lowercase, hyphens, characters)",

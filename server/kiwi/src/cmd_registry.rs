@@ -214,6 +214,7 @@ pub fn update(names: &[String], json: bool) -> Result<ExitCode> {
     if json {
         out(&serde_json::to_string_pretty(&json!({"registries": rows}))?);
     }
+    warn_yanked_pins(&us, &cfg, project_for(None).ok().flatten().as_deref());
     Ok(if failed {
         ExitCode::from(2)
     } else {
@@ -269,7 +270,7 @@ fn find_item(ws: &Workspace, item: &str) -> Result<Arc<Item>> {
 }
 
 pub struct PublishOptions<'a> {
-    pub item: &'a str,
+    pub items: &'a [String],
     pub registry: &'a str,
     pub version: Option<&'a str>,
     pub unsigned: bool,
@@ -277,42 +278,75 @@ pub struct PublishOptions<'a> {
     pub json: bool,
 }
 
+/// The items an argument names: one item, or every item of the workspace below a folder.
+fn items_named(ws: &Workspace, arg: &str) -> Result<Vec<Arc<Item>>> {
+    let p = Path::new(arg);
+    if p.is_dir() {
+        let dir = p.canonicalize()?;
+        let mut found: Vec<Arc<Item>> = ws
+            .items()
+            .filter(|i| i.path.starts_with(&dir) && ItemType::FILE_TYPES.contains(&i.item_type))
+            .cloned()
+            .collect();
+        found.sort_by(|a, b| a.path.cmp(&b.path));
+        if found.is_empty() {
+            bail!("{arg} holds no item of the project or the user space");
+        }
+        return Ok(found);
+    }
+    Ok(vec![find_item(ws, arg)?])
+}
+
 pub fn publish(o: &PublishOptions) -> Result<ExitCode> {
     let project = project_for(o.project)?;
     let host = Host::from_process();
     let us = host.user_space();
     let ws = Workspace::load(project, host);
-    let item = find_item(&ws, o.item)?;
-    let published =
-        ops::publish_item(&us, &ws, &item, Some(o.registry), o.version, o.unsigned).map_err(err)?;
-    let entry = &published.committed;
-    if o.json {
-        return json_out(&serde_json::to_value(&published)?);
-    }
-    out(&format!(
-        "published {} to `{}` ({}) at {}{}",
-        published.line.label(),
-        entry.registry,
-        shown(&entry.url),
-        store::short(&published.committed.commit),
-        if published.committed.attempts > 1 {
-            format!(
-                " (after {} attempts: others published meanwhile)",
-                published.committed.attempts
-            )
-        } else {
-            String::new()
+    let mut items: Vec<Arc<Item>> = Vec::new();
+    for arg in o.items {
+        for i in items_named(&ws, arg)? {
+            if !items.iter().any(|x| x.path == i.path) {
+                items.push(i);
+            }
         }
-    ));
-    out(&format!("  digest {}", published.line.digest));
-    out(&format!(
-        "  signer {}",
-        published
-            .line
-            .signer
-            .as_deref()
-            .unwrap_or("none (published --unsigned)")
-    ));
+    }
+    let published = ops::publish_items(&us, &ws, &items, Some(o.registry), o.version, o.unsigned)
+        .map_err(err)?;
+    if o.json {
+        if let [one] = published.as_slice() {
+            return json_out(&serde_json::to_value(one)?);
+        }
+        return json_out(&json!({"published": published}));
+    }
+    let entry = &published[0].committed;
+    for p in &published {
+        out(&format!(
+            "published {} to `{}` ({}) at {}{}",
+            p.line.label(),
+            entry.registry,
+            shown(&entry.url),
+            store::short(&entry.commit),
+            if entry.attempts > 1 {
+                format!(
+                    " (after {} attempts: others published meanwhile)",
+                    entry.attempts
+                )
+            } else {
+                String::new()
+            }
+        ));
+        out(&format!("  digest {}", p.line.digest));
+        out(&format!(
+            "  signer {}",
+            p.line
+                .signer
+                .as_deref()
+                .unwrap_or("none (published --unsigned)")
+        ));
+    }
+    if published.len() > 1 {
+        out(&format!("{} items in one commit", published.len()));
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -343,42 +377,88 @@ pub enum To {
 }
 
 pub struct PullOptions<'a> {
-    pub reference: &'a str,
+    pub reference: Option<&'a str>,
     pub to: To,
     pub force: bool,
+    pub locked: bool,
+    pub update: bool,
+    pub overwrite_local: bool,
+    pub trust_on_first_use: bool,
     pub registry: Option<&'a str>,
     pub project: Option<&'a Path>,
     pub json: bool,
 }
 
 pub fn pull(o: &PullOptions) -> Result<ExitCode> {
-    let (t, id, version) = format::parse_reference(o.reference).map_err(err)?;
+    let items = match o.reference {
+        Some(r) => {
+            let (t, id, version) = format::parse_reference(r).map_err(err)?;
+            vec![ops::Request {
+                item_type: t,
+                id,
+                version,
+            }]
+        }
+        None if o.locked || o.update => Vec::new(),
+        None => bail!(
+            "say which item to pull (TYPE/ID[@VERSION]), or --locked (restore every item kiwi.lock pins) or --update (move every pinned item to its newest compatible version)"
+        ),
+    };
     let project = project_for(o.project)?;
     let host = Host::from_process();
     let us = host.user_space();
-    let policy = kiwi_kernel::config::Config::load(&us, project.as_deref()).require_signed;
+    let cfg = kiwi_kernel::config::Config::load(&us, project.as_deref());
+    for s in cfg
+        .project_settings
+        .iter()
+        .filter(|s| s.key == "trust.tofu")
+    {
+        eprintln!("warning: {}: {}", s.file.display(), s.message);
+    }
+    let policy = cfg.require_signed;
     let ws = Workspace::load(project.clone(), host);
     let pulled = ops::pull(&ops::PullArgs {
         user_space: &us,
         project: project.as_deref(),
         ws: Some(&ws),
-        item_type: t,
-        id: &id,
-        version: version.as_deref(),
+        items,
+        mode: if o.locked {
+            ops::Mode::Locked
+        } else if o.update {
+            ops::Mode::Update
+        } else {
+            ops::Mode::Requested
+        },
         to: match o.to {
             To::Project => ops::Destination::Project,
             To::User => ops::Destination::User,
         },
         force: o.force,
+        overwrite_local: o.overwrite_local,
         registry: o.registry,
         require_signed: &policy,
+        trust_on_first_use: o.trust_on_first_use || cfg.trust_on_first_use == Some(true),
         permit: None,
     })
     .map_err(err)?;
     if o.json {
         return json_out(&json!({"pulled": pulled}));
     }
+    let lockfile = match o.to {
+        To::Project => ".ai/kiwi.lock",
+        To::User => "the user space's kiwi.lock",
+    };
     for p in &pulled {
+        if p.unchanged {
+            out(&format!(
+                "{}/{}@{}: {} (nothing written)",
+                p.item_type,
+                p.id,
+                p.version,
+                p.note.as_deref().unwrap_or("unchanged")
+            ));
+            continue;
+        }
         out(&format!(
             "pulled {}/{}@{} from `{}` ({}, commit {}){}",
             p.item_type,
@@ -394,6 +474,9 @@ pub fn pull(o: &PullOptions) -> Result<ExitCode> {
             }
         ));
         out(&format!("  digest {} verified; {}", p.digest, p.signature));
+        if let Some(r) = &p.replaced {
+            out(&format!("  replaced {r}"));
+        }
         if let Some(n) = &p.note {
             out(&format!("  note: {n}"));
         }
@@ -401,9 +484,148 @@ pub fn pull(o: &PullOptions) -> Result<ExitCode> {
             out(&format!("  wrote {}", f.display()));
         }
         if p.locked {
-            out("  pinned in .ai/kiwi.lock");
+            out(&format!("  pinned in {lockfile}"));
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The lockfiles a user works with: the project's `.ai/kiwi.lock` and the user space's.
+fn lockfiles(
+    project: Option<&Path>,
+    us: &Path,
+) -> Vec<(&'static str, kiwi_kernel::lock::Lockfile)> {
+    let mut out = Vec::new();
+    let mut roots = Vec::new();
+    if let Some(p) = project {
+        roots.push(("project", p.join(".ai")));
+    }
+    roots.push(("user", us.to_path_buf()));
+    for (space, root) in roots {
+        match kiwi_kernel::lock::Lockfile::load(&root) {
+            Ok(l) => out.push((space, l)),
+            Err(e) => eprintln!("warning: {e}"),
+        }
+    }
+    out
+}
+
+/// Warn about every pin of these lockfiles whose version has been yanked (after `kiwi
+/// registry update`): the item, the version, what to do.
+fn warn_yanked_pins(us: &Path, cfg: &config::RegistriesConfig, project: Option<&Path>) {
+    for (_, lock) in lockfiles(project, us) {
+        for s in kiwi_kernel::registry::pins::status(us, cfg, &lock) {
+            if let Some(w) = s.yank_warning() {
+                eprintln!("warning: {w}");
+            }
+        }
+    }
+}
+
+pub fn outdated(offline: bool, project: Option<&Path>, json: bool) -> Result<ExitCode> {
+    let project = project_for(project)?;
+    let us = user_space();
+    let cfg = config::load(&us).map_err(err)?;
+    let locks = lockfiles(project.as_deref(), &us);
+    if !offline {
+        // Fetch each registry a pin comes from, once; one that cannot be fetched is read
+        // as it was last fetched, and the user is told.
+        let mut fetched = std::collections::HashSet::new();
+        for (_, lock) in &locks {
+            for pin in &lock.entries {
+                if let Some(e) = kiwi_kernel::registry::pins::registry_of(&cfg, pin) {
+                    if fetched.insert(e.name.clone()) {
+                        if let Err(er) = store::update(&us, e) {
+                            eprintln!(
+                                "warning: {}: {} (showing what it held when last fetched)",
+                                e.name, er.message
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut rows = Vec::new();
+    for (space, lock) in &locks {
+        for s in kiwi_kernel::registry::pins::status(&us, &cfg, lock) {
+            rows.push((*space, s));
+        }
+    }
+    if json {
+        let v: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(space, s)| {
+                let mut v = serde_json::to_value(s).unwrap_or_default();
+                v["space"] = json!(space);
+                v["outdated"] = json!(s.is_outdated());
+                v
+            })
+            .collect();
+        return json_out(&json!({"pins": v}));
+    }
+    let outdated: Vec<&(&str, kiwi_kernel::registry::pins::PinStatus)> =
+        rows.iter().filter(|(_, s)| s.is_outdated()).collect();
+    for (_, s) in rows.iter().filter(|(_, s)| s.problem.is_some()) {
+        eprintln!(
+            "warning: {}/{}@{}: {}",
+            s.item_type,
+            s.id,
+            s.pinned,
+            s.problem.as_deref().unwrap_or("")
+        );
+    }
+    if outdated.is_empty() {
+        out(&format!(
+            "every pinned item is up to date ({} pinned)",
+            rows.len()
+        ));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let table: Vec<[String; 5]> = outdated
+        .iter()
+        .map(|(space, s)| {
+            [
+                format!(
+                    "{}{}/{}",
+                    if *space == "user" { "(user) " } else { "" },
+                    s.item_type,
+                    s.id
+                ),
+                format!(
+                    "{}{}",
+                    s.pinned,
+                    if s.pinned_yanked { " (yanked)" } else { "" }
+                ),
+                s.latest_compatible.clone().unwrap_or_else(|| "-".into()),
+                s.latest.clone().unwrap_or_else(|| "-".into()),
+                s.registry.clone(),
+            ]
+        })
+        .collect();
+    let head = ["Item", "Pinned", "Compatible", "Latest", "Registry"];
+    let mut width = head.map(str::len);
+    for r in &table {
+        for (w, c) in width.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: [&str; 5]| {
+        let mut l = String::new();
+        for (i, (c, w)) in cells.iter().zip(width).enumerate() {
+            if i + 1 == cells.len() {
+                l.push_str(c);
+            } else {
+                l.push_str(&format!("{c:<w$}  "));
+            }
+        }
+        l
+    };
+    out(&line(head));
+    for r in &table {
+        out(&line([&r[0], &r[1], &r[2], &r[3], &r[4]]));
+    }
+    out("  kiwi pull --update moves pinned items to their newest compatible version; kiwi pull --force TYPE/ID@VERSION to any other");
     Ok(ExitCode::SUCCESS)
 }
 

@@ -214,8 +214,13 @@ values only for variables the chain itself defines) and runs nothing.")]
     },
     /// Publish an item (its file, TYPE/ID or id) to a configured registry: refused when it has
     /// error diagnostics; its files and index line are committed and pushed.
+    ///
+    /// Several items (or a folder: every item below it) are published in one commit, all or
+    /// nothing: if one is refused, nothing is published.
     Publish {
-        item: String,
+        /// Items: a file, TYPE/ID, an id, or a folder of items.
+        #[arg(required = true, num_args = 1..)]
+        items: Vec<String>,
         #[arg(long)]
         registry: String,
         /// The version (semver); default: the one the item declares.
@@ -232,15 +237,49 @@ values only for variables the chain itself defines) and runs nothing.")]
     /// Pull TYPE/ID[@VERSION] (an exact version or a semver requirement such as ^1.2) from the
     /// registries: the digest is checked before anything is written, nothing is overwritten
     /// without --force, a tool's missing chain comes with it.
+    ///
+    /// kiwi.lock: with --locked, every item it pins is restored exactly (version and digest,
+    /// a yanked version included); with --update, pinned items move to the newest version
+    /// compatible with their pin (`^PINNED`; name a version to cross a major). A pin never
+    /// moves down unless the version is named. A pinned item edited since it was pulled is
+    /// replaced only with --overwrite-local.
     Pull {
-        item: String,
+        /// TYPE/ID[@VERSION]; with --locked or --update it may be left out (every pinned item).
+        item: Option<String>,
         #[arg(long, value_enum, default_value = "project")]
         to: cmd_registry::To,
+        /// Replace files that exist (never a local edit of a pinned item: --overwrite-local).
         #[arg(long)]
         force: bool,
+        /// Restore every item kiwi.lock pins, exactly (refused when the registry's bytes differ
+        /// from the lock's digest); items whose files match are left alone.
+        #[arg(long, conflicts_with_all = ["item", "update"])]
+        locked: bool,
+        /// Move the item (or every pinned item) to the newest version compatible with its pin.
+        #[arg(long)]
+        update: bool,
+        /// Replace a pinned item whose files you edited since it was pulled.
+        #[arg(long)]
+        overwrite_local: bool,
+        /// Trust the key of a publisher seen for the first time (added to your trust store;
+        /// the pull says so). Without it (or `trust.tofu: true` in your config.yaml) an item
+        /// signed by a key you do not trust is refused.
+        #[arg(long)]
+        trust_on_first_use: bool,
         /// Only this registry (default: the first configured one that has the item).
         #[arg(long)]
         registry: Option<String>,
+        #[arg(long)]
+        project: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The items kiwi.lock pins (the project's and the user space's) against what their
+    /// registries offer: pinned, latest compatible (`^PINNED`), latest, registry; a yanked
+    /// pin is marked. The registries are fetched first (--offline: the local clones).
+    Outdated {
+        #[arg(long)]
+        offline: bool,
         #[arg(long)]
         project: Option<PathBuf>,
         #[arg(long)]
@@ -440,14 +479,14 @@ fn main() -> ExitCode {
             RegistryCommand::Update { names, json } => cmd_registry::update(&names, json),
         },
         Command::Publish {
-            item,
+            items,
             registry,
             version,
             unsigned,
             project,
             json,
         } => cmd_registry::publish(&cmd_registry::PublishOptions {
-            item: &item,
+            items: &items,
             registry: &registry,
             version: version.as_deref(),
             unsigned,
@@ -458,17 +497,30 @@ fn main() -> ExitCode {
             item,
             to,
             force,
+            locked,
+            update,
+            overwrite_local,
+            trust_on_first_use,
             registry,
             project,
             json,
         } => cmd_registry::pull(&cmd_registry::PullOptions {
-            reference: &item,
+            reference: item.as_deref(),
             to,
             force,
+            locked,
+            update,
+            overwrite_local,
+            trust_on_first_use,
             registry: registry.as_deref(),
             project: project.as_deref(),
             json,
         }),
+        Command::Outdated {
+            offline,
+            project,
+            json,
+        } => cmd_registry::outdated(offline, project.as_deref(), json),
         Command::Yank {
             item,
             registry,

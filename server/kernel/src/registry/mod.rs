@@ -17,6 +17,7 @@ pub mod config;
 pub mod format;
 pub mod git;
 pub mod ops;
+pub mod pins;
 pub mod search;
 pub mod sparse;
 pub mod store;

@@ -4,7 +4,10 @@
 //! An update fetches `kiwi-registry.toml`, `index/names.txt` (every `TYPE/ID` the registry
 //! holds, one per line, append-only: `kiwi publish` keeps it) and each item's index file;
 //! each must only have grown since the last update, and every line is checked as for a git
-//! registry. A version's files are fetched when it is pulled, each under the size cap, and
+//! registry (`registry add|update`, search). A pull of a mirrored registry asks only for
+//! `kiwi-registry.toml` and the item's own index file, conditionally (the server's `ETag` and
+//! `Last-Modified` kept in the mirror; a 304 reuses the cached copy): [`refresh_item`]. A
+//! version's files are fetched when it is pulled (unless the mirror holds them as its line says), each under the size cap, and
 //! checked against its line (sha256 of each, the digest) before anything is written. The
 //! mirror lives where a clone would (`cache/registries/<name>`), replaced whole on each
 //! successful update (nothing changes when one fails).
@@ -104,11 +107,106 @@ fn get(url: &str, rel: &str, cap: u64) -> Result<Option<Vec<u8>>> {
 }
 
 async fn fetch(client: &reqwest::Client, full: &str, cap: u64) -> Result<Option<Vec<u8>>> {
-    let net = |e: reqwest::Error| RegistryError::new(ErrorKind::Git, format!("GET {full}: {e}"));
-    let mut resp = client.get(full).send().await.map_err(net)?;
-    if resp.status() == reqwest::StatusCode::NOT_FOUND {
-        return Ok(None);
+    match fetch_if_changed(client, full, cap, None).await? {
+        Fetched::NotFound => Ok(None),
+        Fetched::Body(b, _) => Ok(Some(b)),
+        // No validator was sent: a 304 is the server's mistake.
+        Fetched::NotModified => Err(RegistryError::new(
+            ErrorKind::Git,
+            format!("GET {full}: HTTP 304 to a request that was not conditional"),
+        )),
     }
+}
+
+/// What a server keeps to answer a conditional request: its `ETag` and `Last-Modified`.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
+pub struct Validator {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_modified: Option<String>,
+}
+
+/// The answer to a (conditional) GET.
+enum Fetched {
+    NotFound,
+    NotModified,
+    Body(Vec<u8>, Validator),
+}
+
+/// The validators of a mirror's files (`.kiwi-validators.json`: path -> validator), so a
+/// pull asks only "changed since?" and a 304 reuses the cached copy.
+const VALIDATORS: &str = ".kiwi-validators.json";
+
+fn load_validators(dir: &Path) -> std::collections::BTreeMap<String, Validator> {
+    read_local(dir, VALIDATORS)
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+fn save_validators(dir: &Path, v: &std::collections::BTreeMap<String, Validator>) -> Result<()> {
+    let text = serde_json::to_vec_pretty(v).unwrap_or_default();
+    write(dir, VALIDATORS, &text)
+}
+
+/// GET `rel`, conditional on `validator` when there is one.
+fn get_if_changed(
+    url: &str,
+    rel: &str,
+    cap: u64,
+    validator: Option<&Validator>,
+) -> Result<Fetched> {
+    let full = format!("{}{}", base(url), encode(rel));
+    let http = http().map_err(|e| RegistryError::new(ErrorKind::Git, e))?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let client = http.client.clone();
+    let url = full.clone();
+    let validator = validator.cloned();
+    http.rt.spawn(async move {
+        let _ = tx.send(fetch_if_changed(&client, &url, cap, validator.as_ref()).await);
+    });
+    rx.recv().unwrap_or_else(|_| {
+        Err(RegistryError::new(
+            ErrorKind::Git,
+            format!("GET {full}: the HTTP client stopped"),
+        ))
+    })
+}
+
+async fn fetch_if_changed(
+    client: &reqwest::Client,
+    full: &str,
+    cap: u64,
+    validator: Option<&Validator>,
+) -> Result<Fetched> {
+    use reqwest::header;
+    let net = |e: reqwest::Error| RegistryError::new(ErrorKind::Git, format!("GET {full}: {e}"));
+    let mut req = client.get(full);
+    if let Some(v) = validator {
+        if let Some(e) = &v.etag {
+            req = req.header(header::IF_NONE_MATCH, e);
+        }
+        if let Some(m) = &v.last_modified {
+            req = req.header(header::IF_MODIFIED_SINCE, m);
+        }
+    }
+    let mut resp = req.send().await.map_err(net)?;
+    if resp.status() == reqwest::StatusCode::NOT_FOUND {
+        return Ok(Fetched::NotFound);
+    }
+    if resp.status() == reqwest::StatusCode::NOT_MODIFIED && validator.is_some() {
+        return Ok(Fetched::NotModified);
+    }
+    let header_text = |name: header::HeaderName| {
+        resp.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    let got = Validator {
+        etag: header_text(header::ETAG),
+        last_modified: header_text(header::LAST_MODIFIED),
+    };
     if !resp.status().is_success() {
         return Err(RegistryError::new(
             ErrorKind::Git,
@@ -130,7 +228,68 @@ async fn fetch(client: &reqwest::Client, full: &str, cap: u64) -> Result<Option<
             return Err(too_big());
         }
     }
-    Ok(Some(body))
+    Ok(Fetched::Body(body, got))
+}
+
+/// Bring one item's index file of an existing mirror up to date, and the registry's
+/// `kiwi-registry.toml`: the only files a pull needs (issue 26, 14) — not every index file
+/// (`update` fetches those, for `registry add|update` and search). Each is asked for
+/// conditionally (`If-None-Match`, `If-Modified-Since`, from the validators the server gave
+/// last time); a 304 reuses the cached copy. A new index file must only have grown, and every
+/// line is checked, as in [`update`].
+pub fn refresh_item(
+    entry: &RegistryEntry,
+    dir: &Path,
+    item_type: crate::ids::ItemType,
+    id: &str,
+) -> Result<Clone> {
+    let url = &entry.url;
+    let mut validators = load_validators(dir);
+    match get_if_changed(
+        url,
+        format::REGISTRY_TOML,
+        64 << 10,
+        validators.get(format::REGISTRY_TOML),
+    )? {
+        Fetched::NotFound => {
+            return Err(RegistryError::invalid(format!(
+                "{url} is not a kiwi registry served statically: no {}",
+                format::REGISTRY_TOML
+            )))
+        }
+        Fetched::NotModified => {}
+        Fetched::Body(bytes, v) => {
+            RegistryToml::parse(&String::from_utf8_lossy(&bytes))?;
+            write(dir, format::REGISTRY_TOML, &bytes)?;
+            validators.insert(format::REGISTRY_TOML.to_string(), v);
+        }
+    }
+    let rel = format::index_path(item_type, id);
+    let old = read_local(dir, &rel);
+    let sent = old.as_ref().and_then(|_| validators.get(&rel));
+    match get_if_changed(url, &rel, format::MAX_INDEX_BYTES, sent)? {
+        Fetched::NotFound if old.is_some() => {
+            return Err(RegistryError::hostile(format!(
+                "registry `{}` no longer serves `{rel}`: an index is append-only; refused, nothing changed",
+                entry.name
+            )))
+        }
+        Fetched::NotFound | Fetched::NotModified => {}
+        Fetched::Body(bytes, v) => {
+            let old = old.unwrap_or_default();
+            if !bytes.starts_with(&old) {
+                return Err(RegistryError::hostile(format!(
+                    "registry `{}` rewrote `{rel}` (an index is append-only: a published version never changes); refused, nothing changed",
+                    entry.name
+                )));
+            }
+            ItemVersions::parse(&String::from_utf8_lossy(&bytes), item_type, id)?;
+            write(dir, &rel, &bytes)?;
+            validators.insert(rel, v);
+        }
+    }
+    save_validators(dir, &validators)?;
+    open(entry, dir)
 }
 
 fn write(dir: &Path, rel: &str, bytes: &[u8]) -> Result<()> {
@@ -154,6 +313,13 @@ fn state_of(dir: &Path) -> String {
         .ok()
         .and_then(|t| t.lines().nth(1).map(str::to_string))
         .unwrap_or_default()
+}
+
+/// Whether `dir` holds a mirror of this sparse registry (its URL, not one it had before).
+pub fn mirrors(entry: &RegistryEntry, dir: &Path) -> bool {
+    is_sparse(&entry.url)
+        && std::fs::read_to_string(dir.join(MARKER))
+            .is_ok_and(|t| t.lines().next() == Some(entry.url.as_str()))
 }
 
 /// The existing mirror of a sparse registry.

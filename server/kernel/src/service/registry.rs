@@ -209,18 +209,24 @@ impl Service {
                 "a pull into the project needs one",
             ));
         }
-        let policy = crate::config::Config::load(&us, project.as_deref()).require_signed;
+        let cfg = crate::config::Config::load(&us, project.as_deref());
+        let policy = cfg.require_signed;
         let pulled = ops::pull(&ops::PullArgs {
             user_space: &us,
             project: project.as_deref(),
             ws: Some(&ws),
-            item_type: t,
-            id: &id,
-            version: version.as_deref(),
+            items: vec![ops::Request {
+                item_type: t,
+                id: id.clone(),
+                version: version.clone(),
+            }],
+            mode: ops::Mode::Requested,
             to,
             force: a.force,
+            overwrite_local: false,
             registry: only,
             require_signed: &policy,
+            trust_on_first_use: cfg.trust_on_first_use == Some(true),
             permit: Some(&permit),
         })
         .map_err(|e| match refused.take() {

@@ -355,6 +355,30 @@ pub fn lock_problems(ws: &Workspace, space: Space, locked: bool) -> Vec<LockProb
             });
         }
     }
+    if locked {
+        // A pinned version yanked since (R707): read from the registries' local clones.
+        if let Ok(cfg) = crate::registry::config::load(&ws.user) {
+            for (_, root) in lock_spaces(ws).into_iter().filter(|(s, _)| *s == space) {
+                let Some(lock) = lockfile(&root) else {
+                    continue;
+                };
+                let Ok(lock) = lock.as_ref() else {
+                    continue;
+                };
+                for s in crate::registry::pins::status(&ws.user, &cfg, lock) {
+                    if let Some(message) = s.yank_warning() {
+                        problems.push(LockProblem {
+                            lockfile: Lockfile::path(&root),
+                            item: Some(format!("{}/{}", s.item_type, s.id)),
+                            code: Code::R707,
+                            severity: Severity::Warning,
+                            message,
+                        });
+                    }
+                }
+            }
+        }
+    }
     problems
 }
 

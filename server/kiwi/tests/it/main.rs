@@ -16,6 +16,7 @@ mod lookup_errors;
 mod mcp_cli;
 mod mcp_load;
 mod registry;
+mod registry_pins;
 mod run;
 mod rye;
 mod secrets;

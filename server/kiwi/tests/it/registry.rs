@@ -227,7 +227,7 @@ impl Drop for Daemon {
     }
 }
 
-fn results(v: &Json) -> Vec<Json> {
+pub(crate) fn results(v: &Json) -> Vec<Json> {
     v["results"].as_array().cloned().unwrap_or_default()
 }
 
@@ -353,16 +353,14 @@ fn registry_two_users_publish_trust_search_pull_and_pin_over_git_daemon() {
         "--unsigned",
     ]);
     let _ = carol_keys;
-    // Without a policy both come, and the output says what they are.
-    let p = bob.json(&["pull", "tool/text/carol_tool"]);
+    // Without a policy, a publisher Bob does not trust is refused all the same (issue 26,
+    // 13), the refusal naming the ways on.
+    let err = bob.refused(&["pull", "tool/text/carol_tool"]);
     assert!(
-        p["pulled"][0]["signature"]
-            .as_str()
-            .unwrap()
-            .contains("do not trust"),
-        "{p}"
+        err.contains("do not trust") && err.contains("--trust-on-first-use"),
+        "{err}"
     );
-    std::fs::remove_file(bob.project.join(".ai/tools/text/carol_tool.py")).unwrap();
+    assert!(bob.read("tools/text/carol_tool.py").is_none());
     // Under trust.require_signed: refused, nothing written.
     bob.append_config("trust:\n  require_signed: true\n");
     let err = bob.refused(&["pull", "tool/text/carol_tool"]);
@@ -381,7 +379,7 @@ fn registry_two_users_publish_trust_search_pull_and_pin_over_git_daemon() {
 fn registry_a_tool_pulls_its_missing_runtime_and_pins_both() {
     let tmp = tempfile::tempdir().unwrap();
     let (alice, bob, url) = alice_bob_and_a_registry(tmp.path());
-    alice.keys();
+    bob.trust(&alice.keys());
     alice.write("tools/runtimes/team_python.py", RUNTIME);
     alice.write(
         "tools/text/wc.py",
@@ -925,8 +923,17 @@ fn registry_pulls_into_the_user_space_are_pinned_in_its_lockfile() {
         !out.status.success() && v.contains("pulled from") && !v.contains("files match"),
         "{v}"
     );
-    // Pulled again with --force: it matches its pin again.
-    user.ok(&["pull", "tool/text/word_count", "--to", "user", "--force"]);
+    // Pulled again: a local edit is replaced only with --overwrite-local (issue 26, 12);
+    // then it matches its pin again.
+    let err = user.refused(&["pull", "tool/text/word_count", "--to", "user", "--force"]);
+    assert!(err.contains("--overwrite-local"), "{err}");
+    user.ok(&[
+        "pull",
+        "tool/text/word_count",
+        "--to",
+        "user",
+        "--overwrite-local",
+    ]);
     let lock = Lockfile::load(&user.space).unwrap();
     assert_eq!(
         lock.get("tool", "text/word_count")
@@ -945,7 +952,7 @@ fn registry_a_pull_under_a_directive_writes_only_granted_items() {
     use serde_json::json;
     let tmp = tempfile::tempdir().unwrap();
     let (alice, bob, url) = alice_bob_and_a_registry(tmp.path());
-    alice.keys();
+    bob.trust(&alice.keys());
     alice.write("tools/zz/runner.py", RUNTIME);
     alice.write(
         "tools/x/evil.py",
@@ -1120,7 +1127,7 @@ fn registry_sparse_through_mcp_search_load_and_pull() {
 
 /// Alice and Bob, each with a project and a user space, and a bare registry Alice made at
 /// `file://<dir>/reg.git` (neither has added it yet).
-fn alice_bob_and_a_registry(dir: &Path) -> (User, User, String) {
+pub(crate) fn alice_bob_and_a_registry(dir: &Path) -> (User, User, String) {
     let alice = User::new(dir, "alice");
     let bob = User::new(dir, "bob");
     let reg = dir.join("reg.git");

@@ -19,8 +19,8 @@ mod signature;
 mod transact;
 
 pub use line::{item_files, line_for};
-pub use publish::{publish, publish_item, yank, Published};
-pub use pull::{pull, Destination, PullArgs, PulledItem};
+pub use publish::{publish, publish_item, publish_items, publish_many, yank, Published};
+pub use pull::{pull, Destination, Mode, PullArgs, PulledItem, Request};
 pub use signature::{check_signature, envelope, sign, sign_yank};
 pub use transact::{Committed, MAX_ATTEMPTS};
 

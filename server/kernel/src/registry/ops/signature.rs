@@ -69,6 +69,7 @@ pub fn check_signature(
     toml: &crate::registry::format::RegistryToml,
     registry: &str,
     require_signed: bool,
+    trust_on_first_use: bool,
     line: &IndexLine,
 ) -> Result<Option<crate::trust::Verdict>> {
     use crate::trust::Verdict;
@@ -91,6 +92,19 @@ pub fn check_signature(
                 "{}, and trust.require_signed requires a trusted signer (`kiwi keys trust` adds one)",
                 v.describe()
             ))
+        }
+        // A publisher you do not trust is refused by default (issue 26, 13): trusted on its
+        // first sight only when you say so.
+        Some(Verdict::ValidUntrusted { signer }) if !trust_on_first_use => {
+            let key = line.public_key.as_deref().unwrap_or("KEY");
+            return refuse(format!(
+                "signed by publisher {signer}, a key you do not trust. To accept it, check that fingerprint with the publisher, then either `kiwi keys trust {key}`, or pull with --trust-on-first-use (or set `trust.tofu: true` in your config.yaml)"
+            ));
+        }
+        Some(Verdict::UnknownSigner { signer }) => {
+            return refuse(format!(
+                "signed by publisher {signer}, a key kiwi does not know (the index line carries no public key): get the publisher's public key and `kiwi keys trust` it"
+            ));
         }
         _ => {}
     }
