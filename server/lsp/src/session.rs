@@ -95,6 +95,10 @@ pub(crate) struct Shared {
     pub counter: AtomicU64,
     /// Woken each time a workspace finishes loading (commands wait for their workspace).
     pub loaded_notify: tokio::sync::Notify,
+    /// Where the author's cursor was last seen (the attached agent's `kiwi://editor/active`).
+    pub cursor: Mutex<Option<crate::attach::Cursor>>,
+    /// The attached agent's endpoint: its socket and the task serving it.
+    pub endpoint: Mutex<Option<(PathBuf, tokio::task::JoinHandle<()>)>>,
 }
 
 impl Shared {
@@ -112,6 +116,8 @@ impl Shared {
             cancels: Mutex::new(HashMap::new()),
             counter: AtomicU64::new(0),
             loaded_notify: tokio::sync::Notify::new(),
+            cursor: Mutex::new(None),
+            endpoint: Mutex::new(None),
         }
     }
 
