@@ -166,6 +166,9 @@ async def main():
     n = await lsp.wait_note(logged("agent endpoint (MCP) at "))
     check("the LSP names its agent endpoint", n is not None)
     socket = Path(n["params"]["message"].split(" at ", 1)[1]) if n else None
+    ep = await lsp.request("kiwi/agentEndpoint", None)
+    check("kiwi/agentEndpoint gives the socket (for the editor packages)",
+          socket is not None and ep.get("result", {}).get("socket") == str(socket), ep)
     if socket:
         mode = stat.S_IMODE(socket.stat().st_mode)
         dmode = stat.S_IMODE(socket.parent.stat().st_mode)

@@ -73,7 +73,13 @@ impl Backend {
     /// Start the agent endpoint (once, after `initialized`); a failure is logged, the
     /// language server goes on without it.
     pub(crate) async fn start_agent_endpoint(&self) {
+        let failed = || {
+            self.shared
+                .endpoint_failed
+                .store(true, std::sync::atomic::Ordering::Relaxed)
+        };
         if std::env::var_os("KIWI_NO_AGENT_ENDPOINT").is_some() {
+            failed();
             return;
         }
         let (folders, host) = {
@@ -83,6 +89,7 @@ impl Backend {
         let endpoint = match Endpoint::bind(&folders) {
             Ok(e) => e,
             Err(e) => {
+                failed();
                 self.client
                     .log_message(
                         MessageType::WARNING,
@@ -112,6 +119,32 @@ impl Backend {
                 format!("kiwi: agent endpoint (MCP) at {}", socket.display()),
             )
             .await;
+    }
+}
+
+impl Backend {
+    /// The agent endpoint's socket, once `initialized` started it (waited for a little: the
+    /// editor asks right after starting the server).
+    pub(crate) async fn agent_socket(&self) -> Option<PathBuf> {
+        for _ in 0..50 {
+            if let Some((s, _)) = &*self
+                .shared
+                .endpoint
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+            {
+                return Some(s.clone());
+            }
+            if self
+                .shared
+                .endpoint_failed
+                .load(std::sync::atomic::Ordering::Relaxed)
+            {
+                return None;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        None
     }
 }
 

@@ -29,6 +29,12 @@ impl Backend {
         }
     }
 
+    /// `kiwi/agentEndpoint`: the attached agent's socket (`{socket: null}` when it did not
+    /// start), for the editor packages to register (`kiwi mcp --attach --socket PATH`).
+    pub async fn agent_endpoint(&self, _p: Json) -> Result<Json> {
+        Ok(serde_json::json!({ "socket": self.agent_socket().await }))
+    }
+
     pub async fn syntax_tree(&self, p: Json) -> Result<Json> {
         guard(handlers::syntax_tree::syntax_tree(self, p)).await
     }

@@ -99,6 +99,8 @@ pub(crate) struct Shared {
     pub cursor: Mutex<Option<crate::attach::Cursor>>,
     /// The attached agent's endpoint: its socket and the task serving it.
     pub endpoint: Mutex<Option<(PathBuf, tokio::task::JoinHandle<()>)>>,
+    /// The endpoint did not start (or is turned off): nothing to wait for.
+    pub endpoint_failed: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -118,6 +120,7 @@ impl Shared {
             loaded_notify: tokio::sync::Notify::new(),
             cursor: Mutex::new(None),
             endpoint: Mutex::new(None),
+            endpoint_failed: Default::default(),
         }
     }
 
