@@ -226,6 +226,10 @@ async def main():
                                         and "Agent: running test/slow" in n["params"]["value"].get("title", ""))
             check("the agent's run has a progress in the editor, cancellable",
                   begin is not None and begin["params"]["value"].get("cancellable") is True, begin)
+            told = await lsp.wait_note(lambda n: n["method"] == "kiwi/agentRun")
+            check("kiwi/agentRun tells the editor packages the run's token",
+                  told is not None and begin is not None and told["params"]["token"] == begin["params"]["token"]
+                  and "test/slow" in told["params"]["title"], told)
             line3 = await lsp.wait_note(logged("line 3"))
             check("its output streams into the editor's log", line3 is not None)
             if begin:

@@ -19,6 +19,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use tower_lsp_server::ls_types::{MessageType, Position, Uri};
 
+/// `kiwi/agentRun` (`{token, title}`): an agent's run began, its progress is `token`.
+enum AgentRunNote {}
+
+impl tower_lsp_server::ls_types::notification::Notification for AgentRunNote {
+    type Params = Json;
+    const METHOD: &'static str = "kiwi/agentRun";
+}
+
 /// Where the author's cursor was last seen.
 #[derive(Clone)]
 pub(crate) struct Cursor {
@@ -232,6 +240,11 @@ async fn run_started(b: Backend, title: String) -> Option<EditorRun> {
     if let (Some(t), Some(k)) = (&token, &key) {
         b.shared.cancels().insert(k.clone(), cancel.clone());
         b.progress_begin(t, &title, true).await;
+        // The editor packages show it as their own runs (the output channel, a notification
+        // with Cancel); a client that does not know it shows the progress alone.
+        b.client
+            .send_notification::<AgentRunNote>(json!({"token": t, "title": title}))
+            .await;
     }
     b.client
         .log_message(MessageType::LOG, format!("▶ {title}"))
