@@ -145,8 +145,14 @@ impl Endpoint {
         };
         let me = uid();
         loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                continue;
+            let stream = match listener.accept().await {
+                Ok((s, _)) => s,
+                Err(e) => {
+                    // Out of file descriptors, say: try again a little later, not in a loop.
+                    tracing::warn!("agent endpoint: accept failed: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                    continue;
+                }
             };
             match stream.peer_cred() {
                 Ok(c) if c.uid() == me => {}
