@@ -111,7 +111,10 @@ fn a_service_with_open_documents_answers_from_the_unsaved_text() {
         .to_string()
     };
     let text = load(&service);
-    assert!(text.contains("Unsaved words zanzibar.") && !text.contains("Some text."), "{text}");
+    assert!(
+        text.contains("Unsaved words zanzibar.") && !text.contains("Some text."),
+        "{text}"
+    );
     let found = service
         .search(
             &session,
@@ -127,5 +130,8 @@ fn a_service_with_open_documents_answers_from_the_unsaved_text() {
     // Closed without saving: the disk is the truth again.
     docs.0.lock().unwrap().clear();
     let text = load(&service);
-    assert!(text.contains("Some text.") && !text.contains("zanzibar"), "{text}");
+    assert!(
+        text.contains("Some text.") && !text.contains("zanzibar"),
+        "{text}"
+    );
 }
