@@ -175,6 +175,9 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
       pattern: '**/.ai/**',
     })),
     outputChannel: serverOutput,
+    // The agent's runs are shown here (kiwi/agentRun, showAgentRun), on a token the server
+    // does not ask the client library to create (it would take their progress for its own).
+    initializationOptions: { agentRuns: true },
     middleware: {
       executeCommand: async (command, args, next) => {
         switch (command) {

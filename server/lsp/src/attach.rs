@@ -234,17 +234,29 @@ async fn active(b: &Backend) -> Json {
 /// supports server-created progress) and each output line in the log, as `▶ Run` shows its
 /// own.
 async fn run_started(b: Backend, title: String) -> Option<EditorRun> {
-    let token = b.token(None, "agent-run").await;
+    // A client that shows agent runs itself takes the token from `kiwi/agentRun`; the
+    // others get a server-created progress.
+    let token = if b.lock().caps.agent_runs {
+        let n = b
+            .shared
+            .counter
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Some(tower_lsp_server::ls_types::NumberOrString::String(format!(
+            "kiwi-agent-run-{n}"
+        )))
+    } else {
+        b.token(None, "agent-run").await
+    };
     let cancel = CancellationToken::new();
     let key = token.as_ref().map(token_key);
     if let (Some(t), Some(k)) = (&token, &key) {
         b.shared.cancels().insert(k.clone(), cancel.clone());
-        b.progress_begin(t, &title, true).await;
         // The editor packages show it as their own runs (the output channel, a notification
         // with Cancel); a client that does not know it shows the progress alone.
         b.client
             .send_notification::<AgentRunNote>(json!({"token": t, "title": title}))
             .await;
+        b.progress_begin(t, &title, true).await;
     }
     b.client
         .log_message(MessageType::LOG, format!("▶ {title}"))

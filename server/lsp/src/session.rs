@@ -70,6 +70,10 @@ pub(crate) struct Caps {
     pub rename_files: bool,
     /// `documentLink.tooltipSupport`: document links carry a tooltip.
     pub link_tooltips: bool,
+    /// `initializationOptions.agentRuns`: the client shows an agent's runs itself on the
+    /// token `kiwi/agentRun` names (no `window/workDoneProgress/create`, whose progress the
+    /// client library would take for its own).
+    pub agent_runs: bool,
 }
 
 pub(crate) struct State {

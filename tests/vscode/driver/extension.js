@@ -688,8 +688,9 @@ async function activate(context) {
       const ms = Date.now() - t0;
       assert(r.result && r.result.isError === true && /cancel/i.test(JSON.stringify(r.result.structuredContent)), `result: ${JSON.stringify(r).slice(0, 400)}`);
       assert(ms < 40000, `took ${ms} ms (the tool sleeps 60 s)`);
-      const t = fs.readFileSync(findChannelLog(logsRoot, api.outputChannelName), 'utf8');
-      assert(t.includes('✗ Agent: running text/slow: cancelled'), 'the cancellation is not in the Kiwi output channel');
+      // The progress's end follows the agent's answer (the channel's file is written a little later).
+      await waitFor('the cancellation in the Kiwi output channel', () =>
+        fs.readFileSync(findChannelLog(logsRoot, api.outputChannelName), 'utf8').includes('✗ Agent: running text/slow: cancelled'), 10000, 250);
       return { ms, screenshot: shot };
     } finally {
       s.close();
