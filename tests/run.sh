@@ -241,6 +241,9 @@ KIWI_BIN="$kiwi" "$venv/bin/python" tests/mcp/registry.py
 # Issue 28: the Skills extension (skills/list, skills/get, resources/directory/read as raw
 # JSON-RPC; every file read with the SDK's resources/read and its digest verified).
 KIWI_BIN="$kiwi" "$venv/bin/python" tests/mcp/skills.py
+# Issue 27: the attached agent (kiwi lsp's MCP socket, kiwi mcp --attach): unsaved buffers,
+# kiwi://editor/active, runs shown and cancelled in the editor, socket 0600 / SO_PEERCRED.
+KIWI_BIN="$kiwi" "$venv/bin/python" tests/mcp/attach.py
 # Issue 12 as an attacker would: every MCP-reachable case, each environment that works here,
 # as root and as a throw-away unprivileged user; prints the figures of 09-quality §4.
 KIWI_BIN="$kiwi" "$venv/bin/python" tests/mcp/hostile.py

@@ -614,6 +614,30 @@ local function main()
     vim.api.nvim_buf_set_lines(greet, prow, prow + 1, false, {})
   end
 
+  -- 9c. the attached agent (issue 27): :KiwiAgentConfig prints the MCP config for the user's
+  -- agent plugin, `kiwi mcp --attach --socket S` with S the language server's endpoint (a
+  -- socket of mode 0600); the cursor's moves reach the server (kiwi/activeItem).
+  if full then
+    vim.api.nvim_set_current_buf(greet)
+    local cmds = require('kiwi.commands')
+    cmds.last_agent_config = nil
+    vim.cmd('KiwiAgentConfig')
+    wait(function()
+      return cmds.last_agent_config
+    end)
+    local cfg = cmds.last_agent_config and vim.fn.json_decode(cmds.last_agent_config)
+    local kiwi = cfg and cfg.mcpServers and cfg.mcpServers.kiwi
+    local socket = kiwi and kiwi.args and kiwi.args[4]
+    local st = socket and (vim.uv or vim.loop).fs_stat(socket)
+    check(':KiwiAgentConfig prints kiwi mcp --attach --socket <the endpoint> for the agent plugin',
+      kiwi ~= nil and kiwi.command == vim.fn.exepath('kiwi') and kiwi.args[1] == 'mcp' and kiwi.args[2] == '--attach'
+        and kiwi.args[3] == '--socket' and st ~= nil and st.type == 'socket' and st.mode % 512 == 384,
+      { cfg = cfg, stat = st })
+    local shown = vim.fn.bufnr('kiwi://agent-config')
+    check('the config is shown in kiwi://agent-config',
+      shown ~= -1 and table.concat(vim.api.nvim_buf_get_lines(shown, 0, -1, false), '\n'):find('--attach', 1, true) ~= nil)
+  end
+
   -- 10. formatting through Neovim's own command (vim.lsp.buf.format; formatting_sync in 0.7):
   -- a badly indented step of greet.md is indented again, nothing else changes.
   if full then

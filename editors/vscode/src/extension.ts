@@ -1,5 +1,7 @@
 // The Kiwi extension: `kiwi lsp` for files under .ai/, the lens commands with progress and
-// output, and `kiwi mcp` offered to the editor's agent.
+// output, and the language server's attached MCP endpoint (`kiwi mcp --attach`) offered to the
+// editor's agent: it sees the unsaved buffers and the item under the cursor, and its runs show
+// here like the author's own.
 import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
@@ -61,6 +63,8 @@ export interface KiwiApi {
   readonly startError: () => string | undefined;
   /** The name of the output channel that receives run output. */
   readonly outputChannelName: string;
+  /** The language server's agent endpoint (its socket), when it serves one. */
+  readonly agentSocket: () => string | undefined;
 }
 
 let client: LanguageClient | undefined;
@@ -69,6 +73,10 @@ let output: vscode.OutputChannel;
 let serverOutput: vscode.LogOutputChannel;
 let runCounter = 0;
 let startError: string | undefined;
+/** The language server's agent endpoint (a Unix socket), once known. */
+let agentSocket: string | undefined;
+/** Fired when the MCP server definitions change (the endpoint came or went). */
+let mcpChanged: vscode.EventEmitter<void> | undefined;
 // While no server runs, the server's command ids answer with the reason instead of VS Code's
 // "command not found" (vscode-languageclient registers the real ones when the server starts).
 let fallbackCommands: vscode.Disposable[] = [];
@@ -105,6 +113,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<KiwiAp
     mcpProviderRegistered: () => mcpRegistered,
     startError: () => startError,
     outputChannelName: 'Kiwi',
+    agentSocket: () => agentSocket,
   };
 }
 
@@ -166,6 +175,9 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
       KIWI_FOLDERS.map((folder) => ({ scheme: 'file', language, pattern: `**/${folder}/**` })),
     ),
     outputChannel: serverOutput,
+    // The agent's runs are shown here (kiwi/agentRun, showAgentRun), on a token the server
+    // does not ask the client library to create (it would take their progress for its own).
+    initializationOptions: { agentRuns: true },
     middleware: {
       executeCommand: async (command, args, next) => {
         switch (command) {
@@ -184,6 +196,7 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
   client = new LanguageClient('kiwi', 'Kiwi Language Server', serverOptions, clientOptions);
   try {
     await client.start();
+    await attachAgent(context, client);
   } catch (e) {
     const lc = client;
     client = undefined;
@@ -192,9 +205,77 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
   }
 }
 
+/** The attached agent: the endpoint the server serves (offered as the MCP server), the
+ * cursor told to the server as it moves, and the agent's runs shown like the author's. */
+async function attachAgent(context: vscode.ExtensionContext, lc: LanguageClient): Promise<void> {
+  context.subscriptions.push(
+    lc.onNotification('kiwi/agentRun', (p: { token: string | number; title: string }) => showAgentRun(lc, p.token, p.title)),
+  );
+  let timer: NodeJS.Timeout | undefined;
+  context.subscriptions.push(
+    vscode.window.onDidChangeTextEditorSelection((e) => {
+      const doc = e.textEditor.document;
+      if (doc.uri.scheme !== 'file' || !doc.uri.fsPath.split(path.sep).includes('.ai')) {
+        return;
+      }
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        if (client === lc && lc.state === State.Running) {
+          void lc.sendNotification('kiwi/activeItem', {
+            uri: lc.code2ProtocolConverter.asUri(doc.uri),
+            position: lc.code2ProtocolConverter.asPosition(e.selections[0].active),
+          });
+        }
+      }, 150);
+    }),
+  );
+  try {
+    const r = (await lc.sendRequest('kiwi/agentEndpoint', null)) as { socket?: string | null } | null;
+    agentSocket = r?.socket ?? undefined;
+  } catch {
+    agentSocket = undefined; // an older server: `kiwi mcp --project` is offered instead
+  }
+  if (agentSocket) {
+    serverOutput.info(`agent endpoint: ${agentSocket}`);
+  }
+  mcpChanged?.fire();
+}
+
+/** An agent's run (`kiwi/agentRun`): its output in the Kiwi channel, a notification with
+ * Cancel (the server stops the run's process group), as ▶ Run shows the author's runs. */
+function showAgentRun(lc: LanguageClient, token: string | number, title: string): void {
+  output.show(true);
+  output.appendLine(`▶ ${title}`);
+  void vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Kiwi: ${title}`, cancellable: true },
+    (progress, cancel) =>
+      new Promise<void>((resolve) => {
+        const started = Date.now();
+        const tick = () => progress.report({ message: `${Math.floor((Date.now() - started) / 1000)} s — output in the Kiwi channel` });
+        tick();
+        const timer = setInterval(tick, 1000);
+        const onCancel = cancel.onCancellationRequested(() => {
+          void lc.sendNotification(WorkDoneProgressCancelNotification.type, { token });
+        });
+        const sub = lc.onProgress(WorkDoneProgress.type, token, (v) => {
+          if (v.kind === 'report' && v.message !== undefined) {
+            output.appendLine(v.message);
+          } else if (v.kind === 'end') {
+            output.appendLine(`${v.message === 'done' ? '✓' : '✗'} ${title}: ${v.message ?? 'ended'}`);
+            clearInterval(timer);
+            sub.dispose();
+            onCancel.dispose();
+            resolve();
+          }
+        });
+      }),
+  );
+}
+
 async function restart(context: vscode.ExtensionContext): Promise<void> {
   const old = client;
   client = undefined;
+  agentSocket = undefined;
   if (old) {
     await old.stop().catch(() => undefined);
     await old.dispose().catch(() => undefined);
@@ -518,7 +599,8 @@ async function validate(arg: CommandArg | undefined): Promise<unknown> {
 }
 
 // ---------------------------------------------------------------------------------------
-// MCP: `kiwi mcp --project <folder>` for the editor's agent
+// MCP for the editor's agent: the language server's endpoint (`kiwi mcp --attach --socket S`,
+// the live workspace) for the folder it serves, `kiwi mcp --project <folder>` for the others
 
 function registerMcp(context: vscode.ExtensionContext): {
   definitions: () => vscode.McpStdioServerDefinition[];
@@ -538,9 +620,12 @@ function registerMcp(context: vscode.ExtensionContext): {
     const folders = (vscode.workspace.workspaceFolders ?? []).filter(
       (f) => f.uri.scheme === 'file' && fs.existsSync(path.join(f.uri.fsPath, '.ai')),
     );
-    return folders.map((f) => {
+    return folders.map((f, i) => {
       const label = folders.length > 1 ? `Kiwi (${f.name})` : 'Kiwi';
-      const def = new vscode.McpStdioServerDefinition(label, bin.path, ['mcp', '--project', f.uri.fsPath], {}, version);
+      // The server's project is the first folder's: that one is attached.
+      const args =
+        agentSocket && i === 0 ? ['mcp', '--attach', '--socket', agentSocket] : ['mcp', '--project', f.uri.fsPath];
+      const def = new vscode.McpStdioServerDefinition(label, bin.path, args, {}, version);
       def.cwd = f.uri;
       return def;
     });
@@ -551,6 +636,7 @@ function registerMcp(context: vscode.ExtensionContext): {
     return { definitions, registered: false };
   }
   const changed = new vscode.EventEmitter<void>();
+  mcpChanged = changed;
   context.subscriptions.push(
     changed,
     lm.registerMcpServerDefinitionProvider('kiwi.mcp', {

@@ -79,17 +79,21 @@ impl WorkspaceSet {
         if path.starts_with(self.host.user_space()) {
             return Some(None);
         }
-        // A file of a read-only space (an extra space, a system space) that a loaded project
-        // sees, opened from it (go to definition): it is read in that project, whose spaces
+        // A file of a read-only space (an extra space, a system space) that a project of the
+        // set sees, opened from it (go to definition): it is read in that project, whose spaces
         // resolve its references, not as a project of its own.
         let mut seen_by: Vec<&PathBuf> = self
             .spaces
             .iter()
             .filter_map(|(k, ws)| {
                 let k = k.as_ref()?;
-                ws.item(path)
-                    .is_some_and(|i| !i.space.is_writable())
-                    .then_some(k)
+                // A project not loaded yet (claimed: its spaces are known, its items not
+                // read) sees it too: the same answer before the load as after.
+                let read_only = ws.item(path).is_some_and(|i| !i.space.is_writable())
+                    || ws
+                        .classify(path)
+                        .is_some_and(|(space, ..)| !space.is_writable());
+                read_only.then_some(k)
             })
             .collect();
         seen_by.sort();

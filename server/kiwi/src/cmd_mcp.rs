@@ -65,6 +65,30 @@ pub fn mcp(project: Option<PathBuf>) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `kiwi mcp --attach`: stdio bridged to the agent endpoint of the editor's language server
+/// (`--socket`, else the one serving the project's folder); a clear error when none runs.
+pub fn attach(project: Option<PathBuf>, socket: Option<PathBuf>) -> Result<ExitCode> {
+    let socket = match socket {
+        Some(s) => s,
+        None => {
+            let dir = match project {
+                Some(p) => p,
+                None => std::env::current_dir().context("no working directory")?,
+            };
+            kiwi_mcp::attach::find_socket(&dir).map_err(|e| anyhow::anyhow!(e))?
+        }
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let r = rt.block_on(kiwi_mcp::attach::bridge(&socket));
+    // A read of stdin may still be under way on the blocking pool: do not wait for it.
+    rt.shutdown_timeout(std::time::Duration::from_millis(100));
+    r.map_err(|e| anyhow::anyhow!(e))?;
+    Ok(ExitCode::SUCCESS)
+}
+
 pub struct SearchOptions<'a> {
     pub query: &'a str,
     pub item_type: Option<&'a str>,

@@ -188,6 +188,15 @@ values only for variables the chain itself defines) and runs nothing.")]
         /// The project (default: the working directory when it holds `.ai/`, else each call's project_path).
         #[arg(long)]
         project: Option<PathBuf>,
+        /// Bridge stdio to the agent endpoint of the editor's language server (`kiwi lsp`) for
+        /// the project (--project, else the working directory): the agent then sees the
+        /// editor's unsaved buffers, the item under the cursor (kiwi://editor/active) and its
+        /// runs show in the editor.
+        #[arg(long)]
+        attach: bool,
+        /// The endpoint's socket (with --attach), as the editor package gives it.
+        #[arg(long, requires = "attach")]
+        socket: Option<PathBuf>,
     },
     /// Search items by relevance (BM25, typo tolerant) across the project, user, extra (KIWI_SPACES, `spaces:`) and builtin spaces.
     Search {
@@ -449,7 +458,12 @@ fn main() -> ExitCode {
             dry_run,
             json,
         }),
-        Command::Mcp { project } => cmd_mcp::mcp(project),
+        Command::Mcp {
+            project,
+            attach: true,
+            socket,
+        } => cmd_mcp::attach(project, socket),
+        Command::Mcp { project, .. } => cmd_mcp::mcp(project),
         Command::Search {
             query,
             item_type,

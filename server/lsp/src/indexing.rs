@@ -6,6 +6,7 @@ use crate::session::Backend;
 use crate::session::{Caps, Key};
 use crate::task::blocking;
 use kiwi_kernel::workspace_set::WorkspaceSet;
+use std::path::PathBuf;
 use std::time::Duration;
 use tower_lsp_server::ls_types::*;
 
@@ -38,7 +39,18 @@ impl Backend {
             let mut st = self.lock();
             // The open documents are applied over what was read (the set's overlays).
             st.set.set_loaded(&key, ws);
-            st.set.own_item_paths(&key)
+            let mut paths = st.set.own_item_paths(&key);
+            // And the open documents read in it from elsewhere (a read-only space's file
+            // opened before the load): their diagnostics waited for it too.
+            let own: std::collections::HashSet<&PathBuf> = paths.iter().collect();
+            let more: Vec<PathBuf> = st
+                .docs
+                .iter()
+                .filter(|(p, d)| d.key == key && !own.contains(p))
+                .map(|(p, _)| p.clone())
+                .collect();
+            paths.extend(more);
+            paths
         };
         self.shared.loaded_notify.notify_waiters();
         self.watch_if_client_cannot(&key).await;

@@ -15,6 +15,26 @@ impl Backend {
         handlers::work_done_progress_cancel::cancel(self, p).await
     }
 
+    /// `kiwi/activeItem` (`{uri, position}`): the editor packages tell where the cursor is.
+    pub async fn active_item(&self, p: Json) {
+        let uri = p
+            .get("uri")
+            .and_then(Json::as_str)
+            .and_then(|u| u.parse::<Uri>().ok());
+        let pos = p
+            .get("position")
+            .and_then(|v| serde_json::from_value::<Position>(v.clone()).ok());
+        if let Some(uri) = uri {
+            self.note_cursor(&uri, pos);
+        }
+    }
+
+    /// `kiwi/agentEndpoint`: the attached agent's socket (`{socket: null}` when it did not
+    /// start), for the editor packages to register (`kiwi mcp --attach --socket PATH`).
+    pub async fn agent_endpoint(&self, _p: Json) -> Result<Json> {
+        Ok(serde_json::json!({ "socket": self.agent_socket().await }))
+    }
+
     pub async fn syntax_tree(&self, p: Json) -> Result<Json> {
         guard(handlers::syntax_tree::syntax_tree(self, p)).await
     }
@@ -37,10 +57,12 @@ impl LanguageServer for Backend {
     }
 
     async fn initialized(&self, _: InitializedParams) {
-        handlers::initialized::initialized(self).await
+        handlers::initialized::initialized(self).await;
+        self.start_agent_endpoint().await;
     }
 
     async fn shutdown(&self) -> Result<()> {
+        crate::attach::stop_agent_endpoint(&self.shared);
         crate::commands::cancel_all(self);
         Ok(())
     }
@@ -64,10 +86,13 @@ impl LanguageServer for Backend {
     }
 
     async fn hover(&self, p: HoverParams) -> Result<Option<Hover>> {
+        let at = &p.text_document_position_params;
+        self.note_cursor(&at.text_document.uri, Some(at.position));
         guard(handlers::hover::hover(self, p)).await
     }
 
     async fn code_lens(&self, p: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
+        self.note_cursor(&p.text_document.uri, None);
         guard(handlers::code_lens::code_lens(self, p)).await
     }
 
@@ -82,6 +107,8 @@ impl LanguageServer for Backend {
     }
 
     async fn completion(&self, p: CompletionParams) -> Result<Option<CompletionResponse>> {
+        let at = &p.text_document_position;
+        self.note_cursor(&at.text_document.uri, Some(at.position));
         guard(handlers::completion::completion(self, p)).await
     }
 
@@ -89,10 +116,14 @@ impl LanguageServer for Backend {
         &self,
         p: GotoDefinitionParams,
     ) -> Result<Option<GotoDefinitionResponse>> {
+        let at = &p.text_document_position_params;
+        self.note_cursor(&at.text_document.uri, Some(at.position));
         guard(handlers::definition::definition(self, p)).await
     }
 
     async fn signature_help(&self, p: SignatureHelpParams) -> Result<Option<SignatureHelp>> {
+        let at = &p.text_document_position_params;
+        self.note_cursor(&at.text_document.uri, Some(at.position));
         guard(handlers::signature_help::signature_help(self, p)).await
     }
 
@@ -123,6 +154,7 @@ impl LanguageServer for Backend {
     }
 
     async fn code_action(&self, p: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        self.note_cursor(&p.text_document.uri, Some(p.range.start));
         guard(handlers::code_action::code_action(self, p)).await
     }
 

@@ -70,6 +70,10 @@ pub(crate) struct Caps {
     pub rename_files: bool,
     /// `documentLink.tooltipSupport`: document links carry a tooltip.
     pub link_tooltips: bool,
+    /// `initializationOptions.agentRuns`: the client shows an agent's runs itself on the
+    /// token `kiwi/agentRun` names (no `window/workDoneProgress/create`, whose progress the
+    /// client library would take for its own).
+    pub agent_runs: bool,
 }
 
 pub(crate) struct State {
@@ -95,6 +99,12 @@ pub(crate) struct Shared {
     pub counter: AtomicU64,
     /// Woken each time a workspace finishes loading (commands wait for their workspace).
     pub loaded_notify: tokio::sync::Notify,
+    /// Where the author's cursor was last seen (the attached agent's `kiwi://editor/active`).
+    pub cursor: Mutex<Option<crate::attach::Cursor>>,
+    /// The attached agent's endpoint: its socket and the task serving it.
+    pub endpoint: Mutex<Option<(PathBuf, tokio::task::JoinHandle<()>)>>,
+    /// The endpoint did not start (or is turned off): nothing to wait for.
+    pub endpoint_failed: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -112,6 +122,9 @@ impl Shared {
             cancels: Mutex::new(HashMap::new()),
             counter: AtomicU64::new(0),
             loaded_notify: tokio::sync::Notify::new(),
+            cursor: Mutex::new(None),
+            endpoint: Mutex::new(None),
+            endpoint_failed: Default::default(),
         }
     }
 

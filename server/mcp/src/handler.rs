@@ -3,7 +3,6 @@
 //! checks it uses.
 
 use crate::complete::complete_values;
-use crate::meta_tools::tools_for;
 use crate::{guarded, internal, live, KiwiServer, TEMPLATE};
 use kiwi_kernel::service::{OpError, Session};
 use rmcp::model::*;
@@ -134,6 +133,9 @@ impl KiwiServer {
         )
         .await;
         let before = self.session().stack.len();
+        if let Some(r) = self.editor_call(&name, &args).await {
+            return r;
+        }
         let r = guarded(&name, self.call(&name, args.clone(), Some(c))).await;
         let after = self.session();
         if after.stack.len() != before
@@ -311,15 +313,13 @@ impl ServerHandler for KiwiServer {
         _r: Option<PaginatedRequestParams>,
         _c: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let extra = self.service.extra_space_names();
-        Ok(cache_hints(ListToolsResult::with_all_items(tools_for(
-            &extra,
-        ))))
+        Ok(cache_hints(ListToolsResult::with_all_items(
+            self.tool_list(),
+        )))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        let extra = self.service.extra_space_names();
-        tools_for(&extra).into_iter().find(|t| t.name == name)
+        self.tool_list().into_iter().find(|t| t.name == name)
     }
 
     async fn call_tool(
@@ -430,6 +430,7 @@ impl ServerHandler for KiwiServer {
             })
             .collect();
         let hidden = total - list.len();
+        let list = self.editor_resources(list);
         let (list, next) = page(list, &_r)?;
         let mut res = ListResourcesResult::with_all_items(list);
         res.next_cursor = next;
@@ -490,6 +491,9 @@ impl ServerHandler for KiwiServer {
                 .await
                 .map_err(|e| McpError::internal_error(e.to_string(), None))?
                 .map(Into::into);
+        }
+        if let Some(r) = self.editor_read(&r.uri).await {
+            return r.map(Into::into);
         }
         if r.uri.starts_with(crate::shape::RUN_PREFIX) {
             // A run's whole output, kept when its answer was cut (issue 26).

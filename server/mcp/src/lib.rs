@@ -12,6 +12,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServiceExt};
 use serde_json::{json, Value as Json};
 use std::sync::{Arc, Mutex};
 
+pub mod attach;
 mod complete;
 pub mod guard;
 mod handler;
@@ -36,15 +37,24 @@ pub struct KiwiServer {
     outputs: Arc<Mutex<shape::Outputs>>,
     /// This connection's tasks (long `execute` runs, MCP 2026-07-28): only it sees them.
     tasks: tasks::Tasks,
+    /// The editor of a server attached to a language server ([`attach`]).
+    editor: Option<Arc<dyn attach::Editor>>,
+    /// Fired when this connection ends (an attached session's runs stop with it).
+    ended: kiwi_kernel::exec::CancellationToken,
 }
 
 /// Sends a tool's output as progress notifications.
 struct ProgressSink {
     tx: tokio::sync::mpsc::UnboundedSender<String>,
+    /// The editor's view of the run (an attached server's).
+    editor: Option<attach::LineSink>,
 }
 
 impl OutputSink for ProgressSink {
-    fn output(&self, stream: Stream, bytes: &[u8], _newline: bool) {
+    fn output(&self, stream: Stream, bytes: &[u8], newline: bool) {
+        if let Some(e) = &self.editor {
+            e.output(stream, bytes, newline);
+        }
         let prefix = match stream {
             Stream::Stdout => "",
             Stream::Stderr => "[stderr] ",
@@ -65,6 +75,22 @@ impl KiwiServer {
             live: Arc::new(Mutex::new(live::Live::default())),
             outputs: Arc::new(Mutex::new(shape::Outputs::default())),
             tasks: tasks::Tasks::default(),
+            editor: None,
+            ended: Default::default(),
+        }
+    }
+
+    /// A session of the server attached to an editor (its language server's live
+    /// workspace, [`attach`]): one per connection, the service shared.
+    pub fn attached(service: Arc<Service>, editor: Arc<dyn attach::Editor>) -> Self {
+        KiwiServer {
+            service,
+            session: Arc::new(Mutex::new(Session::default())),
+            live: Arc::new(Mutex::new(live::Live::default())),
+            outputs: Arc::new(Mutex::new(shape::Outputs::default())),
+            tasks: tasks::Tasks::default(),
+            editor: Some(editor),
+            ended: Default::default(),
         }
     }
 
@@ -270,7 +296,24 @@ impl KiwiServer {
         let cancel = ctx.as_ref().map(|c| c.ct.clone()).unwrap_or_default();
         let token = ctx.as_ref().and_then(|c| c.meta.get_progress_token());
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
-        let sink = ProgressSink { tx };
+        // Attached to an editor: a tool run is shown there too, and its Cancel stops it.
+        let shown = match &self.editor {
+            Some(e) if a.item_type == "tool" && a.action == "run" && !a.dry_run => {
+                e.run_started(format!("Agent: running {}", a.item_id)).await
+            }
+            _ => None,
+        };
+        let cancel = match &shown {
+            Some(run) => attach::either(&cancel, &run.cancel, &self.ended),
+            None if self.editor.is_some() => attach::either(&cancel, &self.ended, &self.ended),
+            None => cancel,
+        };
+        let sink = ProgressSink {
+            tx,
+            editor: shown
+                .as_ref()
+                .map(|r| attach::LineSink::new(r.events.clone())),
+        };
         // Once the call became a task, the output is the task's status (crate::tasks).
         let link = ctx
             .as_ref()
@@ -307,7 +350,27 @@ impl KiwiServer {
             }
         };
         let r = self.service.execute(&self.session, a, &sink, &cancel).await;
+        if let Some(l) = &sink.editor {
+            l.flush();
+        }
         drop(sink);
+        if let Some(run) = shown {
+            let end = if run.cancel.is_cancelled() || cancel.is_cancelled() {
+                "cancelled"
+            } else if r
+                .as_ref()
+                .map_or(true, |v| v.get("ok") == Some(&Json::Bool(false)))
+            {
+                "failed"
+            } else {
+                "done"
+            };
+            let _ = run.events.send(attach::RunEvent::End(end.into()));
+        }
+        if self.editor.is_some() {
+            // The run is over: the task joining its cancellations ends.
+            cancel.cancel();
+        }
         if let Some(p) = pump {
             let _ = p.await;
         }
@@ -385,8 +448,14 @@ where
     let (rmcp_out, from_rmcp) = tokio::io::duplex(1 << 20);
     let (answers, answers_rx) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
     let writer = tokio::spawn(guard::write_out(from_rmcp, answers_rx, output));
+    let attached = server.editor.is_some().then(|| server.ended.clone());
     tokio::spawn(async move {
         let _ = guard::run(input, to_rmcp, answers).await;
+        if let Some(ended) = attached {
+            // An attached session ended: its own runs stop, the editor's go on.
+            ended.cancel();
+            return;
+        }
         // stdin closed: the client is gone (the MCP stdio shutdown). Running tools are
         // cancelled now; the caller waits for their clean-up before exiting.
         kiwi_kernel::exec::process::stop_all(std::time::Duration::ZERO).await;

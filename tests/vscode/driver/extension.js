@@ -614,13 +614,16 @@ async function activate(context) {
     return { clicked, ms, cancelled: r.cancelled, exit_code: r.exit_code, progressText, screenshot: progressShot };
   });
 
-  await check('MCP server definition: kiwi mcp --project <folder>, and it answers initialize', async () => {
+  await check('MCP server definition: the language server\'s agent endpoint (kiwi mcp --attach --socket), and it answers initialize', async () => {
     const defs = await api.mcpServerDefinitions();
     assert(defs.length === 1, `${defs.length} definitions`);
     const d = defs[0];
     assert(d instanceof vscode.McpStdioServerDefinition, 'not a McpStdioServerDefinition');
     assert(d.command === bin, `command ${d.command}`);
-    assert(JSON.stringify(d.args) === JSON.stringify(['mcp', '--project', proj]), `args ${JSON.stringify(d.args)}`);
+    const socket = api.agentSocket();
+    assert(socket && fs.existsSync(socket), `no agent endpoint: ${socket}`);
+    assert((fs.statSync(socket).mode & 0o777) === 0o600, `socket mode ${(fs.statSync(socket).mode & 0o777).toString(8)}`);
+    assert(JSON.stringify(d.args) === JSON.stringify(['mcp', '--attach', '--socket', socket]), `args ${JSON.stringify(d.args)}`);
     assert(api.mcpProviderRegistered(), 'vscode.lm.registerMcpServerDefinitionProvider was not called');
     // Start the definition as the editor would and do the MCP handshake.
     const answer = await mcpInitialize(d);
@@ -631,13 +634,88 @@ async function activate(context) {
   await check('VS Code lists the Kiwi MCP server (vscode.lm.mcpServerDefinitions)', async () => {
     // A proposed API: run.sh starts code-server with --enable-proposed-api for this driver.
     assert(vscode.lm && 'mcpServerDefinitions' in vscode.lm, 'this VS Code has no vscode.lm.mcpServerDefinitions');
-    const listed = await waitFor('Kiwi among the editor\'s MCP servers', () => {
+    const listed = await waitFor('Kiwi among the editor\'s MCP servers, attached', () => {
       const l = vscode.lm.mcpServerDefinitions || [];
-      return l.find((d) => d.label === 'Kiwi');
+      return l.find((d) => d.label === 'Kiwi' && (d.args || []).includes('--attach'));
     }, 30000, 500);
     assert(listed.command === bin, `command ${listed.command}`);
-    assert(JSON.stringify(listed.args) === JSON.stringify(['mcp', '--project', proj]), `args ${JSON.stringify(listed.args)}`);
+    assert(JSON.stringify(listed.args) === JSON.stringify(['mcp', '--attach', '--socket', api.agentSocket()]), `args ${JSON.stringify(listed.args)}`);
     return { all: vscode.lm.mcpServerDefinitions.map((d) => ({ label: d.label, command: d.command, args: d.args })) };
+  });
+
+  await check('the agent (through the registered endpoint) sees an unsaved edit and the item under the cursor', async () => {
+    const [d] = await api.mcpServerDefinitions();
+    const file = path.join(proj, '.ai/tools/text/echo.py');
+    const doc = await vscode.workspace.openTextDocument(file);
+    const editor = await vscode.window.showTextDocument(doc);
+    const marker = 'UNSAVED_AGENT_4711';
+    const edit = new vscode.WorkspaceEdit();
+    edit.insert(doc.uri, new vscode.Position(0, 0), `# ${marker}\n`);
+    assert(await vscode.workspace.applyEdit(edit), 'the edit was not applied');
+    editor.selection = new vscode.Selection(0, 3, 0, 3);
+    assert(doc.isDirty && !fs.readFileSync(file, 'utf8').includes(marker), 'the edit is on disk');
+    const s = await mcpSession(d);
+    try {
+      const loaded = await waitFor('the unsaved text in load', async () => {
+        const r = await s.request('tools/call', { name: 'load', arguments: { item_type: 'tool', item_id: 'text/echo' } });
+        const c = r.result && r.result.structuredContent;
+        return c && String(c.content || '').includes(marker) ? c : undefined;
+      }, 15000, 500);
+      const active = await waitFor('the cursor in kiwi://editor/active', async () => {
+        const r = await s.request('resources/read', { uri: 'kiwi://editor/active' });
+        const v = JSON.parse(r.result.contents[0].text);
+        return v.active && v.active.id === 'text/echo' && v.active.unsaved_changes ? v : undefined;
+      }, 15000, 500);
+      assert((active.active.line_text || '').includes(marker), `line ${active.active.line_text}`);
+      return { content_head: String(loaded.content).split('\n')[0], active: active.active.id, diagnostics: active.diagnostics.length };
+    } finally {
+      s.close();
+      await vscode.commands.executeCommand('workbench.action.files.revert');
+    }
+  });
+
+  await check('a run started by the agent shows in the Kiwi output channel and is cancelled from the notification', async () => {
+    const cdp = process.env.KIWI_E2E_CDP;
+    assert(cdp, 'no KIWI_E2E_CDP');
+    const [d] = await api.mcpServerDefinitions();
+    const s = await mcpSession(d);
+    try {
+      await vscode.commands.executeCommand('notifications.clearAll');
+      const t0 = Date.now();
+      const running = s.request('tools/call', { name: 'execute', arguments: { item_type: 'tool', action: 'run', item_id: 'text/slow' } }, 60000);
+      await waitFor('the agent\'s run in the Kiwi output channel', () => {
+        const f = findChannelLog(logsRoot, api.outputChannelName);
+        return f && fs.readFileSync(f, 'utf8').includes('▶ Agent: running text/slow\nstarted\n');
+      }, 20000, 250);
+      await sleep(1500);
+      const shot = await screenshot('agent-run');
+      let opened = false;
+      await waitFor('the Cancel button of the agent run\'s notification', async () => {
+        const found = await cdpEvaluate(cdp, `(() => {
+          const items = [...document.querySelectorAll('.notification-list-item')].filter((t) => t.innerText.includes('Kiwi: Agent: running text/slow'));
+          for (const item of items) {
+            const b = [...item.querySelectorAll('.monaco-button')].find((x) => x.innerText.trim() === 'Cancel');
+            if (b) { b.click(); return true; }
+          }
+          return false;
+        })()`);
+        if (!found && !opened && Date.now() - t0 > 5000) {
+          opened = true;
+          await vscode.commands.executeCommand('notifications.showList');
+        }
+        return found;
+      }, 20000, 500);
+      const r = await withTimeout(running, 20000, 'the agent\'s cancelled run');
+      const ms = Date.now() - t0;
+      assert(r.result && r.result.isError === true && /cancel/i.test(JSON.stringify(r.result.structuredContent)), `result: ${JSON.stringify(r).slice(0, 400)}`);
+      assert(ms < 40000, `took ${ms} ms (the tool sleeps 60 s)`);
+      // The progress's end follows the agent's answer (the channel's file is written a little later).
+      await waitFor('the cancellation in the Kiwi output channel', () =>
+        fs.readFileSync(findChannelLog(logsRoot, api.outputChannelName), 'utf8').includes('✗ Agent: running text/slow: cancelled'), 10000, 250);
+      return { ms, screenshot: shot };
+    } finally {
+      s.close();
+    }
   });
 
   // Last: it stops the language server.
@@ -753,6 +831,37 @@ function mcpInitialize(def) {
       params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'kiwi-vscode-e2e', version: '0' } },
     }) + '\n');
   });
+}
+
+/** An MCP session over a definition's process (newline-delimited JSON-RPC), initialized. */
+async function mcpSession(def) {
+  const p = cp.spawn(def.command, def.args, { cwd: def.cwd && def.cwd.fsPath, stdio: ['pipe', 'pipe', 'ignore'] });
+  const pending = new Map();
+  let buf = '';
+  let n = 0;
+  p.stdout.on('data', (d) => {
+    buf += d;
+    let nl;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      let m;
+      try { m = JSON.parse(line); } catch { continue; }
+      if (m.id !== undefined && pending.has(m.id)) {
+        pending.get(m.id)(m);
+        pending.delete(m.id);
+      }
+    }
+  });
+  const send = (m) => p.stdin.write(JSON.stringify(m) + '\n');
+  const request = (method, params, ms = 15000) => withTimeout(new Promise((resolve) => {
+    const id = ++n;
+    pending.set(id, resolve);
+    send({ jsonrpc: '2.0', id, method, params });
+  }), ms, `MCP ${method}`);
+  await request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'kiwi-vscode-e2e', version: '0' } });
+  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  return { request, close: () => { p.stdin.end(); setTimeout(() => p.kill(), 2000); } };
 }
 
 function deactivate() {}

@@ -660,6 +660,63 @@ function M.init(client, force, bufnr)
   end)
 end
 
+--- The MCP configuration for the user's agent plugin (mcphub.nvim, codecompanion, avante, ...):
+--- the language server's agent endpoint through `kiwi mcp --attach --socket`, so the agent sees
+--- the unsaved buffers and the item under the cursor. Shown in `kiwi://agent-config` (JSON) and
+--- kept in M.last_agent_config.
+function M.agent_config(client, _, bufnr)
+  local ok = config.call_client(client, 'request', 'kiwi/agentEndpoint', vim.NIL, function(err, result)
+    if err then
+      notify('agent endpoint: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    local socket = type(result) == 'table' and result.socket
+    if type(socket) ~= 'string' then
+      notify('this kiwi language server serves no agent endpoint (see its log)', vim.log.levels.ERROR)
+      return
+    end
+    local cmd = (client.config and client.config.cmd or { 'kiwi' })[1]
+    local bin = vim.fn.exepath(cmd)
+    if bin == '' then
+      bin = cmd
+    end
+    local text = vim.fn.json_encode({
+      mcpServers = {
+        kiwi = { command = bin, args = { 'mcp', '--attach', '--socket', socket } },
+      },
+    })
+    M.last_agent_config = text
+    local buf = scratch('kiwi://agent-config', 'json')
+    set_lines(buf, {
+      text,
+    })
+    show(buf)
+    notify('MCP config for your agent plugin in kiwi://agent-config (the endpoint: ' .. socket .. ')')
+  end, bufnr)
+  if not ok then
+    notify('kiwi/agentEndpoint: the request could not be sent (is the server running?)', vim.log.levels.ERROR)
+  end
+end
+
+local cursor_tick = 0
+--- Tell the server where the cursor is (kiwi/activeItem, debounced): the attached agent's
+--- `kiwi://editor/active`.
+local function cursor_moved(bufnr)
+  cursor_tick = cursor_tick + 1
+  local tick = cursor_tick
+  vim.defer_fn(function()
+    if tick ~= cursor_tick or not vim.api.nvim_buf_is_valid(bufnr) or vim.api.nvim_get_current_buf() ~= bufnr then
+      return
+    end
+    local client = buf_client(bufnr)
+    if not client then
+      return
+    end
+    local p = vim.lsp.util.make_position_params(0, client.offset_encoding)
+    config.call_client(client, 'notify', 'kiwi/activeItem', { uri = p.textDocument.uri, position = p.position })
+  end, 150)
+end
+
 local function with_target(fn)
   local client, argument, bufnr = current_target()
   if not client then
@@ -722,6 +779,17 @@ function M.register()
   vim.api.nvim_create_user_command('KiwiValidate', function()
     with_target(M.validate)
   end, { desc = 'kiwi: check this item, problems to the quickfix list' })
+  vim.api.nvim_create_user_command('KiwiAgentConfig', function()
+    with_target(M.agent_config)
+  end, { desc = "kiwi: print the MCP config of the editor's agent endpoint for your agent plugin" })
+  vim.api.nvim_create_autocmd({ 'CursorMoved', 'CursorMovedI' }, {
+    group = vim.api.nvim_create_augroup('kiwi_active_item', { clear = true }),
+    callback = function(a)
+      if buf_client(a.buf) then
+        cursor_moved(a.buf)
+      end
+    end,
+  })
   vim.api.nvim_create_user_command('KiwiInit', function(o)
     with_target(function(client, _, bufnr)
       return M.init(client, o.bang, bufnr)

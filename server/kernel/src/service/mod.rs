@@ -105,6 +105,19 @@ pub struct Service {
     cached: Mutex<HashMap<Option<PathBuf>, CachedIndex>>,
     /// The registries' search index (`source: registry`), kept while no registry moved.
     registry_index: Mutex<registry::RegistryIndex>,
+    /// An editor's open documents, the truth for their items over the disk (a service
+    /// attached to a language server: [`Service::with_open_documents`]).
+    open_docs: Option<std::sync::Arc<dyn OpenDocuments>>,
+}
+
+/// The open documents of an editor (a language server's overlays): for a workspace, each
+/// open document's path and the item its unsaved text parses to (`None`: it declares no
+/// item). A [`Service`] given them answers from them instead of the disk, as the editor does.
+pub trait OpenDocuments: Send + Sync {
+    fn open_items(
+        &self,
+        project: &Option<PathBuf>,
+    ) -> Vec<(PathBuf, Option<std::sync::Arc<crate::workspace::Item>>)>;
 }
 
 /// The builtin tool whose primitive is the kernel's `init` (run in process by the server).
@@ -121,7 +134,15 @@ impl Service {
             loading: Mutex::new(Default::default()),
             cached: Mutex::new(HashMap::new()),
             registry_index: Mutex::new(Default::default()),
+            open_docs: None,
         }
+    }
+
+    /// This service answers from an editor's open documents (unsaved text) where it has
+    /// them, and from the disk elsewhere.
+    pub fn with_open_documents(mut self, docs: std::sync::Arc<dyn OpenDocuments>) -> Self {
+        self.open_docs = Some(docs);
+        self
     }
 
     pub fn project(&self) -> Option<&Path> {

@@ -58,6 +58,7 @@ impl Projects {
             generation: 0,
             index: None,
             index_checked: false,
+            open: Default::default(),
         };
         let ws = Arc::make_mut(self.set.get_mut(key).expect("loaded above"));
         Spaces { ws, k: &mut k }.scan(false);
@@ -149,6 +150,8 @@ pub(super) struct Kept {
     pub(super) index: Option<(u64, Arc<Index>)>,
     /// Whether the index kept on disk was tried (once, for the first index).
     pub(super) index_checked: bool,
+    /// The editor's open documents applied over the disk ([`Spaces::apply_open`]).
+    pub(super) open: std::collections::HashSet<PathBuf>,
 }
 
 use search::cache::{dir_mtime, stamp, Stamp};
@@ -188,6 +191,36 @@ impl Spaces<'_> {
 
     pub(super) fn extra_spaces(&self) -> Vec<Space> {
         self.ws.extra.iter().map(|x| x.space).collect()
+    }
+
+    /// Put the editor's open documents over what the disk holds (an item that is not the
+    /// one its unsaved text parses to is replaced), and read again from disk each document
+    /// closed since.
+    pub(super) fn apply_open(&mut self, open: Vec<(PathBuf, Option<Arc<workspace::Item>>)>) {
+        let mut changed = false;
+        let now: std::collections::HashSet<PathBuf> = open.iter().map(|(p, _)| p.clone()).collect();
+        for p in self.k.open.difference(&now) {
+            self.ws.refresh_path(p);
+            changed = true;
+        }
+        for (p, item) in open {
+            match (item, self.ws.item(&p)) {
+                (Some(i), Some(old)) if Arc::ptr_eq(&i, old) => {}
+                (Some(i), _) => {
+                    self.ws.insert(i);
+                    changed = true;
+                }
+                (None, Some(_)) => {
+                    self.ws.remove(&p);
+                    changed = true;
+                }
+                (None, None) => {}
+            }
+        }
+        self.k.open = now;
+        if changed {
+            self.k.generation += 1;
+        }
     }
 
     /// Walk the spaces: every file's stamp, every folder's time; with `apply`, re-read what
@@ -440,6 +473,9 @@ impl Service {
         }
         all.refresh(&project);
         let mut sp = all.get_mut(&project).expect("loaded above");
+        if let Some(docs) = &self.open_docs {
+            sp.apply_open(docs.open_items(&project));
+        }
         Ok(f(&mut sp))
     }
 
@@ -497,7 +533,8 @@ impl Service {
     pub(super) fn search_index(&self, project_path: Option<&str>) -> Res<Arc<Index>> {
         let arrived = std::time::Instant::now();
         let project = self.project_for(project_path)?;
-        if !self.loaded(&project) {
+        // (An editor's unsaved text is in no index kept on disk.)
+        if !self.loaded(&project) && self.open_docs.is_none() {
             if let Some(idx) = self.cached_index(&project, arrived) {
                 return Ok(idx);
             }

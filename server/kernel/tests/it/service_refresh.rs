@@ -67,3 +67,71 @@ fn a_service_workspace_follows_the_disk_between_calls() {
         .is_err());
     assert!(generation() > g3);
 }
+
+/// Issue 27 (the attached agent): a service given an editor's open documents answers from
+/// their unsaved text (load and search), and from the disk again once a document is closed.
+#[test]
+fn a_service_with_open_documents_answers_from_the_unsaved_text() {
+    use kiwi_kernel::service::{LoadArgs, OpenDocuments, SearchArgs, Service, Session};
+    use kiwi_kernel::workspace::Item;
+    use kiwi_kernel::workspace_set::WorkspaceSet;
+    use std::path::PathBuf;
+    use std::sync::{Arc, Mutex};
+
+    struct Docs(Mutex<Vec<(PathBuf, Option<Arc<Item>>)>>);
+    impl OpenDocuments for Docs {
+        fn open_items(&self, _: &Option<PathBuf>) -> Vec<(PathBuf, Option<Arc<Item>>)> {
+            self.0.lock().unwrap().clone()
+        }
+    }
+
+    let f = Fixture::new(&format!("//- project/.ai/knowledge/k/note.md\n{NOTE}"));
+    let host = f.host(&[]);
+    let key = Some(f.project());
+    let note = f.project().join(".ai/knowledge/k/note.md");
+    // The editor's side: the note opened and edited, not saved.
+    let mut set = WorkspaceSet::new(host.clone());
+    set.claim(&key);
+    set.open(&note, NOTE.replace("Some text.", "Unsaved words zanzibar."));
+    let item = set.get(&key).unwrap().item(&note).cloned();
+    assert!(item.is_some());
+    let docs = Arc::new(Docs(Mutex::new(vec![(note.clone(), item)])));
+    let service = Service::new(key.clone(), host).with_open_documents(docs.clone());
+    let session = Session::default();
+    let load = |s: &Service| {
+        s.load(
+            &session,
+            &LoadArgs {
+                item_type: "knowledge".into(),
+                item_id: "k/note".into(),
+                ..Default::default()
+            },
+        )
+        .unwrap()
+        .to_string()
+    };
+    let text = load(&service);
+    assert!(
+        text.contains("Unsaved words zanzibar.") && !text.contains("Some text."),
+        "{text}"
+    );
+    let found = service
+        .search(
+            &session,
+            &SearchArgs {
+                item_type: "knowledge".into(),
+                query: "zanzibar".into(),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(found["results"][0]["id"], json!("k/note"), "{found}");
+    assert!(!std::fs::read_to_string(&note).unwrap().contains("zanzibar"));
+    // Closed without saving: the disk is the truth again.
+    docs.0.lock().unwrap().clear();
+    let text = load(&service);
+    assert!(
+        text.contains("Some text.") && !text.contains("zanzibar"),
+        "{text}"
+    );
+}

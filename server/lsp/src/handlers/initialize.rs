@@ -74,6 +74,12 @@ pub(crate) async fn initialize(b: &Backend, params: InitializeParams) -> Result<
             .and_then(|t| t.document_link.as_ref())
             .and_then(|l| l.tooltip_support)
             .unwrap_or(false),
+        agent_runs: params
+            .initialization_options
+            .as_ref()
+            .and_then(|o| o.get("agentRuns"))
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false),
     };
     let mut folders: Vec<PathBuf> = params
         .workspace_folders

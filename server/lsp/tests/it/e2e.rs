@@ -862,3 +862,45 @@ async fn venv_under_ai_through_a_symlink_reaches_the_resolutions() {
     assert!(about_venv.is_empty(), "{about_venv:?}");
     c.shutdown().await;
 }
+
+/// Issue 27, item 5's edge case: a read-only space's file opened before its project was
+/// loaded (go to definition right after the editor started) is read in that project, as one
+/// opened later: its problems stay out of the Problems panel (hints, marked with the space),
+/// never errors of a project of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_space_file_opened_before_the_project_loaded() {
+    let (_d, root) = common::project();
+    let sys = root.parent().unwrap().join("sys");
+    std::fs::create_dir_all(sys.join(".ai/tools/sys")).unwrap();
+    // No version: an error in a project of its own.
+    let broken = sys.join(".ai/tools/sys/broken.yaml");
+    std::fs::write(
+        &broken,
+        "tool_type: runtime\nexecutor_id: subprocess\ndescription: A system tool with a problem\nconfig:\n  command: python3\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join(".ai/config.yaml"),
+        "spaces:\n  - {path: ../sys, name: system}\n",
+    )
+    .unwrap();
+    let mut c = Client::start(&root, false).await;
+    // Opened first: the project is not loaded yet.
+    c.open(&broken).await;
+    let diags = c.diagnostics(&broken).await;
+    let list = diags.as_array().cloned().unwrap_or_default();
+    assert!(
+        !list.is_empty(),
+        "the problem is still shown, as a hint: {diags}"
+    );
+    for d in &list {
+        assert_eq!(d["severity"], 4, "not a hint: {diags}");
+        assert!(
+            d["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("(read-only system space)")),
+            "{diags}"
+        );
+    }
+    c.shutdown().await;
+}
