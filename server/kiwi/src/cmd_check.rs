@@ -186,7 +186,7 @@ pub fn run(paths: &[PathBuf], format: Format, locked: bool) -> Result<ExitCode> 
         .map(|((item, diags), path)| FileReport {
             path,
             text: item.text(),
-            lines: &item.source.lines,
+            lines: item.source.lines(),
             diagnostics: diags,
         })
         .chain(
@@ -196,7 +196,7 @@ pub fn run(paths: &[PathBuf], format: Format, locked: bool) -> Result<ExitCode> 
                 .map(|((_, src, diags), path)| FileReport {
                     path,
                     text: &src.text,
-                    lines: &src.lines,
+                    lines: src.lines(),
                     diagnostics: diags,
                 }),
         )

@@ -31,7 +31,7 @@ impl<'a> FileText<'a> {
         FileText {
             path: &item.path,
             text: item.text(),
-            lines: &item.source.lines,
+            lines: item.source.lines(),
         }
     }
 }

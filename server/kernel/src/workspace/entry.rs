@@ -117,17 +117,26 @@ impl Entry {
         if let Some(item) = self.item.get() {
             return item.is_some();
         }
-        let may_be_helper = self.found.item_type == ItemType::Tool
-            && self.found.path.extension().is_some_and(|e| {
-                e == "py" || e.to_str().is_some_and(crate::tool::is_javascript_extension)
-            });
-        if !may_be_helper {
+        if !self.may_be_helper() {
             return !matches!(self.origin, Origin::Given);
         }
         if let Some(&known) = self.exists.get() {
             return known;
         }
         self.peek().is_some()
+    }
+
+    /// Whether [`Entry::exists`] would parse the file to answer: a Python or JavaScript
+    /// file under `tools/` not parsed yet (a module that declares nothing is no item).
+    pub(super) fn existence_unknown(&self) -> bool {
+        self.item.get().is_none() && self.exists.get().is_none() && self.may_be_helper()
+    }
+
+    fn may_be_helper(&self) -> bool {
+        self.found.item_type == ItemType::Tool
+            && self.found.path.extension().is_some_and(|e| {
+                e == "py" || e.to_str().is_some_and(crate::tool::is_javascript_extension)
+            })
     }
 
     pub(super) fn given(item: Arc<Item>) -> Entry {

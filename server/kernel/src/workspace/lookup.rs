@@ -228,11 +228,22 @@ impl Workspace {
     /// The ids of a type that some (allowed) item has, sorted; cached until the next change.
     /// Built under the cache's lock: checks running in parallel wait for one build instead of
     /// each making its own.
+    ///
+    /// Whether a Python or JavaScript file is an item depends on its contents: those not
+    /// parsed yet are parsed first, in parallel and outside the lock, and kept (the parse
+    /// a later walk of every item would make again: one parse per file per load).
     fn suggestable_ids(&self, item_type: ItemType, only: Option<Space>) -> Arc<[String]> {
         let key = (item_type, only);
+        let cached = |c: &SuggestCache| c.ids.get(&key).cloned();
+        if let Some(ids) = self.suggest_ids.lock().ok().and_then(|c| cached(&c)) {
+            return ids;
+        }
+        if item_type == ItemType::Tool {
+            self.preload(|e| only.is_none_or(|s| e.space == s) && e.existence_unknown());
+        }
         let mut cache = self.suggest_ids.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(ids) = cache.ids.get(&key) {
-            return ids.clone();
+        if let Some(ids) = cached(&cache) {
+            return ids;
         }
         cache.scans += 1;
         let allowed = |p: &PathBuf| {

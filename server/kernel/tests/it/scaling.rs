@@ -233,3 +233,66 @@ fn a_check_walks_the_items_once_per_workspace_generation() {
         "the caller no longer gives the name"
     );
 }
+
+/// One parse per file per check: `kiwi check` checks the project's items, whose rules ask
+/// for the ids of every space (a suggestion for a reference that names nothing) and for
+/// indexes of every item. Whether a Python file of another space is an item depends on its
+/// contents; finding that out parses it, and that parse is the one the item keeps: no file
+/// of any space is read and parsed twice (the user space's Python files were parsed once for
+/// the ids, one at a time under the ids' lock, then again by the first index of every item).
+#[test]
+fn a_check_parses_each_file_of_every_space_once() {
+    let mut spec = String::new();
+    for i in 0..30 {
+        write!(
+            spec,
+            "//- user/tools/lib/tool_{i}.py\n__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"python_runtime\"\n//- user/tools/lib/helper_{i}.py\ndef helper():\n    return {i}\n"
+        )
+        .unwrap();
+    }
+    spec.push_str(
+        r#"//- project/.ai/directives/d/calls_missing.md
+# calls a tool that is not there
+
+```xml
+<directive name="calls_missing" version="1.0.0">
+  <metadata>
+    <description>names a tool no space has</description>
+    <permissions><execute><tool>lib.*</tool></execute></permissions>
+  </metadata>
+  <process>
+    <step name="a"><execute item_type="tool" item_id="lib/tool_nine_hundred" /></step>
+  </process>
+</directive>
+```
+"#,
+    );
+    let f = Fixture::new(&spec);
+    let ws = f.workspace(&[]);
+    // As `kiwi check PROJECT` does.
+    let items: Vec<_> = ws.items_in(Space::Project).into_iter().cloned().collect();
+    assert_eq!(items.len(), 1);
+    let diags = check::check_items(&ws, &items);
+    assert!(
+        diags[0].iter().any(|d| d.message.contains("lib/tool_")),
+        "the missing tool gets suggestions from the user space: {:#?}",
+        diags[0]
+    );
+    assert_eq!(
+        ws.ids(ItemType::Tool)
+            .iter()
+            .filter(|i| i.starts_with("lib/"))
+            .count(),
+        30
+    );
+    // What the rule of another item does meanwhile (on another thread): build an index of
+    // every item.
+    assert!(ws.items().count() > 30);
+    let again = ws.parsed_again();
+    assert!(
+        again.is_empty(),
+        "{} files parsed more than once, e.g. {:?}",
+        again.len(),
+        again.first()
+    );
+}

@@ -79,10 +79,11 @@ pub fn line_for(
         .into_iter()
         .filter(|d| d.severity == Severity::Error)
         .map(|d| {
-            let pos =
-                item.source
-                    .lines
-                    .position(item.text(), d.range.start, crate::text::Encoding::Char);
+            let pos = item.source.lines().position(
+                item.text(),
+                d.range.start,
+                crate::text::Encoding::Char,
+            );
             format!(
                 "{}:{}:{}: {} {}",
                 item.path.display(),

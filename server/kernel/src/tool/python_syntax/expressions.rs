@@ -147,6 +147,14 @@ impl Parser<'_, '_> {
     }
 
     fn primary(&mut self) -> Option<Kind> {
+        // `await primary` (not `await -x` nor `await await x`: Python refuses them).
+        if self.eat_kw("await") {
+            if self.is_kw("await") {
+                return None;
+            }
+            self.primary()?;
+            return Some(Kind::Other);
+        }
         let mut k = self.atom()?;
         loop {
             if self.eat_op(".") {

@@ -7,12 +7,13 @@
 //! "is this file certainly free of syntax errors?". It tokenizes the file (indentation,
 //! brackets, strings and f-strings, numbers, operators) and runs a recursive-descent
 //! recognizer of a subset of Python's grammar: statements, expressions, comprehensions,
-//! calls, lambdas, decorators, `def`/`class`, `if`/`for`/`while`/`try`/`with`.
+//! calls, lambdas, decorators, `def`/`class`, `if`/`for`/`while`/`try`/`with`, their `async`
+//! forms and `await`, f-strings whose expressions hold strings in the other quote.
 //!
 //! It only ever says "sure" or "don't know": anything it does not recognise (a syntax
-//! error, but also `match`, `async`, the walrus, a tab in an indentation, a CR, a non-ASCII
-//! name, an f-string with quotes in its expressions...) is "don't know", and the file is
-//! parsed whole by tree-sitter as before. So a file it accepts is valid Python, and T301 is
+//! error, but also `match`, an `async` comprehension, the walrus, a tab in an indentation, a
+//! CR, a non-ASCII name, an f-string with its own quote in its expressions...) is "don't
+//! know", and the file is parsed whole by tree-sitter as before. So a file it accepts is valid Python, and T301 is
 //! lost on no file CPython refuses: `tool::tests::quick_syntax_recognizer_agrees_with_tree_sitter`
 //! checks that on every Python file of the repository and the corpus, a part of the standard
 //! library and some 20,000 broken variants of them (cut or extended at spread positions):
@@ -154,6 +155,9 @@ mod tests {
             "g = lambda x, y=1, *a, **k: (x, y)\nprint(*a, sep='', **k)\nexec(c)\nh = {k: v for k, v in d.items()}\ns = {1, 2, *t}\n",
             "def gen():\n    yield\n    yield 1, 2\n    x = yield from y\n",
             "x = \\\n    1\nassert x, 'msg'\nglobal q\na = b = c = 3\na += 1; b <<= 2;\n",
+            "async def f(s):\n    async with s.lock() as l:\n        async for x in s.rows():\n            await l.put(await x.json())\n    return await s.close()\n",
+            "@app.get('/')\nasync def root():\n    pass\n",
+            "s = f\"{d['a']} {x:>10}\" if 0 else f'{d[\"a\"]!r}' + f\"{'}'}\"\n",
         ] {
             assert!(surely_valid(ok), "{ok:?}");
         }
@@ -198,6 +202,11 @@ mod tests {
             "print 'x'\n",
             "x = {*a: 1}\n",
             "x = {**a for a in b}\n",
+            "async x = 1\n",
+            "async def f():\n    await await x\n",
+            "async def f():\n    await -x\n",
+            "x = f\"{d['a]}\"\n",
+            "x = f'{a[\"b\\n\"]}'\n",
             "x = [*a for a in b]\n",
             "x = (*a for a in b)\n",
             "x = (*a)\n",

@@ -90,12 +90,22 @@ impl Parser<'_, '_> {
             }
             Tok::Name("def") => self.def(),
             Tok::Name("class") => self.class(),
+            // `async def`, `async for`, `async with` (Python refuses the last two, and
+            // `await`, outside an `async def` when it compiles, not when it parses: so does
+            // tree-sitter).
+            Tok::Name("async") if matches!(self.peek2(), Tok::Name("def" | "for" | "with")) => {
+                self.bump();
+                self.statement()
+            }
             Tok::Op("@") => {
                 while self.eat_op("@") {
                     self.test()?;
                     if self.peek() != Tok::Newline {
                         return None;
                     }
+                    self.bump();
+                }
+                if self.is_kw("async") && self.peek2() == Tok::Name("def") {
                     self.bump();
                 }
                 match self.peek() {

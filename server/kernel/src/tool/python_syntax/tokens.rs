@@ -263,14 +263,18 @@ fn string(text: &str, start: usize, q: usize, in_expr: bool) -> Option<usize> {
         }
     }
     if prefix.contains('f') {
-        fstring_body(text.get(body_start..body_end)?)?;
+        // Inside a one-line f-string, an expression may hold strings in the other quote.
+        let other = (!triple).then_some(if quote == b'"' { b'\'' } else { b'"' });
+        fstring_body(text.get(body_start..body_end)?, other)?;
     }
     Some(i)
 }
 
 /// The literal parts and replacement fields of an f-string's body: `{expression[=][!c][:spec]}`
-/// with a quote-free, backslash-free, one-line expression and a spec without nested fields.
-fn fstring_body(body: &str) -> Option<()> {
+/// with a backslash-free, one-line expression and a spec without nested fields. The
+/// expression holds no quote but `other` (the quote the f-string is not delimited by, for a
+/// one-line f-string: `f"{d['a']}"`), each opening a one-line string it closes.
+fn fstring_body(body: &str, other: Option<u8>) -> Option<()> {
     let b = body.as_bytes();
     let mut i = 0;
     while i < b.len() {
@@ -298,6 +302,18 @@ fn fstring_body(body: &str) -> Option<()> {
                             ) =>
                         {
                             break
+                        }
+                        q if Some(q) == other => {
+                            // Past the string (read again with the expression's tokens).
+                            let len = b[j + 1..].iter().position(|&c| c == q)?;
+                            if b[j + 1..j + 1 + len]
+                                .iter()
+                                .any(|&c| c == b'\\' || c == b'\n')
+                            {
+                                return None;
+                            }
+                            j += len + 2;
+                            continue;
                         }
                         b'\'' | b'"' | b'\\' | b'#' | b'\n' => return None,
                         _ => {}
