@@ -255,6 +255,6 @@ step "benchmarks (kiwi-bench all --quick: figures beside targets; a missed targe
 
 step "done"
 if [ ${#skipped[@]} -gt 0 ]; then
-  echo "passed, with these parts SKIPPED (unprivileged run, system packages missing):"
+  echo "passed, with these parts SKIPPED (an unprivileged run; each says why):"
   printf '  %s\n' "${skipped[@]}"
 fi
