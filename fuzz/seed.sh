@@ -7,11 +7,18 @@ cd "$(dirname "$0")/.."
 corpus=fuzz/corpus
 mkdir -p "$corpus"/{directive,python_tool,yaml_tool,knowledge,lsp_messages,javascript_tool}
 
-# name a seed by its content, so reruns do not duplicate
+# A seed is the user's own file, writable whatever the source's mode: the shared corpus is
+# read-only, and `cp` would keep that mode, so a second copy of the same content (a rerun, or
+# two corpus files alike) failed with "Permission denied" for anyone but root. Heal the seeds an
+# older seed.sh left read-only.
+chmod -R u+w "$corpus"
+
+# name a seed by its content, so reruns do not duplicate (same name, same content: kept)
 put() { # target file
-  local h
+  local h dst
   h=$(sha1sum "$2" | cut -c1-16)
-  cp "$2" "$corpus/$1/seed-$h"
+  dst="$corpus/$1/seed-$h"
+  [ -e "$dst" ] || install -m 0644 "$2" "$dst"
 }
 
 shared=""

@@ -38,6 +38,15 @@ if [ ${#targets[@]} -eq 0 ]; then
 fi
 
 bash fuzz/seed.sh
+# Seeding is idempotent and leaves the user's own files: a second run succeeds (it failed
+# unprivileged on the read-only shared corpus), and no seed is read-only (which root's runs
+# would not notice otherwise).
+bash fuzz/seed.sh >/dev/null
+readonly_seeds=$(find fuzz/corpus -type f ! -perm -u+w | head -n 3)
+if [ -n "$readonly_seeds" ]; then
+  printf 'fuzz/seed.sh left read-only seeds, e.g.:\n%s\n' "$readonly_seeds" >&2
+  exit 1
+fi
 cargo fuzz build --sanitizer none -O
 
 dict_of() {

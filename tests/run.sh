@@ -215,8 +215,11 @@ shared=""; d="$PWD"
 while [ "$d" != / ]; do [ -d "$d/shared/corpus" ] && { shared="$d/shared"; break; }; d="$(dirname "$d")"; done
 srvenv=target/skills-ref-venv
 if [ ! -x "$srvenv/bin/skills-ref" ]; then
-  # Built from a copy: shared/ may be read-only.
+  # Built from a copy: shared/ may be read-only, and `cp -r` keeps the modes, so the copy is
+  # made writable (else, unprivileged, neither a rerun's rm -rf nor `cargo clean` removes it).
+  [ ! -e target/skills-ref-src ] || chmod -R u+w target/skills-ref-src
   rm -rf target/skills-ref-src && cp -r "$shared/reference/agentskills/skills-ref" target/skills-ref-src
+  chmod -R u+w target/skills-ref-src
   python3 -m venv "$srvenv"
   "$srvenv/bin/pip" install -q --disable-pip-version-check target/skills-ref-src
 fi
@@ -273,6 +276,6 @@ step "benchmarks (kiwi-bench all --quick: figures beside targets; a missed targe
 
 step "done"
 if [ ${#skipped[@]} -gt 0 ]; then
-  echo "passed, with these parts SKIPPED (unprivileged run, system packages missing):"
+  echo "passed, with these parts SKIPPED (an unprivileged run; each says why):"
   printf '  %s\n' "${skipped[@]}"
 fi
