@@ -31,9 +31,13 @@ node_dir="$cs_root/node24"
 if ! "$node_dir/node_modules/.bin/node" --version 2>/dev/null | grep -q '^v24\.'; then
   say "npm install node@24"
   mkdir -p "$node_dir"
-  (cd "$node_dir" && npm install --no-audit --no-fund --silent node@24)
+  (cd "$node_dir" && npm install --no-audit --no-fund --loglevel=error node@24)
 fi
 export PATH="$node_dir/node_modules/.bin:$PATH"
+# Node 24 trusts only its own bundled certificates; npm under it then fails behind a proxy or
+# registry mirror whose CA the system trusts (seen as an unprivileged user: npm's log said
+# SELF_SIGNED_CERT_IN_CHAIN, and npm --silent showed nothing). Use the system's store too.
+export NODE_USE_SYSTEM_CA=1
 headers=("$node_dir"/node_modules/node/node_modules/node-linux-*)
 export npm_config_nodedir="${headers[0]}" # native modules of code-server build against Node 24
 cs_dir="$cs_root/cs"
@@ -42,7 +46,7 @@ if ! "$code_server" --version 2>/dev/null | grep -q '^4\.139\.1 '; then
   say "npm install code-server@4.139.1 (3 to 7 minutes)"
   mkdir -p "$cs_dir"
   cp "$here/codeserver-package.json" "$cs_dir/package.json"
-  (cd "$cs_dir" && timeout 900 npm install --no-audit --no-fund --silent)
+  (cd "$cs_dir" && timeout 900 npm install --no-audit --no-fund --loglevel=error)
   "$code_server" --version | grep -q '^4\.139\.1 ' || { echo "code-server did not install"; exit 1; }
 fi
 say "node $(node --version), code-server $("$code_server" --version | head -1 | cut -d' ' -f1), $(chromium --version 2>/dev/null | head -1)"
@@ -62,7 +66,7 @@ ext="$repo/editors/vscode"
 lock_sum="$(sha256sum "$ext/package-lock.json" | cut -d' ' -f1)"
 if [ "$(cat "$ext/node_modules/.kiwi-lock-sha256" 2>/dev/null)" != "$lock_sum" ]; then
   say "npm ci (editors/vscode)"
-  (cd "$ext" && npm ci --no-audit --no-fund --silent)
+  (cd "$ext" && npm ci --no-audit --no-fund --loglevel=error)
   echo "$lock_sum" >"$ext/node_modules/.kiwi-lock-sha256"
 fi
 say "vsce package (its vscode:prepublish copies the grammars and runs tsc)"
