@@ -11,8 +11,8 @@ mod tests;
 
 pub use checks::check_skill;
 pub use discover::{
-    discover_skills, folder_rank, is_skill_file, load_loose, project_skill_roots, user_skill_roots,
-    HOME_FOLDERS, PROJECT_FOLDERS,
+    discover_skills, folder_rank, is_skill_file, load_loose, project_skill_roots, skill_dirs,
+    tree_mtime, user_skill_roots, HOME_FOLDERS, PROJECT_FOLDERS,
 };
 
 use crate::diag::{Code, Diagnostic};
