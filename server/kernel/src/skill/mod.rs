@@ -5,6 +5,7 @@
 
 mod checks;
 mod discover;
+pub mod registry;
 pub mod serve;
 #[cfg(test)]
 mod tests;

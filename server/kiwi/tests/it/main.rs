@@ -19,5 +19,6 @@ mod registry;
 mod run;
 mod rye;
 mod secrets;
+mod skill_registry;
 mod ssh;
 mod trust;

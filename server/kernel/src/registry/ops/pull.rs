@@ -208,9 +208,7 @@ pub fn pull(a: &PullArgs) -> Result<Vec<PulledItem>> {
             a.require_signed.for_registry(&clone.name),
             &line,
         )?;
-        let folder = root
-            .join(t.folder().unwrap_or("knowledge"))
-            .join(Path::new(&id).parent().unwrap_or(Path::new("")));
+        let folder = root.join(format::ai_relative(t, &id, ""));
         let targets: Vec<PathBuf> = line.files.iter().map(|f| folder.join(&f.path)).collect();
         if t == ItemType::Tool {
             for link in &line.chain {
