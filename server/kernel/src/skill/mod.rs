@@ -4,6 +4,7 @@
 //! the reference validator `skills-ref` (`shared/reference/agentskills/skills-ref/`).
 
 mod checks;
+pub mod convert;
 mod discover;
 pub mod registry;
 pub mod serve;
