@@ -224,6 +224,8 @@ if [ ! -x "$srvenv/bin/skills-ref" ]; then
   "$srvenv/bin/pip" install -q --disable-pip-version-check target/skills-ref-src
 fi
 KIWI_BIN="$kiwi" SKILLS_REF="$srvenv/bin/skills-ref" python3 tests/skills/agreement.py "${KIWI_CORPUS:-$shared/corpus}/skills"
+# Issue 28, item 7: kiwi convert (a directive, a .prompt.md) writes skills skills-ref accepts.
+KIWI_BIN="$(realpath "$kiwi")" SKILLS_REF="$(realpath "$srvenv/bin/skills-ref")" python3 tests/skills/convert.py
 
 step "MCP end to end (Python MCP SDK: initialize handshake, then server/discover)"
 venv=target/mcp-venv

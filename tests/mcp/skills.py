@@ -13,6 +13,13 @@ listing and refuses an unknown skill with -32602; directory reads of the root an
 subfolder, -32602 on a file; a secret in a skill file is redacted and the digest is that of
 the bytes served; a path that climbs out is refused.
 
+Through the SDK's own session (`ClientSession`, its message handler): a skill added, and a
+file added to a served skill, bring `notifications/resources/list_changed` (the extension
+defines no notification of its own, and every skill file is a resource); while a directive
+that grants `load` of the `skill` item type `pdf` runs, the SDK reads `pdf` (resources/read,
+the `load` meta-tool) and is refused `mine` with the missing capability named
+(`kiwi.load.skill.mine`); once it is done, `mine` reads again.
+
     KIWI_BIN=target/debug/kiwi target/mcp-venv/bin/python tests/mcp/skills.py
 """
 
@@ -32,6 +39,30 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from e2e import kiwi_bin  # noqa: E402
 
 SECRET = "sk-live-skills-canary-7f3a9c2e1b"
+
+PDF_ONLY = """# Fill a PDF
+
+```xml
+<directive name="pdf_only" version="1.0.0">
+  <metadata>
+    <description>Fill a PDF form with the pdf skill</description>
+    <category>skills</category>
+    <permissions>
+      <execute resource="kiwi" action="load" item_type="skill" id="pdf"/>
+    </permissions>
+  </metadata>
+  <process>
+    <step name="read">
+      <description>Read the pdf skill and follow it</description>
+    </step>
+  </process>
+  <outputs>
+    <success>The form is filled</success>
+  </outputs>
+</directive>
+```
+"""
+WAIT = 10.0  # seconds a notification may take (the server looks at the disk a few times a second)
 
 
 def write(p: Path, data):
@@ -63,6 +94,7 @@ def make(tmp: Path):
     # The user's pdf is shadowed by the project's.
     write(home / ".claude/skills/pdf/SKILL.md", "---\nname: pdf\ndescription: The user's.\n---\n")
     write(home / ".claude/skills/mine/SKILL.md", "---\nname: mine\ndescription: A user skill.\n---\n")
+    write(proj / ".ai/directives/skills/pdf_only.md", PDF_ONLY)
     return proj, home
 
 
@@ -111,6 +143,88 @@ def check(name, f):
         failed += 1
         print(f"FAIL {name}", flush=True)
         traceback.print_exc()
+
+
+class Inbox:
+    """Every server notification the SDK's session hands its message handler, by method."""
+
+    def __init__(self):
+        self.items = []
+        self.event = asyncio.Event()
+
+    async def handler(self, message):
+        from mcp import types
+
+        if isinstance(message, types.ServerNotification):
+            message = message.root if hasattr(message, "root") else message
+        method = getattr(message, "method", None)
+        if method:
+            self.items.append(method)
+            self.event.set()
+
+    async def wait_for(self, method, timeout=WAIT):
+        deadline = asyncio.get_event_loop().time() + timeout
+        while method not in self.items:
+            left = deadline - asyncio.get_event_loop().time()
+            if left <= 0:
+                raise AssertionError(f"no {method} within {timeout}s; got {self.items}")
+            self.event.clear()
+            try:
+                await asyncio.wait_for(self.event.wait(), left)
+            except asyncio.TimeoutError:
+                pass
+
+
+async def sdk_session(argv, env, proj: Path):
+    """The list_changed and permission checks through the SDK's ClientSession."""
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=env)
+    inbox = Inbox()
+    async with stdio_client(params) as (rd, wr):
+        async with ClientSession(rd, wr, message_handler=inbox.handler) as session:
+            init = await session.initialize()
+            assert init.capabilities.resources and init.capabilities.resources.list_changed, init.capabilities
+
+            async def text_of(uri):
+                r = await session.read_resource(uri)
+                return r.contents[0].text
+
+            # Served before anything changes (the workspace is loaded).
+            assert (await text_of("skill://pdf/SKILL.md")).startswith("---\nname: pdf")
+            # A skill added on disk by another process.
+            inbox.items.clear()
+            write(proj / ".agents/skills/fresh-one/SKILL.md", "---\nname: fresh-one\ndescription: Added later.\n---\n")
+            await inbox.wait_for("notifications/resources/list_changed")
+            assert (await text_of("skill://fresh-one/SKILL.md")).startswith("---\nname: fresh-one")
+            # A file added to a served skill: its manifest changed.
+            inbox.items.clear()
+            write(proj / ".claude/skills/pdf/scripts/flatten.py", "print('flat')\n")
+            await inbox.wait_for("notifications/resources/list_changed")
+            assert await text_of("skill://pdf/scripts/flatten.py") == "print('flat')\n"
+            # A supporting file changed: the digest in the manifest changed.
+            inbox.items.clear()
+            write(proj / ".claude/skills/pdf/references/FORMS.md", "# Forms\n\nTwo kinds.\n")
+            await inbox.wait_for("notifications/resources/list_changed")
+            print("     list_changed: a skill added, a file added, a file changed")
+
+            # The running directive's permissions cover the `skill` item type.
+            r = await session.call_tool("execute", {"item_type": "directive", "action": "run", "item_id": "skills/pdf_only"})
+            assert not r.is_error, r
+            assert (await text_of("skill://pdf/SKILL.md")).startswith("---\nname: pdf")
+            r = await session.call_tool("load", {"item_type": "skill", "item_id": "pdf"})
+            assert not r.is_error, r
+            try:
+                await session.read_resource("skill://mine/SKILL.md")
+                raise AssertionError("a skill the directive does not grant was read")
+            except Exception as e:  # noqa: BLE001 - the SDK raises McpError
+                assert "kiwi.load.skill.mine" in str(e), e
+            r = await session.call_tool("load", {"item_type": "skill", "item_id": "mine"})
+            assert r.is_error, r
+            text = " ".join(getattr(c, "text", "") for c in r.content)
+            assert "kiwi.load.skill.mine" in text, text
+            r = await session.call_tool("execute", {"item_type": "directive", "action": "done", "item_id": "skills/pdf_only"})
+            assert not r.is_error, r
+            assert (await text_of("skill://mine/SKILL.md")).startswith("---\nname: mine")
+            print("     a directive granting load of skill `pdf`: pdf read, mine refused naming kiwi.load.skill.mine")
 
 
 async def read_all(argv, env, uris):
@@ -257,6 +371,10 @@ def main():
             print(f"     {n} files read through the SDK, every digest and size verified")
 
         check("every file read with the SDK's resources/read matches its digest and size; secrets redacted", digests)
+        check(
+            "SDK session: resources/list_changed when skills change; a running directive's permissions cover item type skill",
+            lambda: asyncio.run(asyncio.wait_for(sdk_session(argv, env, proj), 120)),
+        )
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 

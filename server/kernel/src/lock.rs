@@ -332,6 +332,14 @@ impl LockEntry {
         if !missing.is_empty() {
             return Err(missing);
         }
+        if self.item_type == "skill" {
+            // A skill is its whole folder: a file slipped into it changes it.
+            files.extend(crate::skill::registry::unlisted_files(
+                space_ai,
+                &self.id,
+                &self.files,
+            ));
+        }
         Ok(crate::trust::item_digest(&files))
     }
 

@@ -352,17 +352,30 @@ impl WorkspaceSet {
     /// The folders a watcher of workspace `key` looks at: its own space's (a project's root,
     /// or the user space), with `user` the user space too (for a project workspace nobody
     /// else watches the user space of), and each extra space's.
-    fn watch_roots(&self, key: &Key, user: bool) -> Vec<PathBuf> {
-        let mut roots = vec![match key {
-            Some(root) => root.clone(),
-            None => self.host.user_space(),
-        }];
+    /// The user's skill folders outside the user space (`~/.claude/skills`, ...) are watched
+    /// whole (a file of a skill changed is a change of the skill): `true` beside them.
+    fn watch_roots(&self, key: &Key, user: bool) -> Vec<(PathBuf, bool)> {
+        let mut roots = vec![(
+            match key {
+                Some(root) => root.clone(),
+                None => self.host.user_space(),
+            },
+            false,
+        )];
         if user && key.is_some() {
-            roots.push(self.host.user_space());
+            roots.push((self.host.user_space(), false));
         }
         if let Some(ws) = self.spaces.get(key) {
             for x in &ws.extra {
-                roots.push(x.root.clone());
+                roots.push((x.root.clone(), false));
+            }
+        }
+        if user || key.is_none() {
+            let us = self.host.user_space();
+            for r in crate::skill::user_skill_roots(&self.host, &us) {
+                if !r.starts_with(&us) {
+                    roots.push((r, true));
+                }
             }
         }
         roots
@@ -375,13 +388,22 @@ impl WorkspaceSet {
     fn watcher(&self, key: &Key, user: bool) -> std::io::Result<Watcher> {
         let mut w = Watcher::new()?;
         let roots = self.watch_roots(key, user);
-        for root in &roots {
+        for (i, (root, skills)) in roots.iter().enumerate() {
             let project = key.as_ref().is_some_and(|p| p == root);
             let top = root.clone();
-            let keep = move |dir: &Path| keep_dir(&top, project, dir);
+            let skills = *skills;
+            let keep = move |dir: &Path| {
+                if skills {
+                    dir.strip_prefix(&top)
+                        .is_ok_and(|rel| !rel.components().any(|c| c.as_os_str() == ".git"))
+                } else {
+                    keep_dir(&top, project, dir)
+                }
+            };
             if let Err(e) = w.watch_tree(root, keep) {
-                // A missing extra space was reported when it was loaded.
-                if *root == roots[0] || root.exists() {
+                // A missing extra space was reported when it was loaded; a missing skills
+                // folder is watched once it appears.
+                if i == 0 || root.exists() {
                     return Err(e);
                 }
             }
@@ -451,9 +473,16 @@ fn keep_dir(root: &Path, project: bool, dir: &Path) -> bool {
         .components()
         .map(|c| c.as_os_str().to_str().unwrap_or("."))
         .collect();
+    let no_git = |below: &[&str]| !below.contains(&".git");
     let space = match parts.as_slice() {
         [] => return true,
         [first, rest @ ..] if project && *first == ".ai" => rest,
+        // The clients' skill folders (`.agents/skills`, `.claude/skills`, `.github/skills`):
+        // every folder of a skill (a file of it changed is a change of the skill).
+        [c] if project && SKILL_CLIENTS.contains(c) => return true,
+        [c, s, below @ ..] if project && SKILL_CLIENTS.contains(c) && *s == "skills" => {
+            return no_git(below)
+        }
         [v] | [v, _] if project && *v == ".venv" => return parts.len() == 1 || parts[1] == "bin",
         [n] | [n, _] if project && *n == "node_modules" => {
             return parts.len() == 1 || parts[1] == ".bin"
@@ -463,6 +492,7 @@ fn keep_dir(root: &Path, project: bool, dir: &Path) -> bool {
     };
     match space {
         [] => true,
+        ["skills", below @ ..] => no_git(below),
         [folder, below @ ..] => {
             ItemType::FILE_TYPES
                 .iter()
@@ -471,6 +501,9 @@ fn keep_dir(root: &Path, project: bool, dir: &Path) -> bool {
         }
     }
 }
+
+/// The folders of a project root that hold a client's `skills/` folder.
+const SKILL_CLIENTS: &[&str] = &[".agents", ".claude", ".github"];
 
 /// What a change on disk concerns ([`WorkspaceSet::concerned_by`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -503,6 +536,18 @@ mod tests {
         assert!(keep("/p/node_modules/.bin"));
         assert!(!keep("/p/node_modules/left-pad"));
         assert!(!keep("/p/src"));
+        // Skill folders: every folder of a skill, not its `.git`, not the rest of `.github`.
+        assert!(keep("/p/.agents/skills/pdf/scripts"));
+        assert!(keep("/p/.claude"));
+        assert!(keep("/p/.github/skills/x"));
+        assert!(!keep("/p/.github/workflows"));
+        assert!(!keep("/p/.claude/skills/pdf/.git"));
+        assert!(keep("/p/.ai/skills/pdf/assets/deep"));
+        assert!(keep_dir(
+            Path::new("/u"),
+            false,
+            Path::new("/u/skills/x/scripts")
+        ));
         assert!(!keep("/q/.ai"));
         assert!(keep_dir(Path::new("/u"), false, Path::new("/u/tools/a")));
         assert!(!keep_dir(Path::new("/u"), false, Path::new("/u/.git")));

@@ -19,6 +19,7 @@ macro_rules! eprint {
 }
 
 mod cmd_check;
+mod cmd_convert;
 mod cmd_doctor;
 mod cmd_env;
 mod cmd_keys;
@@ -328,6 +329,23 @@ values only for variables the chain itself defines) and runs nothing.")]
         #[arg(long)]
         json: bool,
     },
+    /// Convert a kiwi directive (its steps as instructions, its tools as scripts) or a VS Code
+    /// `.prompt.md` (name, description, argument-hint kept, as VS Code's migration does) into
+    /// an Agent Skill in the project's `.agents/skills/<name>/`. Never overwrites without --force.
+    Convert {
+        /// A directive (TYPE/ID, id, or its file) or a `.prompt.md` file.
+        source: String,
+        /// The skill's name (default: from the source's name).
+        #[arg(long)]
+        name: Option<String>,
+        /// Replace a skill of that name.
+        #[arg(long)]
+        force: bool,
+        #[arg(long)]
+        project: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Verify items: signed by a key you trust, unchanged since (their kiwi.lock entry, their
     /// rye:signed header). Without ITEM: every locked or signed item. Exit 1 unless all verify.
     Verify {
@@ -547,6 +565,13 @@ fn main() -> ExitCode {
             project,
             json,
         } => cmd_sign::run(&item, project.as_deref(), version.as_deref(), json),
+        Command::Convert {
+            source,
+            name,
+            force,
+            project,
+            json,
+        } => cmd_convert::run(&source, name.as_deref(), project.as_deref(), force, json),
         Command::Verify {
             items,
             project,

@@ -28,14 +28,21 @@ impl KiwiServer {
             .map_err(|e| McpError::internal_error(e.message.clone(), None))
     }
 
-    /// The served skill of a URI's first segment, if this session may load it.
-    fn skill_of(&self, ws: &Workspace, uri: &str) -> Option<(Arc<Item>, String)> {
-        let (name, rel) = serve::split_uri(uri)?;
-        let item = serve::find(ws, name)?;
+    /// The served skill of a URI's first segment, and the file's path in it. `Err(None)`:
+    /// no skill is served there; `Err(Some(e))`: the running directive does not let this
+    /// session load it (the missing capability named, as for every item).
+    fn skill_of(&self, ws: &Workspace, uri: &str) -> Result<(Arc<Item>, String), Option<McpError>> {
+        let (name, rel) = serve::split_uri(uri).ok_or(None)?;
+        let item = serve::find(ws, name).ok_or(None)?;
         self.session()
             .check("load", ItemType::Skill, Some(&item.id))
-            .ok()?;
-        Some((item, rel.to_string()))
+            .map_err(|e| {
+                Some(McpError::invalid_params(
+                    e.message.clone(),
+                    Some(e.to_json()),
+                ))
+            })?;
+        Ok((item, rel.to_string()))
     }
 
     fn entry(&self, item: &Item) -> Option<Skill> {
@@ -91,7 +98,9 @@ impl KiwiServer {
         let this = self.clone();
         tokio::task::spawn_blocking(move || {
             let ws = this.skills_ws()?;
-            let (item, rel) = this.skill_of(&ws, &uri).ok_or_else(|| not_served(&uri))?;
+            let (item, rel) = this
+                .skill_of(&ws, &uri)
+                .map_err(|e| e.unwrap_or_else(|| not_served(&uri)))?;
             if rel != "SKILL.md" {
                 return Err(not_served(&uri));
             }
@@ -114,8 +123,10 @@ impl KiwiServer {
         let uri = r.uri.clone();
         let children = tokio::task::spawn_blocking(move || {
             let ws = this.skills_ws()?;
-            let (item, rel) = this.skill_of(&ws, &uri).ok_or_else(|| {
-                McpError::invalid_params(format!("{uri} is not a directory resource"), None)
+            let (item, rel) = this.skill_of(&ws, &uri).map_err(|e| {
+                e.unwrap_or_else(|| {
+                    McpError::invalid_params(format!("{uri} is not a directory resource"), None)
+                })
             })?;
             serve::directory(&item, &rel).ok_or_else(|| {
                 McpError::invalid_params(format!("{uri} is not a directory resource"), None)
@@ -146,7 +157,9 @@ impl KiwiServer {
     /// `resources/read` of a `skill://` URI: the file's bytes as served (text, or base64).
     pub(crate) fn skills_read(&self, uri: &str) -> Result<ReadResourceResult, McpError> {
         let ws = self.skills_ws()?;
-        let (item, rel) = self.skill_of(&ws, uri).ok_or_else(|| not_served(uri))?;
+        let (item, rel) = self
+            .skill_of(&ws, uri)
+            .map_err(|e| e.unwrap_or_else(|| not_served(uri)))?;
         let dir = item.path.parent().ok_or_else(|| not_served(uri))?;
         if rel.is_empty() || !serve::files(dir).contains(&rel) {
             return Err(McpError::invalid_params(

@@ -243,6 +243,11 @@ pub fn check_id(id: &str) -> Result<()> {
     Ok(())
 }
 
+/// Whether a registry holds items of this type: the file types and skills (a folder).
+pub fn held(t: ItemType) -> bool {
+    t.folder().is_some() || t == ItemType::Skill
+}
+
 /// A `TYPE/ID[@VERSION]` reference (`tool/text/word_count@^1.2`).
 pub fn parse_reference(s: &str) -> Result<(ItemType, String, Option<String>)> {
     let (path, version) = match s.split_once('@') {
@@ -254,13 +259,11 @@ pub fn parse_reference(s: &str) -> Result<(ItemType, String, Option<String>)> {
             "`{s}` is not TYPE/ID[@VERSION] (e.g. tool/text/word_count@1.2.0)"
         )));
     };
-    let item_type = ItemType::parse(t)
-        .filter(|t| t.folder().is_some())
-        .ok_or_else(|| {
-            RegistryError::invalid(format!(
-                "`{t}` is not an item type a registry holds: directive, tool or knowledge"
-            ))
-        })?;
+    let item_type = ItemType::parse(t).filter(|t| held(*t)).ok_or_else(|| {
+        RegistryError::invalid(format!(
+            "`{t}` is not an item type a registry holds: directive, tool, knowledge or skill"
+        ))
+    })?;
     check_id(id).map_err(|e| RegistryError::invalid(e.message))?;
     if let Some(v) = &version {
         if v.is_empty() {
@@ -379,6 +382,10 @@ fn own_file(item_type: ItemType, id: &str, name: &str) -> Option<OwnFile> {
 /// subfolder, bytecode (`__pycache__/*.pyc`, `<name>.pyc`), a file kiwi never checks — is
 /// refused here, when the index line is read: before anything is written.
 pub fn check_own_files(line: &IndexLine, item_type: ItemType, id: &str) -> Result<()> {
+    if item_type == ItemType::Skill {
+        // A skill is its whole folder.
+        return crate::skill::registry::check_line_files(line, id);
+    }
     let label = format!("{}/{}@{}", item_type, id, line.version);
     let mut yaml = 0;
     let mut code = 0;
@@ -618,6 +625,9 @@ impl ItemVersions {
 /// covers and what a lock entry lists, so an item has one digest in a registry, a project
 /// and the user space.
 pub fn ai_relative(item_type: ItemType, id: &str, path: &str) -> String {
+    if item_type == ItemType::Skill {
+        return crate::skill::registry::space_relative(id, path);
+    }
     let folder = item_type.folder().unwrap_or("knowledge");
     match id.rsplit_once('/') {
         Some((parent, _)) => format!("{folder}/{parent}/{path}"),
@@ -678,13 +688,11 @@ pub fn index_file_item(path: &str) -> Result<Option<(ItemType, String)>> {
     let Some((t, id)) = rest.split_once('/') else {
         return Ok(None);
     };
-    let item_type = ItemType::parse(t)
-        .filter(|t| t.folder().is_some())
-        .ok_or_else(|| {
-            RegistryError::hostile(format!(
-                "`{path}`: `{t}` is not an item type a registry holds"
-            ))
-        })?;
+    let item_type = ItemType::parse(t).filter(|t| held(*t)).ok_or_else(|| {
+        RegistryError::hostile(format!(
+            "`{path}`: `{t}` is not an item type a registry holds"
+        ))
+    })?;
     check_id(id)?;
     Ok(Some((item_type, id.to_string())))
 }

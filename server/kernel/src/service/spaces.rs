@@ -235,6 +235,20 @@ impl Spaces<'_> {
                 files.insert(f.path, (f.script, s));
             }
         }
+        // Each skills folder and the folders in it (present or not); each `SKILL.md` with
+        // its folder as its "script" (stamped with the latest time of any file in it).
+        for (_, root) in self.ws.skill_roots() {
+            dirs.insert(root.clone(), dir_mtime(&root));
+            for d in crate::skill::skill_dirs(&root) {
+                let m = dir_mtime(&d);
+                dirs.insert(d, m);
+            }
+            for f in crate::skill::discover_skills(&root) {
+                let dir = f.path.parent().map(Path::to_path_buf);
+                let s = stamp(&f.path, dir.as_deref());
+                files.insert(f.path, (dir, s));
+            }
+        }
         if apply {
             let mut changed = false;
             for p in self.k.files.keys() {
@@ -273,14 +287,21 @@ impl Spaces<'_> {
                 }
                 continue;
             }
-            // A sidecar script changed: re-read its tool.
+            // A sidecar script changed: re-read its tool; a file of a skill: its skill.
             let owner = self
                 .k
                 .files
                 .iter()
-                .find(|(_, (script, _))| script.as_deref() == Some(p.as_path()))
+                .find(|(k, (script, _))| {
+                    script.as_deref() == Some(p.as_path())
+                        || (crate::skill::is_skill_file(k)
+                            && script.as_deref().is_some_and(|d| p.starts_with(d)))
+                })
                 .map(|(k, _)| k.clone());
             if let Some(k) = owner {
+                if let Some(e) = self.k.files.get_mut(&k) {
+                    e.1 = stamp(&k, e.0.as_deref());
+                }
                 self.ws.refresh_path(&k);
                 changed = true;
             } else if item {

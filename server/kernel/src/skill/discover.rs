@@ -118,3 +118,28 @@ pub fn load_loose(skill_md: &Path) -> Option<crate::workspace::Item> {
     };
     crate::workspace::load_file(&found, crate::ids::Space::Project, dir)
 }
+
+/// The latest modification time of a skill's folder and of every file and folder in it
+/// (not through a symlink, `.git` left out): what changes when any file of the skill does.
+pub fn tree_mtime(dir: &Path) -> Option<std::time::SystemTime> {
+    let walker = ignore::WalkBuilder::new(dir)
+        .standard_filters(false)
+        .follow_links(false)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build();
+    walker
+        .flatten()
+        .filter_map(|e| std::fs::symlink_metadata(e.path()).ok()?.modified().ok())
+        .max()
+}
+
+/// Every folder directly below a skills folder (a skill, or one whose `SKILL.md` may come).
+pub fn skill_dirs(root: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    rd.flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect()
+}

@@ -4,7 +4,9 @@
 //! the reference validator `skills-ref` (`shared/reference/agentskills/skills-ref/`).
 
 mod checks;
+pub mod convert;
 mod discover;
+pub mod registry;
 pub mod script;
 pub mod serve;
 #[cfg(test)]
@@ -12,8 +14,8 @@ mod tests;
 
 pub use checks::{body_links, body_scripts, check_skill};
 pub use discover::{
-    discover_skills, folder_rank, is_skill_file, load_loose, project_skill_roots, user_skill_roots,
-    HOME_FOLDERS, PROJECT_FOLDERS,
+    discover_skills, folder_rank, is_skill_file, load_loose, project_skill_roots, skill_dirs,
+    tree_mtime, user_skill_roots, HOME_FOLDERS, PROJECT_FOLDERS,
 };
 
 use crate::diag::{Code, Diagnostic};

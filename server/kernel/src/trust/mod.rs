@@ -144,6 +144,10 @@ pub fn item_file_paths(
     let root = ws
         .space_root(item.space)
         .ok_or_else(|| format!("`{}` is a builtin item: it has no files", item.id))?;
+    if item.item_type == crate::ids::ItemType::Skill {
+        // The whole folder, wherever the skill lies (`skills/<name>/<file>`).
+        return crate::skill::registry::file_paths(item);
+    }
     let mut out = Vec::new();
     for file in [Some(item.path.as_path()), item.script.as_deref()]
         .into_iter()

@@ -20,6 +20,7 @@ mod registry_pins;
 mod run;
 mod rye;
 mod secrets;
+mod skill_registry;
 mod skill_scripts;
 mod ssh;
 mod trust;

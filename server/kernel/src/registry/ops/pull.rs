@@ -341,9 +341,7 @@ pub fn pull(a: &PullArgs) -> Result<Vec<PulledItem>> {
             a.trust_on_first_use,
             &line,
         )?;
-        let folder = root
-            .join(t.folder().unwrap_or("knowledge"))
-            .join(Path::new(&id).parent().unwrap_or(Path::new("")));
+        let folder = root.join(format::ai_relative(t, &id, ""));
         let targets: Vec<PathBuf> = line.files.iter().map(|f| folder.join(&f.path)).collect();
         if t == ItemType::Tool {
             for link in &line.chain {

@@ -42,13 +42,22 @@ pub struct Cached {
     pub index: std::sync::Arc<Index>,
 }
 
-/// The stamp of an item file (and its script) now.
+/// The stamp of an item file (and its script) now. A skill's `SKILL.md` has its folder as
+/// its "script": the latest time of any file or folder in it (a file added, removed,
+/// renamed or changed anywhere in the skill changes the skill).
 pub fn stamp(path: &Path, script: Option<&Path>) -> Stamp {
     let m = std::fs::metadata(path).ok();
     (
         m.as_ref().and_then(|m| m.modified().ok()),
         m.map(|m| m.len()).unwrap_or(0),
-        script.and_then(|s| std::fs::metadata(s).ok()?.modified().ok()),
+        script.and_then(|s| {
+            let m = std::fs::metadata(s).ok()?;
+            if m.is_dir() {
+                crate::skill::tree_mtime(s)
+            } else {
+                m.modified().ok()
+            }
+        }),
     )
 }
 
