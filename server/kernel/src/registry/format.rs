@@ -384,7 +384,7 @@ fn own_file(item_type: ItemType, id: &str, name: &str) -> Option<OwnFile> {
 pub fn check_own_files(line: &IndexLine, item_type: ItemType, id: &str) -> Result<()> {
     if item_type == ItemType::Skill {
         // A skill is its whole folder.
-        return crate::skill::registry::check_line_files(line, id);
+        return check_skill_line_files(line, id);
     }
     let label = format!("{}/{}@{}", item_type, id, line.version);
     let mut yaml = 0;
@@ -695,6 +695,38 @@ pub fn index_file_item(path: &str) -> Result<Option<(ItemType, String)>> {
     })?;
     check_id(id)?;
     Ok(Some((item_type, id.to_string())))
+}
+
+/// A skill's files as an index line lists them: relative paths in its folder (subfolders
+/// are a skill's own), `SKILL.md` among them, at most 512. Refused before anything is
+/// written.
+pub fn check_skill_line_files(line: &IndexLine, id: &str) -> Result<()> {
+    let label = format!("skill/{id}@{}", line.version);
+    crate::ids::validate_id(id)
+        .ok()
+        .filter(|_| !id.contains('/'))
+        .ok_or_else(|| RegistryError::hostile(format!("{label}: a skill's name is one segment")))?;
+    if line.files.len() > crate::skill::serve::MAX_FILES {
+        return Err(RegistryError::hostile(format!(
+            "{label}: {} files, above the {} a skill may hold",
+            line.files.len(),
+            crate::skill::serve::MAX_FILES
+        )));
+    }
+    for f in &line.files {
+        check_relative(&format!("{label}: a file of the skill"), &f.path)?;
+    }
+    if !line
+        .files
+        .iter()
+        .any(|f| f.path == crate::skill::SKILL_FILE)
+    {
+        return Err(RegistryError::hostile(format!(
+            "{label}: no {} among its files: not a skill",
+            crate::skill::SKILL_FILE
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

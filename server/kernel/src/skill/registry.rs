@@ -4,8 +4,6 @@
 //! files), so that the one digest, signature, pull and lock of every item covers them.
 
 use super::serve;
-use crate::registry::format::{check_relative, IndexLine};
-use crate::registry::{RegistryError, Result};
 use crate::workspace::Item;
 use std::path::{Path, PathBuf};
 
@@ -43,34 +41,6 @@ pub fn file_paths(item: &Item) -> std::result::Result<Vec<(String, PathBuf)>, St
     }
     out.sort();
     Ok(out)
-}
-
-/// A skill's files as an index line lists them: relative paths in its folder (subfolders
-/// are a skill's own), `SKILL.md` among them, at most 512. Refused before anything is
-/// written.
-pub fn check_line_files(line: &IndexLine, id: &str) -> Result<()> {
-    let label = format!("skill/{id}@{}", line.version);
-    crate::ids::validate_id(id)
-        .ok()
-        .filter(|_| !id.contains('/'))
-        .ok_or_else(|| RegistryError::hostile(format!("{label}: a skill's name is one segment")))?;
-    if line.files.len() > serve::MAX_FILES {
-        return Err(RegistryError::hostile(format!(
-            "{label}: {} files, above the {} a skill may hold",
-            line.files.len(),
-            serve::MAX_FILES
-        )));
-    }
-    for f in &line.files {
-        check_relative(&format!("{label}: a file of the skill"), &f.path)?;
-    }
-    if !line.files.iter().any(|f| f.path == super::SKILL_FILE) {
-        return Err(RegistryError::hostile(format!(
-            "{label}: no {} among its files: not a skill",
-            super::SKILL_FILE
-        )));
-    }
-    Ok(())
 }
 
 /// The files in a pulled skill's folder that its lock entry does not name (`skills/<id>/…`

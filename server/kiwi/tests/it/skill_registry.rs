@@ -127,8 +127,9 @@ fn skill_folder_published_by_one_user_pulled_verified_and_pinned_by_another() {
         "{err}"
     );
     fails(&bob, &["verify", "skill/pdf-forms"]);
-    // Restored by a forced pull; then a file slipped into the folder is caught too.
-    bob.ok(&["pull", "skill/pdf-forms", "--force"]);
+    // Restored by a pull that replaces the local edit (--force alone keeps an edit); then a
+    // file slipped into the folder is caught too.
+    bob.ok(&["pull", "skill/pdf-forms", "--overwrite-local"]);
     bob.ok(&["check", "--locked"]);
     write(&dst, "scripts/extra.sh", "echo extra\n");
     let err = fails(&bob, &["check", "--locked"]);
