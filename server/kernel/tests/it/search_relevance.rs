@@ -105,3 +105,31 @@ fn search_relevance_suite() {
         misses.join("\n")
     );
 }
+
+/// Issue 26, point 9: a query with a typo in every word ("permissoin tset") ranks the
+/// permission tests of rye-os's e2e project above the limit tests (each word matched by
+/// edit distance on its own).
+#[test]
+fn a_typo_in_every_word_still_ranks_the_right_items_first() {
+    let Some(corpus) = corpus() else {
+        eprintln!("skipped: no corpus");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let host = Host::for_tests(&[
+        (
+            "KIWI_USERSPACE_DIR",
+            tmp.path().join("user").to_str().unwrap(),
+        ),
+        ("HOME", tmp.path().join("home").to_str().unwrap()),
+    ]);
+    let ws = Workspace::load(Some(corpus.join("rye-os/tests/e2e")), host);
+    let idx = Index::build(&ws);
+    let hits = idx.search(ItemType::Directive, "permissoin tset", None, 10);
+    let ids: Vec<&str> = hits.iter().map(|h| h.id.as_str()).collect();
+    let permission_tests = ids
+        .iter()
+        .take_while(|id| id.starts_with("test/permissions/"))
+        .count();
+    assert!(permission_tests >= 5, "{ids:?}");
+}
