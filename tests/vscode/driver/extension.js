@@ -110,11 +110,13 @@ async function activate(context) {
     await vscode.window.showTextDocument(doc);
     const pos = doc.positionAt(doc.getText().indexOf('scripts/build.py') + 9);
     const want = path.join(proj, '.venv', 'bin', 'python');
+    let last = '';
     const text = await waitFor('a hover on the script naming the .venv interpreter', async () => {
       const hovers = await vscode.commands.executeCommand('vscode.executeHoverProvider', uri, pos);
       const t = (hovers || []).flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : c.value))).join('\n');
+      last = t;
       return t.includes(want) && t;
-    }, 20000, 500);
+    }, 20000, 500).catch((e) => { throw new Error(`${e.message}; the last hover: ${JSON.stringify(last.slice(0, 600))}`); });
     assert(text.includes('a script of the skill `report`') && text.includes('KIWI_PYTHON'), `hover: ${text}`);
     const skillLenses = await waitFor('lenses on the SKILL.md', async () => {
       const l = await vscode.commands.executeCommand('vscode.executeCodeLensProvider', uri);
@@ -385,9 +387,11 @@ async function activate(context) {
     let items = [];
     try {
       await waitFor('the prompt for path', async () => (await promptTitle()).includes('path (1/3)'), 10000, 250);
-      items = await waitFor('a picker offering Browse… and notes/words.txt', async () => {
+      // The list is virtual: only the rows on screen are in the page, so the project's files
+      // are seen as offered at all here, and words.txt once typed (below).
+      items = await waitFor('a picker offering Browse… and the project\'s files', async () => {
         const r = await cdpEvaluate(cdp, rows);
-        return r.some((x) => x.includes('Browse…')) && r.some((x) => x.includes('notes/words.txt')) && r;
+        return r.some((x) => x.includes('Browse…')) && r.some((x) => x.includes('.ai/tools/text/count.py')) && r;
       }, 8000, 250);
     } catch (e) {
       items = await cdpEvaluate(cdp, rows).catch(() => []);
@@ -403,8 +407,10 @@ async function activate(context) {
       input.dispatchEvent(new Event('input', { bubbles: true }));
       return true;
     })()`);
-    await sleep(500);
-    const typed = await cdpEvaluate(cdp, rows);
+    const typed = await waitFor('notes/words.txt offered once typed', async () => {
+      const r = await cdpEvaluate(cdp, rows);
+      return r.some((x) => x.includes('notes/words.txt')) && r;
+    }, 8000, 250);
     const shot = await screenshot('run-path-picker');
     // Accept it, then the defaults of top and min_length.
     for (let i = 0; i < 30 && !done; i++) {

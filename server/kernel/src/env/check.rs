@@ -86,7 +86,7 @@ fn remove_list_item_fix(items: &[Value], i: usize, shown: &str) -> Fix {
 }
 
 /// `clang-format` -> `CLANG_FORMAT`; `/usr/bin/deno` -> `DENO`.
-fn var_stem_of(s: &str) -> Option<String> {
+pub fn var_stem_of(s: &str) -> Option<String> {
     let base = s.rsplit(['/', '\\']).next().unwrap_or(s);
     let base = base.strip_suffix(".exe").unwrap_or(base);
     let stem: String = base

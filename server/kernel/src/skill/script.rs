@@ -355,16 +355,8 @@ impl ScriptPlan {
                     ),
                 ),
                 Launcher::Shebang { program, args } => {
-                    let stem: String = program
-                        .chars()
-                        .map(|c| {
-                            if c.is_ascii_alphanumeric() {
-                                c.to_ascii_uppercase()
-                            } else {
-                                '_'
-                            }
-                        })
-                        .collect();
+                    let stem = crate::env::check::var_stem_of(program)
+                        .unwrap_or_else(|| "INTERPRETER".to_string());
                     let var = format!("KIWI_{stem}");
                     let mut a: Vec<Json> = args.iter().map(|x| json!(x)).collect();
                     a.push(json!("{tool_path}"));
