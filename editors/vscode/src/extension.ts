@@ -171,9 +171,14 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
   const clientOptions: LanguageClientOptions = {
     // Items under `.ai/`, and Agent Skills (issue 28): a SKILL.md and its scripts in a
     // project's skills folders, with or without `.ai/`.
-    documentSelector: ['markdown', 'python', 'yaml', 'javascript', 'typescript', 'shellscript'].flatMap((language) =>
-      KIWI_FOLDERS.map((folder) => ({ scheme: 'file', language, pattern: `**/${folder}/**` })),
-    ),
+    documentSelector: [
+      ...['markdown', 'python', 'yaml', 'javascript', 'typescript', 'shellscript'].flatMap((language) =>
+        KIWI_FOLDERS.map((folder) => ({ scheme: 'file', language, pattern: `**/${folder}/**` })),
+      ),
+      // Whatever language VS Code gives a SKILL.md (its own chat features may give skill
+      // files a language of their own instead of markdown).
+      ...KIWI_FOLDERS.map((folder) => ({ scheme: 'file', pattern: `**/${folder}/**/SKILL.md` })),
+    ],
     outputChannel: serverOutput,
     // The agent's runs are shown here (kiwi/agentRun, showAgentRun), on a token the server
     // does not ask the client library to create (it would take their progress for its own).

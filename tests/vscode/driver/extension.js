@@ -116,7 +116,7 @@ async function activate(context) {
       const t = (hovers || []).flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : c.value))).join('\n');
       last = t;
       return t.includes(want) && t;
-    }, 20000, 500).catch((e) => { throw new Error(`${e.message}; the last hover: ${JSON.stringify(last.slice(0, 600))}`); });
+    }, 20000, 500).catch((e) => { throw new Error(`${e.message}; the last hover: ${JSON.stringify(last.slice(0, 600))} (language ${doc.languageId})`); });
     assert(text.includes('a script of the skill `report`') && text.includes('KIWI_PYTHON'), `hover: ${text}`);
     const skillLenses = await waitFor('lenses on the SKILL.md', async () => {
       const l = await vscode.commands.executeCommand('vscode.executeCodeLensProvider', uri);
