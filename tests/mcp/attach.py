@@ -28,7 +28,7 @@ from pathlib import Path
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-KIWI = os.environ.get("KIWI_BIN", str(Path(__file__).resolve().parents[2] / "target/debug/kiwi"))
+KIWI = os.path.abspath(os.environ.get("KIWI_BIN", str(Path(__file__).resolve().parents[2] / "target/debug/kiwi")))
 
 SLOW_TOOL = """version: "1.0.0"
 tool_type: yaml
