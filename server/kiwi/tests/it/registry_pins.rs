@@ -94,6 +94,21 @@ fn registry_pull_locked_restores_every_pin_exactly_and_a_yanked_pin_is_named() {
         "{err}"
     );
     assert!(bob.read("tools/text/other.py").is_none());
+    // A hand-edited pin whose version is not semver: a clear refusal, not a crash.
+    std::fs::write(
+        &lock_path,
+        text.replace("\"version\": \"1.0.0\"", "\"version\": \"one\""),
+    )
+    .unwrap();
+    assert!(std::fs::read_to_string(&lock_path)
+        .unwrap()
+        .contains("\"one\""));
+    let err = bob.refused(&["pull", "--locked"]);
+    assert!(
+        err.contains("one") && err.contains("tool/text/other"),
+        "{err}"
+    );
+    assert!(bob.read("tools/text/other.py").is_none());
     // Nothing to pull without an item, --locked or --update: said so.
     let err = bob.refused(&["pull"]);
     assert!(err.contains("--locked"), "{err}");

@@ -225,6 +225,17 @@ pub fn pull(a: &PullArgs) -> Result<Vec<PulledItem>> {
         // `--locked`: exactly the pin, from the registry it came from; nothing to do when the
         // files already are what it pins (no fetch either).
         let locked_here = a.mode == Mode::Locked && pin.is_some();
+        // A pin is restored exactly, so it must name a version (a hand-edited lockfile may
+        // not): refused before anything is fetched.
+        if let (true, Some(p), None) = (locked_here, &pin, &pin_version) {
+            return Err(RegistryError::new(
+                ErrorKind::Conflict,
+                format!(
+                    "kiwi.lock pins {label}@{}, which is not a version (semver): fix the pin or pull the item again without --locked (nothing was written)",
+                    p.version
+                ),
+            ));
+        }
         let state = pin.as_ref().map(|p| p.state(&root));
         let edited = matches!(state, Some(crate::lock::FileState::Changed { .. }));
         if locked_here && matches!(state, Some(crate::lock::FileState::Matches)) {
@@ -630,7 +641,11 @@ fn choose<'v>(
 ) -> Result<(&'v format::VersionEntry, Option<String>)> {
     let pinned_entry = pinned.and_then(|p| versions.get(p));
     if locked {
-        let p = pinned.expect("a locked pull has a pin");
+        let Some(p) = pinned else {
+            return Err(RegistryError::not_found(format!(
+                "kiwi.lock pins {label} at no version (nothing was written)"
+            )));
+        };
         return pinned_entry.map(|e| (e, None)).ok_or_else(|| {
             RegistryError::not_found(format!(
                 "kiwi.lock pins {label}@{p}, but its registry has no such version (it has {}); nothing was written",
