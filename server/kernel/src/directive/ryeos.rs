@@ -391,23 +391,28 @@ fn declared_strings(text: &str, header: YamlHeader) -> Option<Vec<(String, TextR
 /// literal; `cap` taken as it is written (a wildcard in it is covered only by one that
 /// matches it as text).
 pub fn capability_covers(granted: &str, cap: &str) -> bool {
-    fn m(p: &[char], s: &[char]) -> bool {
-        match p.split_first() {
-            None => s.is_empty(),
-            Some(('*', rest)) => (0..=s.len()).any(|i| m(rest, &s[i..])),
-            Some(('?', rest)) => !s.is_empty() && m(rest, &s[1..]),
-            Some((c, rest)) => s.first() == Some(c) && m(rest, &s[1..]),
-        }
-    }
-    // Runs of `*` are one `*`: the matcher stays linear in practice.
-    let mut p: Vec<char> = Vec::new();
-    for c in granted.chars() {
-        if !(c == '*' && p.last() == Some(&'*')) {
-            p.push(c);
-        }
-    }
+    // The two-pointer wildcard match (back to the last `*` on a mismatch): O(len × len) at
+    // worst, never exponential, whatever a directive's pattern holds.
+    let p: Vec<char> = granted.chars().collect();
     let s: Vec<char> = cap.chars().collect();
-    m(&p, &s)
+    let (mut i, mut j) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while j < s.len() {
+        if i < p.len() && (p[i] == '?' || (p[i] != '*' && p[i] == s[j])) {
+            i += 1;
+            j += 1;
+        } else if i < p.len() && p[i] == '*' {
+            star = Some((i, j));
+            i += 1;
+        } else if let Some((si, sj)) = star {
+            i = si + 1;
+            j = sj + 1;
+            star = Some((si, sj + 1));
+        } else {
+            return false;
+        }
+    }
+    p[i..].iter().all(|c| *c == '*')
 }
 
 /// Longest `extends` chain followed (ryeos refuses a cycle; kiwi stops there).

@@ -413,6 +413,11 @@ fn ryeos_capability_cover_is_an_anchored_glob() {
         "prefix.ryeos.execute.tool.a"
     ));
     assert!(!covers("ryeos.execute.tool.a", "ryeos.execute.tool.ab"));
+    assert!(covers("*a*b", "xxaxxb") && !covers("*a*b", "xxaxxc"));
+    // A hostile pattern of many stars against a long string answers at once (a backtracking
+    // matcher takes exponential time here).
+    let pattern = "*a".repeat(30) + "b";
+    assert!(!covers(&pattern, &"a".repeat(2000)));
 }
 
 /// A ryeos directive's run composes its extends chain as ryeos does: the parents' inputs
