@@ -5,16 +5,10 @@ use anyhow::{bail, Context, Result};
 use kiwi_kernel::context::Host;
 use kiwi_kernel::ids::ItemType;
 use kiwi_kernel::service::{SearchArgs, Service, Session};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-fn out(text: &str) {
-    let mut o = std::io::stdout().lock();
-    let _ = o.write_all(crate::term::escape(text).as_bytes());
-    let _ = o.write_all(b"\n");
-    let _ = o.flush();
-}
+use crate::term::out;
 
 /// How long `kiwi mcp` waits at exit for the processes of cancelled runs to be gone.
 const SHUTDOWN_BOUND: std::time::Duration = std::time::Duration::from_secs(15);

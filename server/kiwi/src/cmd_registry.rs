@@ -8,17 +8,11 @@ use kiwi_kernel::ids::ItemType;
 use kiwi_kernel::registry::{config, format, ops, store, RegistryError};
 use kiwi_kernel::workspace::{Item, Lookup, Workspace};
 use serde_json::json;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-fn out(text: &str) {
-    let mut o = std::io::stdout().lock();
-    let _ = o.write_all(crate::term::escape(text).as_bytes());
-    let _ = o.write_all(b"\n");
-    let _ = o.flush();
-}
+use crate::term::out;
 
 fn json_out(v: &serde_json::Value) -> Result<ExitCode> {
     out(&serde_json::to_string_pretty(v)?);

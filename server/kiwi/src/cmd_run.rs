@@ -134,19 +134,7 @@ impl<W: Write> WriteLock for Mutex<W> {
     }
 }
 
-/// Print to stdout / stderr, ignoring a closed stream (`kiwi run x | head -1` is no panic).
-fn out(text: &str) {
-    let mut o = std::io::stdout().lock();
-    let _ = o.write_all(crate::term::escape(text).as_bytes());
-    let _ = o.write_all(b"\n");
-    let _ = o.flush();
-}
-
-fn err(text: &str) {
-    let mut e = std::io::stderr().lock();
-    let _ = e.write_all(crate::term::escape(text).as_bytes());
-    let _ = e.write_all(b"\n");
-}
+use crate::term::{err, out};
 
 /// Ctrl-C, and on Unix SIGTERM and SIGHUP: the run is cancelled, its process group stopped.
 pub(crate) async fn interrupted() {

@@ -1,21 +1,22 @@
 //! `kiwi`: the command line face of the kernel (and, later, the LSP and MCP servers).
 
-// The CLI's output boundary (`term`): every print of this crate is escaped.
+// The CLI's output boundary (`term`): every print of this crate is escaped, and a closed
+// pipe is no panic (`term::write`).
 macro_rules! println {
-    () => { std::println!() };
-    ($($arg:tt)*) => { std::println!("{}", $crate::term::escape(&format!($($arg)*))) };
+    () => { $crate::term::write(false, "", true) };
+    ($($arg:tt)*) => { $crate::term::write(false, &format!($($arg)*), true) };
 }
 macro_rules! eprintln {
-    () => { std::eprintln!() };
-    ($($arg:tt)*) => { std::eprintln!("{}", $crate::term::escape(&format!($($arg)*))) };
+    () => { $crate::term::write(true, "", true) };
+    ($($arg:tt)*) => { $crate::term::write(true, &format!($($arg)*), true) };
 }
 #[allow(unused_macros)]
 macro_rules! print {
-    ($($arg:tt)*) => { std::print!("{}", $crate::term::escape(&format!($($arg)*))) };
+    ($($arg:tt)*) => { $crate::term::write(false, &format!($($arg)*), false) };
 }
 #[allow(unused_macros)]
 macro_rules! eprint {
-    ($($arg:tt)*) => { std::eprint!("{}", $crate::term::escape(&format!($($arg)*))) };
+    ($($arg:tt)*) => { $crate::term::write(true, &format!($($arg)*), false) };
 }
 
 mod cmd_check;

@@ -7,6 +7,36 @@
 //! and is passed as it is.
 
 use std::borrow::Cow;
+use std::io::Write;
+
+/// The CLI's one way to print: `text` [`escape`]d (and a newline) on stdout, or on stderr.
+/// A reader that stopped early (`kiwi env x | head -1`) is not an error and never a panic
+/// (std's `println!` panics on a closed pipe): what is left is dropped and the command ends as
+/// it would have.
+pub fn write(to_stderr: bool, text: &str, newline: bool) {
+    fn put(mut w: impl Write, text: &str, newline: bool) {
+        let _ = w.write_all(escape(text).as_bytes());
+        if newline {
+            let _ = w.write_all(b"\n");
+        }
+        let _ = w.flush();
+    }
+    if to_stderr {
+        put(std::io::stderr().lock(), text, newline)
+    } else {
+        put(std::io::stdout().lock(), text, newline)
+    }
+}
+
+/// A line on stdout (see [`write`]).
+pub fn out(text: &str) {
+    write(false, text, true)
+}
+
+/// A line on stderr (see [`write`]).
+pub fn err(text: &str) {
+    write(true, text, true)
+}
 
 /// Whether `c` is shown escaped: a control character (C0 but newline and tab, DEL, C1) or
 /// a bidirectional formatting character.

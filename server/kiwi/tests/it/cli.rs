@@ -502,3 +502,38 @@ fn check_refuses_a_named_pipe_as_the_lockfile_at_once() {
         "{out}"
     );
 }
+
+/// A reader that stopped early (`kiwi env TOOL | head -1`) is no panic: seen failing with
+/// "failed printing to stdout: Broken pipe" and exit 101 from `kiwi env` (std's `println!`).
+/// The reading end is closed before kiwi writes a byte, so every write fails with EPIPE.
+#[test]
+fn a_closed_stdout_is_no_panic_in_any_printing_command() {
+    let demo = repo().join("fixtures/demo");
+    let demo = demo.to_str().unwrap();
+    let commands: &[&[&str]] = &[
+        &["env", "text/word_count", "--project", demo],
+        &["env", "text/word_count", "--project", demo, "--json"],
+        &["check", demo],
+        &["search", "count", "--project", demo],
+        &["completions", "bash"],
+        &["man"],
+        &["doctor"],
+        &["--help"],
+    ];
+    for args in commands {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = Command::new(env!("CARGO_BIN_EXE_kiwi"))
+            .args(*args)
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !stderr.contains("panicked") && out.status.code() != Some(101),
+            "kiwi {args:?}: {:?}\n{stderr}",
+            out.status
+        );
+    }
+}
