@@ -109,13 +109,22 @@ pub fn check_frontmatter(skill: &Skill, text: &str, dir: Option<&Path>) -> Vec<D
                 }
                 if let Some(folder) = dir.and_then(|d| d.file_name()).and_then(|n| n.to_str()) {
                     if folder != name {
-                        out.push(Diagnostic::new(
+                        let mut d = Diagnostic::new(
                             Code::S804,
                             e.value.range,
                             format!(
                                 "the skill name `{name}` differs from its folder `{folder}`: a skill's name is its folder's name (rename one of them)"
                             ),
-                        ));
+                        );
+                        // The folder's name is a certain fix only when it is a valid name.
+                        if name_problems(folder).is_empty() {
+                            d = d.fix(crate::diag::Fix::replace(
+                                format!("Change the name to `{folder}`, the folder's name"),
+                                e.value.range,
+                                folder,
+                            ));
+                        }
+                        out.push(d);
                     }
                 }
             }

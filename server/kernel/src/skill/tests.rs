@@ -82,6 +82,34 @@ fn name_must_be_the_folder() {
 }
 
 #[test]
+fn name_not_the_folder_is_fixed_to_the_folder_only_when_the_folder_is_a_valid_name() {
+    let fix_of = |text: &str, folder: &str| {
+        let s = parse(text);
+        let d = checks::check_frontmatter(&s, text, Some(&Path::new("/x").join(folder)));
+        let d = d.into_iter().find(|d| d.code == Code::S804).unwrap();
+        d.fixes.first().map(|f| {
+            let e = &f.edits[0];
+            let mut t = text.to_string();
+            t.replace_range(e.range.start..e.range.end, &e.new_text);
+            t
+        })
+    };
+    assert_eq!(
+        fix_of("---\nname: pdf-tool\ndescription: d\n---\n", "pdf").as_deref(),
+        Some("---\nname: pdf\ndescription: d\n---\n")
+    );
+    assert_eq!(
+        fix_of("---\nname: \"pdf-tool\"\ndescription: d\n---\n", "pdf").as_deref(),
+        Some("---\nname: pdf\ndescription: d\n---\n")
+    );
+    // `My_Skill` breaks the naming rules: no fix, rename the folder instead.
+    assert_eq!(
+        fix_of("---\nname: my-skill\ndescription: d\n---\n", "My_Skill"),
+        None
+    );
+}
+
+#[test]
 fn required_fields() {
     assert_eq!(only("---\ndescription: d\n---\n", "x"), vec![Code::S802]);
     assert_eq!(only("---\nname: x\n---\n", "x"), vec![Code::S802]);
