@@ -32,6 +32,11 @@ if [ "${as_root[*]}" = none ] && [ -z "${CI:-}" ] && [ -z "${KIWI_REQUIRE_SYSTEM
   may_skip=1
 fi
 skipped=()
+# Every skip of a test (cargo's, the Python suites') is written to this file too, and listed at
+# the end (server/kernel/src/test_system.rs `skipped`, tests/mcp/skiplog.py).
+mkdir -p target
+export KIWI_SKIP_LOG="$PWD/target/skipped.log"
+: > "$KIWI_SKIP_LOG"
 # apt_install PKG...: install the missing Debian packages; 1 when they cannot be (skip).
 apt_install() {
   [ $# -gt 0 ] || return 0
@@ -154,6 +159,16 @@ fi
 target/uv/bin/uv --version
 # The tests find it here (server/kiwi/tests/it/skill_scripts.rs), not on PATH.
 export KIWI_TEST_UV="$PWD/target/uv/bin/uv"
+
+step "node 24 (a TypeScript tool or skill script runs under Node's own type stripping; code-server runs on it)"
+node24=target/codeserver/node24
+if ! "$node24/node_modules/.bin/node" --version 2>/dev/null | grep -q '^v24\.'; then
+  mkdir -p "$node24"
+  (cd "$node24" && npm install --no-audit --no-fund --loglevel=error node@24)
+fi
+"$node24/node_modules/.bin/node" --version
+# The tests find it here (server/kernel/tests/it/javascript_tools.rs and skill_scripts.rs).
+export KIWI_TEST_NODE24="$PWD/$node24/node_modules/.bin/node"
 
 step "format"
 cargo fmt --all -- --check
@@ -280,4 +295,8 @@ step "done"
 if [ ${#skipped[@]} -gt 0 ]; then
   echo "passed, with these parts SKIPPED (an unprivileged run; each says why):"
   printf '  %s\n' "${skipped[@]}"
+fi
+if [ -s "$KIWI_SKIP_LOG" ]; then
+  echo "tests that skipped a part, each with its reason:"
+  sort -u "$KIWI_SKIP_LOG" | sed 's/^/  /'
 fi

@@ -27,6 +27,7 @@ import traceback
 from pathlib import Path
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from skiplog import skipped
 
 KIWI = os.path.abspath(os.environ.get("KIWI_BIN", str(Path(__file__).resolve().parents[2] / "target/debug/kiwi")))
 
@@ -273,7 +274,7 @@ async def main():
         for d in opened:
             os.chmod(d, 0o700)
     else:
-        print("skip another uid refused: not root (cannot act as another user)")
+        skipped("attach suite", "another uid refused: not root (cannot act as another user)")
 
     await lsp.request("shutdown", None)
     await lsp.notify("exit", None)

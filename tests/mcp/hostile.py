@@ -36,6 +36,7 @@ import uuid
 from pathlib import Path
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from skiplog import skipped
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = uuid.uuid4().hex[:10]
@@ -834,7 +835,7 @@ async def main():
     if shutil.which("bwrap"):
         envs.append("sandbox")
     elif may_skip:
-        print("skip sandbox: bwrap is not installed and this run is unprivileged (apt-get install -y bubblewrap as root)")
+        skipped("hostile suite", "sandbox: bwrap is not installed and this run is unprivileged (apt-get install -y bubblewrap as root)")
     else:
         print("bwrap is not installed: as root or in CI the sandbox must be tested (apt-get install -y bubblewrap)")
         return 1
@@ -842,7 +843,7 @@ async def main():
     if why is None:
         envs.append("container")
     elif may_skip:
-        print(f"skip container: {why} (an unprivileged run)")
+        skipped("hostile suite", f"container: {why} (an unprivileged run)")
     else:
         print(f"the container must be tested as root or in CI: {why}")
         return 1
@@ -853,13 +854,13 @@ async def main():
         (tmp / "a").mkdir()
         results.append(await suite(me, [], tmp / "a", envs))
         if os.geteuid() != 0:
-            print("skip the unprivileged run: not root (it runs only when the suite can create a user)")
+            skipped("hostile suite", "the unprivileged run: not root (it runs only when the suite can create a user)")
         elif not shutil.which("setpriv"):
-            print("skip the unprivileged run: setpriv is not installed")
+            skipped("hostile suite", "the unprivileged run: setpriv is not installed")
         else:
             user, why = make_user()
             if user is None:
-                print(f"skip the unprivileged run: {why}")
+                skipped("hostile suite", f"the unprivileged run: {why}")
             else:
                 xdg = Path(f"/tmp/xdg-{user}")
                 try:
@@ -878,13 +879,13 @@ async def main():
                         why = rootless_podman(prefix, {**uenv, "HOME": str(tmp / "b")})
                         if why:
                             uenvs.remove("container")
-                            print(f"skip container as {user}: {why}")
+                            skipped("hostile suite", f"container as {user}: {why}")
                     if "sandbox" in uenvs:
                         p = subprocess.run([*prefix, "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
                                             "--unshare-all", "--die-with-parent", "true"], capture_output=True)
                         if p.returncode != 0:
                             uenvs.remove("sandbox")
-                            print(f"skip sandbox as {user}: bwrap fails unprivileged: {p.stderr.decode(errors='replace').strip()}")
+                            skipped("hostile suite", f"sandbox as {user}: bwrap fails unprivileged: {p.stderr.decode(errors='replace').strip()}")
                     results.append(await suite(user, prefix, tmp / "b", uenvs, uenv))
                 finally:
                     end_rootless_podman(xdg)

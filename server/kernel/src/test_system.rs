@@ -76,7 +76,7 @@ pub fn need(bin: &str, package: &str) -> bool {
     match decide(bin, package, installed(bin), is_root(), required) {
         Decision::Run => true,
         Decision::Skip(line) => {
-            eprintln!("{line}");
+            skipped(&line);
             false
         }
         Decision::Fail(msg) => panic!("{msg}"),
@@ -93,8 +93,57 @@ pub fn need_root(what: &str) -> bool {
     } else if required {
         panic!("this test needs root ({what}) and CI or {REQUIRE} is set: run it as root");
     } else {
-        eprintln!("skipped: this test needs root ({what}) and this run is unprivileged");
+        skipped(&format!(
+            "skipped: this test needs root ({what}) and this run is unprivileged"
+        ));
         false
+    }
+}
+
+/// Node 24 (it runs TypeScript by stripping types), for the tests of TypeScript tools and
+/// scripts: `$KIWI_TEST_NODE24` (tests/run.sh installs it under `target/codeserver/node24`
+/// and sets it), else that folder of the checkout. Missing: `None` and a skip line on an
+/// unprivileged run; a panic where skipping is not allowed (`CI`, `KIWI_REQUIRE_SYSTEM`).
+pub fn node24() -> Option<std::path::PathBuf> {
+    let found = std::env::var_os("KIWI_TEST_NODE24")
+        .map(std::path::PathBuf::from)
+        .into_iter()
+        .chain(std::iter::once(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../target/codeserver/node24/node_modules/.bin/node"),
+        ))
+        .find(|p| p.is_file());
+    if found.is_none() {
+        let required = std::env::var_os(REQUIRE).is_some() || std::env::var_os("CI").is_some();
+        if required {
+            panic!("Node 24 is missing (KIWI_TEST_NODE24, target/codeserver/node24): tests/run.sh installs it; CI or {REQUIRE} is set, so the test fails rather than skips");
+        }
+        skipped("skipped: no Node 24 (tests/run.sh installs it under target/codeserver/node24 and sets KIWI_TEST_NODE24)");
+    }
+    found
+}
+
+/// The variable naming the file where a skipped test writes its line; `tests/run.sh` sets it
+/// and lists the file's lines at the end of the run (cargo test hides a passing test's
+/// stderr, so the line on stderr alone is seen only with `--nocapture`).
+pub const SKIP_LOG: &str = "KIWI_SKIP_LOG";
+
+/// A test skips: its line on stderr, and in `$KIWI_SKIP_LOG` (with the test's name) when set.
+pub fn skipped(line: &str) {
+    eprintln!("{line}");
+    if let Some(log) = std::env::var_os(SKIP_LOG) {
+        use std::io::Write;
+        let test = std::thread::current()
+            .name()
+            .unwrap_or("a test")
+            .to_string();
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+        {
+            let _ = writeln!(f, "cargo test {test}: {line}");
+        }
     }
 }
 

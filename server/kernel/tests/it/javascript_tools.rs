@@ -173,20 +173,12 @@ fn a_javascript_module_tool_runs_with_node() {
 /// A Node that runs TypeScript as is (Node 24, installed under `target/codeserver` by the
 /// VS Code tests), if there is one.
 fn typescript_node() -> Option<PathBuf> {
-    let candidates = [
-        repo().join("target/codeserver/node24/node_modules/.bin/node"),
-        std::env::var_os("CARGO_TARGET_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_default()
-            .join("codeserver/node24/node_modules/.bin/node"),
-    ];
-    candidates.into_iter().find(|p| p.is_file())
+    kiwi_kernel::test_system::node24()
 }
 
 #[test]
 fn a_typescript_tool_runs_with_the_tsx_the_runtime_finds() {
     let Some(node) = typescript_node() else {
-        eprintln!("skipped: no Node that runs TypeScript (target/codeserver/node24)");
         return;
     };
     // The runtime looks for `tsx` in the project's node_modules/.bin first.

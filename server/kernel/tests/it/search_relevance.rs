@@ -112,7 +112,7 @@ fn search_relevance_suite() {
 #[test]
 fn a_typo_in_every_word_still_ranks_the_right_items_first() {
     let Some(corpus) = corpus() else {
-        eprintln!("skipped: no corpus");
+        kiwi_kernel::test_system::skipped("skipped: no corpus");
         return;
     };
     let tmp = tempfile::tempdir().unwrap();

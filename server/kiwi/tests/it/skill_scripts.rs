@@ -195,7 +195,7 @@ fn a_pep_723_script_runs_through_uv_and_without_uv_says_what_is_missing() {
     );
     assert!(text(&out.stdout).is_empty());
     let Some(uv) = uv() else {
-        eprintln!("skipped: the PEP 723 run through uv (uv is not installed: tests/run.sh installs it under target/uv, or set KIWI_TEST_UV)");
+        kiwi_kernel::test_system::skipped("skipped: the PEP 723 run through uv (uv is not installed: tests/run.sh installs it under target/uv, or set KIWI_TEST_UV)");
         return;
     };
     let path = format!("{}:{SYSTEM_PATH}", uv.parent().unwrap().display());
@@ -376,4 +376,45 @@ fn the_language_server_hovers_lenses_and_runs_a_skills_script() {
     assert!(out.contains("key None") && !out.contains(CANARY.1), "{out}");
     assert_eq!(res["tool"], "report/scripts/hello.py");
     lsp.assert_no_panic();
+}
+
+/// A TypeScript script runs under plain `node` (Node 24 strips its types; no tsx): the Node
+/// the runtime resolves is the first `node` on PATH here. Node 24 from KIWI_TEST_NODE24
+/// (tests/run.sh installs it); skipped with a line when absent outside CI.
+#[test]
+fn a_typescript_script_runs_under_plain_node() {
+    let Some(node) = kiwi_kernel::test_system::node24() else {
+        return;
+    };
+    let p = Project::new();
+    p.write(
+        "scripts/greet.ts",
+        "const who: string = process.argv[2] ?? 'world';\ninterface Shout { loud: boolean }\nconst s: Shout = { loud: true };\nconsole.log(`hi ${who} ${s.loud}`);\n",
+    );
+    let bin = p.dir.path().join("node-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(&node, bin.join("node")).unwrap();
+    let path = format!("{}:{SYSTEM_PATH}", bin.display());
+    let env = p
+        .kiwi(&["env", ".agents/skills/report/scripts/greet.ts"], &path)
+        .output()
+        .unwrap();
+    let shown = text(&env.stdout);
+    assert!(
+        shown.contains(&format!("{}  ✓ used", bin.join("node").display())),
+        "{shown}"
+    );
+    let out = p
+        .kiwi(
+            &["run", ".agents/skills/report/scripts/greet.ts", "--", "ana"],
+            &path,
+        )
+        .output()
+        .unwrap();
+    assert_eq!(
+        (out.status.code(), text(&out.stdout).as_str()),
+        (Some(0), "hi ana true\n"),
+        "{}",
+        text(&out.stderr)
+    );
 }

@@ -17,7 +17,8 @@ static ENV: Once = Once::new();
 /// The user space of every test server: an empty folder (set before any server starts).
 pub fn init_env() {
     ENV.call_once(|| {
-        let dir = std::env::temp_dir().join(format!("kiwi-lsp-test-user-{}", std::process::id()));
+        remove_stale_dirs();
+        let dir = scratch().join(format!("kiwi-lsp-test-user-{}", std::process::id()));
         let _ = std::fs::create_dir_all(&dir);
         // Set once, before any server (and its Host) exists.
         std::env::set_var("KIWI_USERSPACE_DIR", &dir);
@@ -28,7 +29,32 @@ pub fn init_env() {
 
 /// The cache directory of every test server.
 pub fn cache_dir() -> PathBuf {
-    std::env::temp_dir().join(format!("kiwi-lsp-test-cache-{}", std::process::id()))
+    scratch().join(format!("kiwi-lsp-test-cache-{}", std::process::id()))
+}
+
+/// Where the test servers' user space and cache live: cargo's scratch folder for integration
+/// tests (`target/tmp`), not the system's temporary folder, where they outlived the run.
+fn scratch() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+}
+
+/// The folders of earlier test processes that are gone (a process cannot remove its own at
+/// exit: the servers run until the test binary ends).
+fn remove_stale_dirs() {
+    let Ok(rd) = std::fs::read_dir(scratch()) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let pid = name
+            .strip_prefix("kiwi-lsp-test-user-")
+            .or_else(|| name.strip_prefix("kiwi-lsp-test-cache-"));
+        if let Some(pid) = pid {
+            if pid != std::process::id().to_string() && !Path::new("/proc").join(pid).exists() {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
 }
 
 /// A copy of `fixtures/lsp` in a temp dir: (the guard, the project root).
