@@ -125,6 +125,17 @@ enum Cmd {
         #[arg(long)]
         write_docs: Option<PathBuf>,
     },
+    /// Agent Skills (issue 28): `kiwi check` and `skills/list` (spawn to the last page, and
+    /// warm) on N skills made from the corpus's, beside reading every file.
+    Skills {
+        #[arg(long, default_value_t = 1000)]
+        skills: usize,
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// The kiwi binary (default: target/release/kiwi next to this benchmark).
+        #[arg(long)]
+        kiwi: Option<PathBuf>,
+    },
     /// Time the kernel's parsers per file kind, in process (directives, Python tools,
     /// YAML tools, knowledge), on the files of a generated workspace and the builtin space.
     Parse {
@@ -169,6 +180,10 @@ fn main() -> Result<()> {
         Cmd::Mcp { sizes, runs, kiwi } => {
             let kiwi = kiwi_binary(kiwi)?;
             report(&mcp_bench::run(&kiwi, &sizes, runs)?);
+        }
+        Cmd::Skills { skills, runs, kiwi } => {
+            let rows = skills_bench::run(&kiwi_binary(kiwi)?, skills, runs)?;
+            report(&rows);
         }
         Cmd::Registry { items, runs, kiwi } => {
             let kiwi = kiwi_binary(kiwi)?;
@@ -283,6 +298,10 @@ fn all(kiwi: &Path, quick: bool) -> Result<()> {
     part("mcp", mcp_bench::run(kiwi, mcp_sizes, mcp_runs))?;
     part("run", run_bench::run(kiwi, run_runs, 200))?;
     part("registry", registry_bench::run(kiwi, 10_000, mcp_runs))?;
+    part(
+        "skills",
+        skills_bench::run(kiwi, 1_000, if quick { 3 } else { 5 }),
+    )?;
     println!(
         "\nall figures ({:.0} s in all; medians and p99 of repeated runs, workload beside each):",
         started.elapsed().as_secs_f64()
@@ -438,6 +457,7 @@ mod mcp_client;
 mod real_bench;
 mod registry_bench;
 mod run_bench;
+mod skills_bench;
 mod ssh_bench;
 
 fn default_kiwi() -> PathBuf {
