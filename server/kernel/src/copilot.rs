@@ -768,26 +768,55 @@ pub fn prompt_as_skill(
 /// The customization files of a project, in the folders VS Code reads them from
 /// ([`FOLDERS`], recursively, links not followed), sorted. Cheap: only those folders.
 pub fn project_files(root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for f in FOLDERS {
-        let dir = root.join(f);
-        if !dir.is_dir() {
-            continue;
-        }
-        let walker = ignore::WalkBuilder::new(&dir)
-            .standard_filters(false)
-            .follow_links(false)
-            .max_depth(Some(6))
-            .build();
-        for e in walker.flatten() {
-            if e.file_type().is_some_and(|t| t.is_file()) && Kind::of(e.path()).is_some() {
-                out.push(e.path().to_path_buf());
-            }
-        }
-    }
+    let mut out: Vec<PathBuf> = FOLDERS
+        .iter()
+        .flat_map(|f| files_below(&root.join(f)))
+        .collect();
     out.sort();
     out.dedup();
     out
+}
+
+/// What `kiwi check PATH` reads of these files for a path it is given: the file itself when
+/// it is one; for a folder inside one of [`FOLDERS`], the files below it; for any other
+/// folder, its own project's ([`project_files`]). Files below `.ai/` are kiwi's items, not
+/// these.
+pub fn files_for(path: &Path) -> Vec<PathBuf> {
+    if path.components().any(|c| c.as_os_str() == ".ai") {
+        return Vec::new();
+    }
+    if path.is_file() {
+        return if Kind::of(path).is_some() {
+            vec![path.to_path_buf()]
+        } else {
+            Vec::new()
+        };
+    }
+    if path
+        .ancestors()
+        .any(|a| FOLDERS.iter().any(|f| a.ends_with(f)))
+    {
+        let mut v = files_below(path);
+        v.sort();
+        return v;
+    }
+    project_files(path)
+}
+
+/// The files of a known kind at or below `dir` (at most 6 folders deep, links not followed).
+fn files_below(dir: &Path) -> Vec<PathBuf> {
+    if !dir.is_dir() {
+        return Vec::new();
+    }
+    ignore::WalkBuilder::new(dir)
+        .standard_filters(false)
+        .follow_links(false)
+        .max_depth(Some(6))
+        .build()
+        .flatten()
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()) && Kind::of(e.path()).is_some())
+        .map(|e| e.path().to_path_buf())
+        .collect()
 }
 
 #[cfg(test)]

@@ -332,3 +332,26 @@ fn project_files_are_read_from_the_github_folders_only() {
         d.path()
     );
 }
+
+#[test]
+fn files_for_a_path_of_kiwi_check() {
+    let d = tempfile::tempdir().unwrap();
+    let w = |rel: &str| {
+        let p = d.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, "x").unwrap();
+        p
+    };
+    let agent = w(".github/agents/plan.agent.md");
+    let instr = w(".github/instructions/backend/api.instructions.md");
+    let loose = w("notes/one.prompt.md");
+    let item = w(".ai/knowledge/k.prompt.md");
+    assert_eq!(files_for(d.path()), vec![agent.clone(), instr.clone()]);
+    assert_eq!(
+        files_for(&d.path().join(".github/instructions")),
+        vec![instr]
+    );
+    assert_eq!(files_for(&loose), vec![loose]);
+    assert_eq!(files_for(&item), Vec::<PathBuf>::new());
+    assert_eq!(files_for(&d.path().join("notes")), Vec::<PathBuf>::new());
+}
