@@ -182,6 +182,8 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
       // frontmatter checks and hover, wherever they are opened, whatever language they get
       // (VS Code gives them its chat languages: prompt, instructions, chatagent).
       ...CUSTOMIZATION_SUFFIXES.map((suffix) => ({ scheme: 'file', pattern: `**/*${suffix}` })),
+      // Any `.md` in `.github/agents/` is a custom agent (VS Code's custom-agents page).
+      { scheme: 'file', pattern: '**/.github/agents/*.md' },
     ],
     outputChannel: serverOutput,
     // The agent's runs are shown here (kiwi/agentRun, showAgentRun), on a token the server

@@ -59,13 +59,21 @@ pub const FOLDERS: &[&str] = &[
 ];
 
 impl Kind {
-    /// The kind of a file, by its name's ending.
+    /// The kind of a file, by its name's ending; any other `*.md` directly in
+    /// `.github/agents/` is an agent too (custom-agents: "VS Code detects any `.md` files in
+    /// the `.github/agents` folder of your workspace as custom agents").
     pub fn of(path: &Path) -> Option<Kind> {
         let name = path.file_name()?.to_str()?;
-        SUFFIXES
+        if let Some((_, k)) = SUFFIXES
             .iter()
             .find(|(s, _)| name.len() > s.len() && name.ends_with(s))
-            .map(|(_, k)| *k)
+        {
+            return Some(*k);
+        }
+        (name.len() > 3
+            && name.ends_with(".md")
+            && path.parent().is_some_and(|d| d.ends_with(".github/agents")))
+        .then_some(Kind::Agent)
     }
 
     /// What such a file is called, for messages.

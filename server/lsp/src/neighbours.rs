@@ -185,8 +185,13 @@ fn convert_action(path: &Path, text: &str, ld: &Diagnostic) -> Option<CodeAction
         .unwrap_or(&dir)
         .display()
         .to_string();
+    let not_kept = if converted.dropped.is_empty() {
+        String::new()
+    } else {
+        format!("; not kept: {}", converted.dropped.join(", "))
+    };
     Some(CodeActionOrCommand::CodeAction(CodeAction {
-        title: format!("Convert to the skill {shown} (kiwi convert)"),
+        title: format!("Convert to the skill {shown} (kiwi convert{not_kept})"),
         kind: Some(CodeActionKind::QUICKFIX),
         diagnostics: Some(vec![ld.clone()]),
         edit: Some(WorkspaceEdit {

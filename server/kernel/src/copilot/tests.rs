@@ -53,6 +53,14 @@ fn kinds_by_file_name() {
     assert_eq!(Kind::of(Path::new("x/form.prompt.md")), Some(Kind::Prompt));
     assert_eq!(Kind::of(Path::new("x/.agent.md")), None);
     assert_eq!(Kind::of(Path::new("x/agent.md")), None);
+    assert_eq!(
+        Kind::of(Path::new("/p/.github/agents/reviewer.md")),
+        Some(Kind::Agent)
+    );
+    assert_eq!(
+        Kind::of(Path::new("/p/.github/agents/sub/reviewer.md")),
+        None
+    );
     assert_eq!(Kind::of(Path::new("SKILL.md")), None);
 }
 
@@ -354,4 +362,48 @@ fn files_for_a_path_of_kiwi_check() {
     assert_eq!(files_for(&loose), vec![loose]);
     assert_eq!(files_for(&item), Vec::<PathBuf>::new());
     assert_eq!(files_for(&d.path().join("notes")), Vec::<PathBuf>::new());
+}
+
+/// No panic and every range inside the text, on character boundaries, for each prefix of the
+/// examples (and of a few broken headers), read as each kind; hover at every offset.
+#[test]
+fn every_prefix_reads_without_a_panic() {
+    let samples = [
+        PLANNER,
+        GITHUB,
+        BRACES,
+        FORM,
+        "---\napplyTo: \"é,{ü,[\"\nhandoffs:\n  - label: ü\n    send: [\n---\n",
+        "---\r\nmode: ask\r\n---\r\nbody é\r\n",
+    ];
+    for sample in samples {
+        let ends: Vec<usize> = (0..=sample.len())
+            .filter(|i| sample.is_char_boundary(*i))
+            .collect();
+        for end in ends {
+            let text = &sample[..end];
+            for name in [
+                "a.agent.md",
+                "a.instructions.md",
+                "a.prompt.md",
+                "a.chatmode.md",
+            ] {
+                let path = Path::new("/p/.github/x").join(name);
+                for d in check(&path, text) {
+                    assert!(
+                        d.range.start <= d.range.end
+                            && d.range.end <= text.len()
+                            && text.is_char_boundary(d.range.start)
+                            && text.is_char_boundary(d.range.end),
+                        "{name} {text:?}: {d:?}"
+                    );
+                }
+                for at in (0..=text.len()).step_by(7) {
+                    if let Some(h) = hover(&path, text, at) {
+                        assert!(h.range.end <= text.len(), "{text:?}");
+                    }
+                }
+            }
+        }
+    }
 }

@@ -85,7 +85,7 @@ async fn customization_files_get_diagnostics_hover_and_the_conversion() {
     assert_eq!(
         titles,
         [
-            "Convert to the skill .agents/skills/review (kiwi convert)",
+            "Convert to the skill .agents/skills/review (kiwi convert; not kept: mode)",
             "Rename `mode` to `agent`"
         ],
         "{actions}"
