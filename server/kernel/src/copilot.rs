@@ -328,6 +328,9 @@ pub fn check(path: &Path, text: &str) -> Vec<Diagnostic> {
             continue;
         };
         check_value(kind, k, &e.value, &mut out);
+        if let Some(why) = ignored_by_target(kind, k, entries) {
+            out.push(Diagnostic::new(Code::S823, e.key_range, why));
+        }
         match (kind, k.name) {
             (Kind::Agent, "infer") => out.push(Diagnostic::new(
                 Code::S825,
@@ -349,6 +352,31 @@ pub fn check(path: &Path, text: &str) -> Vec<Diagnostic> {
         }
     }
     out
+}
+
+/// An agent key the agent's `target` does not read: VS Code's keys with `target:
+/// github-copilot`, GitHub Copilot's with `target: vscode` (VS Code's validator:
+/// "not supported in custom GitHub Copilot agent files", "ignored when running locally in VS
+/// Code").
+fn ignored_by_target(kind: Kind, k: &Key, entries: &[crate::value::Entry]) -> Option<String> {
+    if kind != Kind::Agent {
+        return None;
+    }
+    let target = entries
+        .iter()
+        .find(|e| e.key == "target")?
+        .value
+        .as_str()?
+        .trim();
+    let reader = match (target, k.reader) {
+        ("github-copilot", Reader::VsCode) => "VS Code",
+        ("vscode", Reader::Copilot) => "GitHub Copilot",
+        _ => return None,
+    };
+    Some(format!(
+        "`{}` is read by {reader} only: with `target: {target}` it is ignored",
+        k.name
+    ))
 }
 
 /// Where a diagnostic about the whole file goes: the frontmatter's opening `---`, else the

@@ -224,6 +224,29 @@ fn unknown_keys_are_s823_with_a_suggestion() {
         Code::S823,
     );
     assert!(m.contains("not a property of a handoff"), "{m}");
+    // A key the agent's target does not read.
+    let m = at_mark(
+        "a.agent.md",
+        "---\ntarget: github-copilot\n«handoffs»:\n  - label: Go\n    agent: impl\n---\n",
+        Code::S823,
+    );
+    assert!(
+        m.contains("VS Code only") && m.contains("target: github-copilot"),
+        "{m}"
+    );
+    let m = at_mark(
+        "a.agent.md",
+        "---\ntarget: vscode\n«mcp-servers»:\n  x: {}\n---\n",
+        Code::S823,
+    );
+    assert!(m.contains("GitHub Copilot only"), "{m}");
+    assert_eq!(
+        codes(
+            "a.agent.md",
+            "---\nmcp-servers:\n  x: {}\nhandoffs: []\n---\n"
+        ),
+        vec![]
+    );
 }
 
 #[test]
