@@ -768,15 +768,18 @@ fn key_markdown(name: &str, k: Option<&Key>, noun: &str) -> String {
 /// The project a customization file belongs to: the folder holding the nearest `.github`
 /// above it, else the nearest holding `.ai/` (a kiwi project), else the file's folder.
 pub fn project_root(path: &Path) -> PathBuf {
-    for anc in path.ancestors().skip(1) {
-        if anc.file_name().is_some_and(|n| n == ".github") {
-            if let Some(p) = anc.parent() {
-                return p.to_path_buf();
-            }
-        }
-    }
-    crate::workspace_set::WorkspaceSet::project_root(path)
+    github_project(path)
+        .or_else(|| crate::workspace_set::WorkspaceSet::project_root(path))
         .unwrap_or_else(|| path.parent().unwrap_or(Path::new("/")).to_path_buf())
+}
+
+/// The folder holding the nearest `.github` folder above `path` (give it absolute).
+pub fn github_project(path: &Path) -> Option<PathBuf> {
+    path.ancestors()
+        .skip(1)
+        .find(|a| a.file_name().is_some_and(|n| n == ".github"))?
+        .parent()
+        .map(Path::to_path_buf)
 }
 
 /// Where `kiwi convert` puts a converted prompt file's skill, below its project.

@@ -518,6 +518,22 @@ fn check_reads_vs_code_customization_files() {
         .unwrap();
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("in 1 file") && !out.contains("S822"), "{out}");
+    // The S824 hint's command works in a repository with `.github/` alone: the skill goes to
+    // its `.agents/skills/`, where the editor's quick fix puts it too.
+    let repo = sb.dir.path().join("repo");
+    std::fs::create_dir_all(repo.join(".github/prompts")).unwrap();
+    std::fs::write(
+        repo.join(".github/prompts/review.prompt.md"),
+        "---\ndescription: Review the change\n---\nReview it.\n",
+    )
+    .unwrap();
+    let o = sb
+        .kiwi(&["convert", ".github/prompts/review.prompt.md"])
+        .current_dir(&repo)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(repo.join(".agents/skills/review/SKILL.md").is_file());
 }
 
 /// A cloned repository whose `.ai/kiwi.lock` is a named pipe: `kiwi check` answers with
