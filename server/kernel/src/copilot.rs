@@ -278,12 +278,15 @@ pub fn check(path: &Path, text: &str) -> Vec<Diagnostic> {
     let mut out = doc.diagnostics.clone();
     let first_line = first_line(text, &doc);
     if kind == Kind::Prompt {
+        // The command as run from the project's folder (where the skill goes).
+        let root = project_root(path);
+        let shown = path.strip_prefix(&root).unwrap_or(path);
         out.push(Diagnostic::new(
             Code::S824,
             first_line,
             format!(
                 "VS Code is retiring prompt files in favour of skills: Copilot sessions do not load `*.prompt.md` (only Local sessions do); `kiwi convert {}` makes it a skill",
-                path.file_name().and_then(|n| n.to_str()).unwrap_or("FILE.prompt.md")
+                shown.display()
             ),
         ));
     }

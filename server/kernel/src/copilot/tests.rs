@@ -256,7 +256,7 @@ fn prompt_files_are_s824_and_convert_to_a_skill() {
         "«---»\ndescription: d\n---\nDo.\n",
         Code::S824,
     );
-    assert!(m.contains("kiwi convert form.prompt.md"), "{m}");
+    assert!(m.contains("kiwi convert .github/x/form.prompt.md"), "{m}");
     let m = at_mark("form.prompt.md", "«Do it.»\nNow.\n", Code::S824);
     assert!(m.contains("skills"), "{m}");
 
