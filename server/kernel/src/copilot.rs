@@ -76,12 +76,12 @@ impl Kind {
         .then_some(Kind::Agent)
     }
 
-    /// What such a file is called, for messages.
+    /// What such a file is called, with its article, for messages.
     pub fn noun(self) -> &'static str {
         match self {
-            Kind::Agent => "custom agent file",
-            Kind::Instructions => "instructions file",
-            Kind::Prompt => "prompt file",
+            Kind::Agent => "a custom agent file",
+            Kind::Instructions => "an instructions file",
+            Kind::Prompt => "a prompt file",
         }
     }
 
@@ -181,6 +181,7 @@ use Reader::*;
 use Type::*;
 
 /// The keys of a custom agent file (`*.agent.md`).
+#[rustfmt::skip]
 pub const AGENT_KEYS: &[Key] = &[
     key("name", Both, Text, "The agent's name (the file's name when omitted).", VSC_AGENTS),
     key("description", Both, Text, "What the agent does: shown as the chat input's placeholder; GitHub Copilot requires it to pick the agent.", GH_AGENTS),
@@ -199,49 +200,14 @@ pub const AGENT_KEYS: &[Key] = &[
 ];
 
 /// The keys of one handoff of `handoffs`.
+#[rustfmt::skip]
 pub const HANDOFF_KEYS: &[Key] = &[
-    key(
-        "label",
-        VsCode,
-        Text,
-        "The text of the handoff button (required).",
-        VSC_AGENTS,
-    ),
-    key(
-        "agent",
-        VsCode,
-        Text,
-        "The agent to switch to (required).",
-        VSC_AGENTS,
-    ),
-    key(
-        "prompt",
-        VsCode,
-        Text,
-        "The prompt the target agent gets, pre-filled.",
-        VSC_AGENTS,
-    ),
-    key(
-        "send",
-        VsCode,
-        Bool,
-        "`true` submits the prompt at once (default `false`).",
-        VSC_AGENTS,
-    ),
-    key(
-        "showContinueOn",
-        VsCode,
-        Bool,
-        "Whether the handoff offers to continue in another session.",
-        VSC_AGENTS,
-    ),
-    key(
-        "model",
-        VsCode,
-        Text,
-        "The model the handoff runs with, qualified: `GPT-5 (copilot)`.",
-        VSC_AGENTS,
-    ),
+    key("label", VsCode, Text, "The text of the handoff button (required).", VSC_AGENTS),
+    key("agent", VsCode, Text, "The agent to switch to (required).", VSC_AGENTS),
+    key("prompt", VsCode, Text, "The prompt the target agent gets, pre-filled.", VSC_AGENTS),
+    key("send", VsCode, Bool, "`true` submits the prompt at once (default `false`).", VSC_AGENTS),
+    key("showContinueOn", VsCode, Bool, "A boolean VS Code's validator accepts on a handoff; its documentation does not describe it.", "VS Code's promptValidator.ts (validateHandoffs)"),
+    key("model", VsCode, Text, "The model the handoff runs with, qualified: `GPT-5 (copilot)`.", VSC_AGENTS),
 ];
 
 /// The keys of an instructions file (`*.instructions.md`).
@@ -322,7 +288,7 @@ pub fn check(path: &Path, text: &str) -> Vec<Diagnostic> {
                 Code::S823,
                 e.key_range,
                 format!(
-                    "`{}` is read by neither VS Code nor GitHub Copilot in a {}: it is ignored{}",
+                    "`{}` is read by neither VS Code nor GitHub Copilot in {}: it is ignored{}",
                     e.key,
                     kind.noun(),
                     suggest(kind, &e.key)
@@ -419,7 +385,7 @@ fn suggest(kind: Kind, k: &str) -> String {
     }
     for other in [Kind::Agent, Kind::Instructions, Kind::Prompt] {
         if other != kind && other.key(k).is_some() {
-            return format!(" (it is a key of a {})", other.noun());
+            return format!(" (it is a key of {})", other.noun());
         }
     }
     String::new()
@@ -737,7 +703,7 @@ pub fn hover(path: &Path, text: &str, offset: usize) -> Option<HoverInfo> {
                             markdown: key_markdown(
                                 &h.key,
                                 HANDOFF_KEYS.iter().find(|k| k.name == h.key),
-                                "handoff",
+                                "a handoff",
                             ),
                         });
                     }
@@ -757,13 +723,13 @@ pub fn hover(path: &Path, text: &str, offset: usize) -> Option<HoverInfo> {
 fn key_markdown(name: &str, k: Option<&Key>, noun: &str) -> String {
     match k {
         Some(k) => format!(
-            "**`{name}`** — read by {} in a {noun}\n\n{}\n\nDocumented in {}",
+            "**`{name}`** — read by {} in {noun}\n\n{}\n\nDocumented in {}",
             k.reader.text(),
             k.doc,
             k.source
         ),
         None => format!(
-            "**`{name}`** — neither VS Code nor GitHub Copilot reads it in a {noun}: it is ignored"
+            "**`{name}`** — neither VS Code nor GitHub Copilot reads it in {noun}: it is ignored"
         ),
     }
 }

@@ -217,7 +217,7 @@ fn unknown_keys_are_s823_with_a_suggestion() {
     );
     assert!(m.contains("did you mean `applyTo`"), "{m}");
     let m = at_mark("a.prompt.md", "---\n«applyTo»: '**'\n---\n", Code::S823);
-    assert!(m.contains("key of a instructions file"), "{m}");
+    assert!(m.contains("key of an instructions file"), "{m}");
     let m = at_mark(
         "a.agent.md",
         "---\nhandoffs:\n  - label: Go\n    agent: impl\n    «colour»: red\n---\n",
