@@ -300,6 +300,19 @@ pub fn check(path: &Path, text: &str) -> Vec<Diagnostic> {
         if let Some(why) = ignored_by_target(kind, k, entries) {
             out.push(Diagnostic::new(Code::S823, e.key_range, why));
         }
+        // GitHub reads a comma-separated string of tools; VS Code only a list
+        // (`validateTools`: "must be an array"): with `target: vscode` the string is lost.
+        if kind == Kind::Agent
+            && k.name == "tools"
+            && matches!(e.value.kind, ValueKind::Str(_))
+            && target_of(entries) == Some("vscode")
+        {
+            s821(
+                &mut out,
+                e.value.range,
+                "VS Code reads `tools` as a list only (`['read', 'search']`); a comma-separated string is GitHub Copilot's form, and this agent's target is `vscode`".to_string(),
+            );
+        }
         match (kind, k.name) {
             (Kind::Agent, "infer") => out.push(Diagnostic::new(
                 Code::S825,
@@ -331,12 +344,7 @@ fn ignored_by_target(kind: Kind, k: &Key, entries: &[crate::value::Entry]) -> Op
     if kind != Kind::Agent {
         return None;
     }
-    let target = entries
-        .iter()
-        .find(|e| e.key == "target")?
-        .value
-        .as_str()?
-        .trim();
+    let target = target_of(entries)?;
     let reader = match (target, k.reader) {
         ("github-copilot", Reader::VsCode) => "VS Code",
         ("vscode", Reader::Copilot) => "GitHub Copilot",
@@ -346,6 +354,15 @@ fn ignored_by_target(kind: Kind, k: &Key, entries: &[crate::value::Entry]) -> Op
         "`{}` is read by {reader} only: with `target: {target}` it is ignored",
         k.name
     ))
+}
+
+/// An agent's `target`, trimmed.
+fn target_of(entries: &[crate::value::Entry]) -> Option<&str> {
+    entries
+        .iter()
+        .find(|e| e.key == "target")
+        .and_then(|e| e.value.as_str())
+        .map(str::trim)
 }
 
 /// Where a diagnostic about the whole file goes: the frontmatter's opening `---`, else the

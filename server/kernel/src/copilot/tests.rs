@@ -172,11 +172,17 @@ fn values_vs_code_does_not_read_are_s821() {
         let m = at_mark(name, marked, Code::S821);
         assert!(m.contains(says), "{marked}: {m}");
     }
-    // A comma-separated string of tools is GitHub's other form, in an agent.
+    // A comma-separated string of tools is GitHub's other form, in an agent; not VS Code's.
     assert_eq!(
         codes("a.agent.md", "---\ntools: read, search\n---\n"),
         vec![]
     );
+    let m = at_mark(
+        "a.agent.md",
+        "---\ntarget: vscode\ntools: «read, search»\n---\n",
+        Code::S821,
+    );
+    assert!(m.contains("list only"), "{m}");
 }
 
 #[test]
