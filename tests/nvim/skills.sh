@@ -2,7 +2,8 @@
 # Issue 28 through the Neovim plugin: a project with Agent Skills and no `.ai/` gets the server
 # for its SKILL.md and the skill's scripts. Hovering the script the body names shows how it runs:
 # the project's .venv in the interpreter's trail; hovering `description` shows its count against
-# the limit; the script file opened on its own has a ▶ Run lens.
+# the limit; the script file opened on its own has a ▶ Run lens. A `.github/agents/*.agent.md`
+# gets the server too: its frontmatter's mistake, and hover on a key.
 # Real headless Neovim 0.7.2 (Debian) and 0.12 (target/nvim-venv), the plugin set up with
 # require('kiwi').setup{} only. Usage: bash tests/nvim/skills.sh [path/to/kiwi]
 set -euo pipefail
@@ -22,6 +23,17 @@ description: Build a report. Use when asked for one.
 Run `python scripts/build.py NAME`.
 MD
 printf 'import sys\nprint("built", sys.argv[1:])\n' >"$proj/.agents/skills/report/scripts/build.py"
+# A neighbour of skills (issue 28, item 8): a VS Code custom agent with a `target` VS Code
+# does not know.
+mkdir -p "$proj/.github/agents"
+cat >"$proj/.github/agents/plan.agent.md" <<'MD'
+---
+description: Plans the work.
+tools: ['search']
+target: cloud
+---
+Plan only.
+MD
 
 for nv in "${nvims[@]}"; do
   nvim_check "$nv" "$here/skills_test.lua" KIWI_USERSPACE_DIR="$work/user" \

@@ -66,6 +66,28 @@ local function main()
     return #titles > 0
   end, 100)
   check('the script file has a ▶ Run lens', vim.tbl_contains(titles, '▶ Run (report/scripts/build.py)'), titles)
+
+  -- VS Code's custom agent file (issue 28, item 8): served on its own.
+  vim.cmd('edit ' .. vim.fn.fnameescape(proj .. '/.github/agents/plan.agent.md'))
+  local ab = vim.api.nvim_get_current_buf()
+  vim.wait(timeout, function()
+    return #(vim.lsp.get_clients or vim.lsp.get_active_clients)({ bufnr = ab }) > 0
+  end, 50)
+  local ac = (vim.lsp.get_clients or vim.lsp.get_active_clients)({ bufnr = ab })
+  check('an .agent.md in .github/agents/ gets the server, rooted at the project',
+    #ac > 0 and ac[1].config.root_dir == proj, #ac > 0 and ac[1].config.root_dir)
+  local seen
+  vim.wait(timeout, function()
+    for _, d in ipairs(vim.diagnostic.get(ab)) do
+      if d.code == 'S821' then
+        seen = d.message
+      end
+    end
+    return seen ~= nil
+  end, 50)
+  check('its unknown target is S821', seen and seen:find('github-copilot', 1, true) ~= nil, seen)
+  local tools = hover_at(ab, 'tools:', 1)
+  check('hover on tools says who reads it', tools and tools:find('VS Code and GitHub Copilot', 1, true) ~= nil, tools)
 end
 
 h.finish(main)

@@ -178,6 +178,12 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
       // Whatever language VS Code gives a SKILL.md (its own chat features may give skill
       // files a language of their own instead of markdown).
       ...KIWI_FOLDERS.map((folder) => ({ scheme: 'file', pattern: `**/${folder}/**/SKILL.md` })),
+      // VS Code's own customization files, the neighbours of skills (issue 28, item 8):
+      // frontmatter checks and hover, wherever they are opened, whatever language they get
+      // (VS Code gives them its chat languages: prompt, instructions, chatagent).
+      ...CUSTOMIZATION_SUFFIXES.map((suffix) => ({ scheme: 'file', pattern: `**/*${suffix}` })),
+      // Any `.md` in `.github/agents/` is a custom agent (VS Code's custom-agents page).
+      { scheme: 'file', pattern: '**/.github/agents/*.md' },
     ],
     outputChannel: serverOutput,
     // The agent's runs are shown here (kiwi/agentRun, showAgentRun), on a token the server
@@ -298,6 +304,9 @@ function runningClient(): LanguageClient {
   }
   return client;
 }
+
+/** VS Code's customization files the server checks (`kiwi_kernel::copilot::SUFFIXES`). */
+const CUSTOMIZATION_SUFFIXES = ['.agent.md', '.chatmode.md', '.instructions.md', '.prompt.md'];
 
 /** The folders whose files the server reads: `.ai/` and the project's skills folders. */
 const KIWI_FOLDERS = ['.ai', '.agents/skills', '.claude/skills', '.github/skills'];

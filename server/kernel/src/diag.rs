@@ -130,6 +130,12 @@ codes! {
     S809 Hint "a skill frontmatter key that neither the specification nor a known client reads",
     S810 Warning "a link in a skill's body to a file that does not exist",
     S811 Warning "a script named in a skill's body (`scripts/...`) that the skill does not hold",
+    S820 Warning "a VS Code customization file's (`*.agent.md`, `*.instructions.md`, `*.prompt.md`) frontmatter never closed, not valid YAML or not a mapping",
+    S821 Warning "a customization file's frontmatter key with a value VS Code or GitHub Copilot does not read (wrong type, unknown `target`, a handoff without `label` or `agent`)",
+    S822 Warning "an instructions file's `applyTo` glob that does not parse: the file applies to no file",
+    S823 Hint "a customization file's frontmatter key that neither VS Code nor GitHub Copilot reads (or that the agent's `target` does not)",
+    S824 Hint "a prompt file (`*.prompt.md`): Copilot sessions load skills instead; kiwi convert makes one",
+    S825 Hint "a deprecated customization form: `infer` in an agent, `mode` in a prompt file, a `*.chatmode.md`",
 }
 
 impl Code {

@@ -7,6 +7,7 @@ pub mod check;
 pub mod config;
 pub(crate) mod config_schema;
 pub mod context;
+pub mod copilot;
 pub mod diag;
 pub mod directive;
 pub mod doctor;

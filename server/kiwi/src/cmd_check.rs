@@ -5,6 +5,7 @@ use anyhow::{bail, Context, Result};
 use kiwi_kernel::check;
 use kiwi_kernel::context::Host;
 use kiwi_kernel::ids::Space;
+use kiwi_kernel::text::SourceText;
 use kiwi_kernel::workspace::{path_order, Item, Workspace};
 use kiwi_kernel::workspace_set::WorkspaceSet;
 use std::collections::BTreeMap;
@@ -25,12 +26,15 @@ fn skip_walk(name: &str) -> bool {
 /// belongs to that project), and every `.ai/` folder found below it.
 fn projects_of(path: &Path, out: &mut BTreeMap<PathBuf, Vec<PathBuf>>) {
     if let Some(root) = WorkspaceSet::project_root(path) {
-        // A path inside `.ai/` (or a skills folder) narrows the check to it; any other path
-        // means the whole project.
+        // A path inside `.ai/` (or a skills folder, or a folder of VS Code's customization
+        // files) narrows the check to it; any other path means the whole project.
         let narrows = path.starts_with(root.join(".ai"))
             || kiwi_kernel::skill::project_skill_roots(&root)
                 .iter()
-                .any(|r| path.starts_with(r));
+                .any(|r| path.starts_with(r))
+            || kiwi_kernel::copilot::FOLDERS
+                .iter()
+                .any(|f| path.starts_with(root.join(f)));
         let filter = if narrows {
             path.to_path_buf()
         } else {
@@ -102,9 +106,25 @@ pub fn run(paths: &[PathBuf], format: Format, locked: bool) -> Result<ExitCode> 
             })
         })
         .collect();
-    if projects.is_empty() && loose.is_empty() {
+    // VS Code's and GitHub Copilot's customization files (`*.agent.md`, `*.instructions.md`,
+    // `*.prompt.md`): those named, and those of the `.github/` folders of each folder named
+    // and each whole project checked. Not items: checked on their own (issue 28, item 8).
+    let mut neighbours: Vec<PathBuf> = Vec::new();
+    for p in &paths {
+        if let Ok(abs) = cwd.join(p).canonicalize() {
+            neighbours.extend(kiwi_kernel::copilot::files_for(&abs));
+        }
+    }
+    for (root, filters) in &projects {
+        if filters.contains(root) {
+            neighbours.extend(kiwi_kernel::copilot::project_files(root));
+        }
+    }
+    neighbours.sort();
+    neighbours.dedup();
+    if projects.is_empty() && loose.is_empty() && neighbours.is_empty() {
         bail!(
-            "no .ai/ folder (nor .agents/skills/, .claude/skills/, .github/skills/) found in or above {}, and no SKILL.md below; run kiwi check inside a Kiwi project or name one",
+            "no .ai/ folder (nor .agents/skills/, .claude/skills/, .github/skills/) found in or above {}, and no SKILL.md or VS Code customization file (.github/agents, instructions, prompts) below; run kiwi check inside a Kiwi project or name one",
             paths
                 .iter()
                 .map(|p| p.display().to_string())
@@ -176,6 +196,15 @@ pub fn run(paths: &[PathBuf], format: Format, locked: bool) -> Result<ExitCode> 
         .iter()
         .map(|(i, _)| relative(&i.path, &cwd))
         .collect();
+    let neighbour_reports: Vec<(PathBuf, SourceText, Vec<kiwi_kernel::diag::Diagnostic>)> =
+        neighbours
+            .iter()
+            .filter_map(|p| {
+                let text = std::fs::read_to_string(p).ok()?;
+                let diags = kiwi_kernel::copilot::check(p, &text);
+                Some((relative(p, &cwd), SourceText::new(text), diags))
+            })
+            .collect();
     let lock_display: Vec<PathBuf> = lock_files
         .iter()
         .map(|(p, _, _)| relative(p, &cwd))
@@ -189,6 +218,16 @@ pub fn run(paths: &[PathBuf], format: Format, locked: bool) -> Result<ExitCode> 
             lines: item.source.lines(),
             diagnostics: diags,
         })
+        .chain(
+            neighbour_reports
+                .iter()
+                .map(|(path, src, diags)| FileReport {
+                    path,
+                    text: &src.text,
+                    lines: src.lines(),
+                    diagnostics: diags,
+                }),
+        )
         .chain(
             lock_files
                 .iter()

@@ -28,9 +28,18 @@ pub fn run(
             bail!("--name `{n}` is not a skill name (lower-case letters, digits and single hyphens): `{s}` is");
         }
     }
-    let project = crate::cmd_env::project_for(project)?
-        .context("no project here (no .ai/ folder or skills folder found): pass --project DIR")?;
     let path = Path::new(source);
+    let project = match crate::cmd_env::project_for(project)? {
+        Some(p) => p,
+        // A prompt file of a repository's `.github/prompts/` (no `.ai/`, no skills folder
+        // yet): the repository, as the quick fix of its S824 hint takes it.
+        None if source.ends_with(".prompt.md") => path
+            .canonicalize()
+            .ok()
+            .and_then(|p| kiwi_kernel::copilot::github_project(&p))
+            .context("no project here (no .ai/ folder, skills folder or .github/ above the prompt file): pass --project DIR")?,
+        None => bail!("no project here (no .ai/ folder or skills folder found): pass --project DIR"),
+    };
     let converted: Converted = if source.ends_with(".prompt.md") {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read {}", path.display()))?;

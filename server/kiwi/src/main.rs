@@ -118,7 +118,7 @@ enum Command {
     Lsp,
     /// Check the items of one or more projects and report every diagnostic (exit 1 on errors).
     Check {
-        /// Files or folders; every `.ai/` folder found below a path is a project. Default: the current project.
+        /// Files or folders; every `.ai/` folder found below a path is a project. VS Code's customization files (`*.agent.md`, `*.instructions.md`, `*.prompt.md`) of a project's `.github/` folders, or named, are checked too. Default: the current project.
         paths: Vec<PathBuf>,
         #[arg(long, value_enum, default_value = "human")]
         format: report::Format,

@@ -90,6 +90,8 @@ pub(crate) struct State {
     pub generation: HashMap<PathBuf, u64>,
     /// The workspace symbols' index, with the set's `changes` it was built at.
     pub symbols: Option<(u64, Arc<kiwi_kernel::ide::SymbolIndex>)>,
+    /// The open VS Code customization files no workspace reads (`crate::neighbours`).
+    pub neighbours: HashMap<PathBuf, crate::neighbours::Neighbour>,
 }
 
 pub(crate) struct Shared {
@@ -118,6 +120,7 @@ impl Shared {
                 set: WorkspaceSet::new(kiwi_kernel::context::Host::from_process()),
                 generation: HashMap::new(),
                 symbols: None,
+                neighbours: HashMap::new(),
             }),
             cancels: Mutex::new(HashMap::new()),
             counter: AtomicU64::new(0),

@@ -5,6 +5,10 @@ local M = {}
 M.name = 'kiwi'
 M.filetypes = { 'markdown', 'python', 'yaml', 'javascript', 'typescript', 'sh' }
 
+--- VS Code's customization files the server checks on their own (issue 28, item 8; the
+--- kernel's `copilot::SUFFIXES`).
+M.customization_suffixes = { '.agent.md', '.chatmode.md', '.instructions.md', '.prompt.md' }
+
 --- The absolute path of a buffer's file, or nil for buffers that are not files.
 function M.buf_path(bufnr)
   if vim.bo[bufnr].buftype ~= '' then
@@ -20,7 +24,10 @@ end
 --- The project root of a file under a `.ai/` folder: the folder that holds that `.ai/` (the
 --- nearest one going up); or of a file in a project's skills folder (`.agents/skills/`,
 --- `.claude/skills/`, `.github/skills/`: a project with Agent Skills and no `.ai/` is a
---- project), the folder that holds it, unless that is the home folder (the user's skills).
+--- project), or in a folder of VS Code's customization files (`.github/agents/`,
+--- `.github/instructions/`, `.github/prompts/`, `.github/chatmodes/`), the folder that holds
+--- it, unless that is the home folder (the user's skills). A customization file elsewhere
+--- (`*.agent.md`, `*.instructions.md`, `*.prompt.md`, `*.chatmode.md`): its own folder.
 --- nil otherwise. `/` or `\`.
 function M.root_of(path)
   if not path then
@@ -32,6 +39,10 @@ function M.root_of(path)
     '[/\\]%.agents[/\\]skills[/\\]',
     '[/\\]%.claude[/\\]skills[/\\]',
     '[/\\]%.github[/\\]skills[/\\]',
+    '[/\\]%.github[/\\]agents[/\\]',
+    '[/\\]%.github[/\\]chatmodes[/\\]',
+    '[/\\]%.github[/\\]instructions[/\\]',
+    '[/\\]%.github[/\\]prompts[/\\]',
   }
   local home = vim.loop.os_homedir()
   for i, pat in ipairs(patterns) do
@@ -46,6 +57,15 @@ function M.root_of(path)
         best, best_at = root, s
       end
       from = s + 1
+    end
+  end
+  if best == nil then
+    for _, suffix in ipairs(M.customization_suffixes) do
+      local name = path:match('[^/\\]+$') or ''
+      if #name > #suffix and name:sub(-#suffix) == suffix then
+        best = path:sub(1, #path - #name - 1)
+        break
+      end
     end
   end
   if best == nil then

@@ -165,6 +165,19 @@ fn lines_from(text: &str, pos: usize) -> impl Iterator<Item = (usize, usize, usi
 /// does not start with `---`, the frontmatter is never closed, is not YAML or not a mapping
 /// (skills-ref's `parse_frontmatter` raises `ParseError` on each).
 pub fn parse(text: &str) -> Skill {
+    parse_frontmatter(
+        text,
+        Code::S801,
+        Some("a SKILL.md starts with YAML frontmatter: a `---` line, `name:` and `description:`, and a closing `---` line"),
+    )
+}
+
+/// Read a Markdown file's YAML frontmatter between `---` lines, and its body: the parser a
+/// `SKILL.md` and its neighbours (VS Code's `*.agent.md`, `*.instructions.md`,
+/// `*.prompt.md`, see [`crate::copilot`]) share. Each problem is a `code` diagnostic; a file
+/// that does not start with `---` is one only when `missing` gives the message (the
+/// neighbours' header is optional).
+pub fn parse_frontmatter(text: &str, code: Code, missing: Option<&str>) -> Skill {
     let mut s = Skill {
         frontmatter: None,
         frontmatter_range: None,
@@ -176,17 +189,15 @@ pub fn parse(text: &str) -> Skill {
     let first = lines.next();
     let is_fence = |l: (usize, usize, usize)| text[l.0..l.1].trim_end() == "---";
     let Some(open) = first.filter(|l| is_fence(*l)) else {
-        let at = first.map_or(TextRange::empty(0), |l| TextRange::new(l.0, l.1));
-        s.diagnostics.push(Diagnostic::new(
-            Code::S801,
-            at,
-            "a SKILL.md starts with YAML frontmatter: a `---` line, `name:` and `description:`, and a closing `---` line",
-        ));
+        if let Some(message) = missing {
+            let at = first.map_or(TextRange::empty(0), |l| TextRange::new(l.0, l.1));
+            s.diagnostics.push(Diagnostic::new(code, at, message));
+        }
         return s;
     };
     let Some(close) = lines.find(|l| is_fence(*l)) else {
         s.diagnostics.push(Diagnostic::new(
-            Code::S801,
+            code,
             TextRange::new(open.0, open.1),
             "the frontmatter is never closed: add a `---` line after its last field",
         ));
@@ -199,7 +210,7 @@ pub fn parse(text: &str) -> Skill {
     let doc = crate::yaml::parse(&text[open.2..close.0.max(open.2)], open.2);
     for (r, m) in &doc.errors {
         s.diagnostics.push(Diagnostic::new(
-            Code::S801,
+            code,
             *r,
             format!("the frontmatter is not valid YAML: {m}"),
         ));
@@ -214,7 +225,7 @@ pub fn parse(text: &str) -> Skill {
     if value.as_map().is_none() {
         if doc.errors.is_empty() {
             s.diagnostics.push(Diagnostic::new(
-                Code::S801,
+                code,
                 value.range,
                 format!(
                     "the frontmatter must be a mapping of `key: value` lines, not a {}",
@@ -224,14 +235,14 @@ pub fn parse(text: &str) -> Skill {
         }
         return s;
     }
-    duplicate_keys(&value, &mut s.diagnostics);
+    duplicate_keys(&value, code, &mut s.diagnostics);
     s.frontmatter = Some(value);
     s
 }
 
 /// A key written twice in one mapping: strictyaml (skills-ref's parser) refuses it
 /// ("found duplicate key"), and so do the YAML readers of Claude Code and VS Code.
-fn duplicate_keys(v: &Value, out: &mut Vec<Diagnostic>) {
+fn duplicate_keys(v: &Value, code: Code, out: &mut Vec<Diagnostic>) {
     match &v.kind {
         ValueKind::Map(entries) => {
             for (i, e) in entries.iter().enumerate() {
@@ -239,7 +250,7 @@ fn duplicate_keys(v: &Value, out: &mut Vec<Diagnostic>) {
                     // A merge key's entries (`<<`) share the alias's range: not written twice.
                     if first.key_range != e.key_range {
                         out.push(Diagnostic::new(
-                            Code::S801,
+                            code,
                             e.key_range,
                             format!(
                                 "the frontmatter is not valid YAML: the key `{}` is written twice",
@@ -248,10 +259,10 @@ fn duplicate_keys(v: &Value, out: &mut Vec<Diagnostic>) {
                         ));
                     }
                 }
-                duplicate_keys(&e.value, out);
+                duplicate_keys(&e.value, code, out);
             }
         }
-        ValueKind::List(items) => items.iter().for_each(|x| duplicate_keys(x, out)),
+        ValueKind::List(items) => items.iter().for_each(|x| duplicate_keys(x, code, out)),
         _ => {}
     }
 }

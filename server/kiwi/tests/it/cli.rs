@@ -468,6 +468,74 @@ fn check_reads_agent_skills_with_or_without_a_project() {
     assert!(err.contains("no .ai/ folder"), "{err}");
 }
 
+/// VS Code's customization files (issue 28, item 8): `kiwi check` reads those of a project's
+/// `.github/` folders (with or without `.ai/`) and those named; the documentation's examples
+/// (fixtures/copilot) are clean but for the prompt file's hint.
+#[test]
+fn check_reads_vs_code_customization_files() {
+    let sb = Sandbox::new();
+    let o = sb.kiwi(&["check", "fixtures/copilot"]).output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("hint[S824]") && out.contains("1 hint in 6 files"),
+        "{out}"
+    );
+    // A project with `.ai/` and `.github/`: both are checked.
+    let dir = sb.dir.path().join("proj");
+    std::fs::create_dir_all(dir.join(".ai/knowledge")).unwrap();
+    std::fs::create_dir_all(dir.join(".github/instructions")).unwrap();
+    std::fs::create_dir_all(dir.join(".github/agents")).unwrap();
+    std::fs::write(
+        dir.join(".github/instructions/ts.instructions.md"),
+        "---\napplyTo: '**/*.ts, src/**/*.{ts'\n---\nUse strict mode.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join(".github/agents/plan.agent.md"),
+        "---\ntarget: cloud\ninfer: false\n---\nPlan.\n",
+    )
+    .unwrap();
+    let o = sb.kiwi(&["check", dir.to_str().unwrap()]).output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    for want in [
+        "warning[S822]",
+        "`src/**/*.{ts` is not a glob",
+        "warning[S821]",
+        "hint[S825]",
+        ".github/agents/plan.agent.md:2:9",
+    ] {
+        assert!(out.contains(want), "{want}: {out}");
+    }
+    // One file named: that file alone.
+    let o = sb
+        .kiwi(&[
+            "check",
+            dir.join(".github/agents/plan.agent.md").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("in 1 file") && !out.contains("S822"), "{out}");
+    // The S824 hint's command works in a repository with `.github/` alone: the skill goes to
+    // its `.agents/skills/`, where the editor's quick fix puts it too.
+    let repo = sb.dir.path().join("repo");
+    std::fs::create_dir_all(repo.join(".github/prompts")).unwrap();
+    std::fs::write(
+        repo.join(".github/prompts/review.prompt.md"),
+        "---\ndescription: Review the change\n---\nReview it.\n",
+    )
+    .unwrap();
+    let o = sb
+        .kiwi(&["convert", ".github/prompts/review.prompt.md"])
+        .current_dir(&repo)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(repo.join(".agents/skills/review/SKILL.md").is_file());
+}
+
 /// A cloned repository whose `.ai/kiwi.lock` is a named pipe: `kiwi check` answers with
 /// R705 at once (it waited forever for a writer, in the lockfile's load and again where the
 /// report reads its text).

@@ -11,6 +11,11 @@ pub(crate) async fn code_action(
     b: &Backend,
     p: CodeActionParams,
 ) -> Result<Option<CodeActionResponse>> {
+    if let Some(path) = convert::to_path(&p.text_document.uri) {
+        if b.lock().neighbours.contains_key(&path) {
+            return Ok(b.neighbour_actions(&p.text_document.uri, &path, p.range));
+        }
+    }
     let Some((snap, diags)) = b
         .query(&p.text_document.uri, None, |ws, item, _| {
             check_item(ws, item)

@@ -9,6 +9,24 @@ pub(crate) async fn did_change(b: &Backend, p: DidChangeTextDocumentParams) {
     let Some(path) = convert::to_path(&p.text_document.uri) else {
         return;
     };
+    let neighbour = {
+        let mut st = b.lock();
+        let enc = st.enc;
+        match st.neighbours.get_mut(&path) {
+            Some(n) => {
+                n.version = p.text_document.version;
+                for change in &p.content_changes {
+                    convert::apply_change(&mut n.doc, change, enc);
+                }
+                true
+            }
+            None => false,
+        }
+    };
+    if neighbour {
+        b.publish_neighbour(&path).await;
+        return;
+    }
     {
         let mut st = b.lock();
         let enc = st.enc;

@@ -8,6 +8,10 @@ pub(crate) async fn did_close(b: &Backend, p: DidCloseTextDocumentParams) {
     let Some(path) = to_path(&p.text_document.uri) else {
         return;
     };
+    if b.lock().neighbours.remove(&path).is_some() {
+        b.publish_neighbour(&path).await;
+        return;
+    }
     let key = {
         let mut st = b.lock();
         let Some(doc) = st.docs.remove(&path) else {

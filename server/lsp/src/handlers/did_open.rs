@@ -10,6 +10,17 @@ pub(crate) async fn did_open(b: &Backend, p: DidOpenTextDocumentParams) {
     let Some(path) = to_path(&p.text_document.uri) else {
         return;
     };
+    if b.is_neighbour(&path) {
+        b.lock().neighbours.insert(
+            path.clone(),
+            crate::neighbours::Neighbour {
+                doc: kiwi_kernel::document::Document::new(p.text_document.text),
+                version: p.text_document.version,
+            },
+        );
+        b.publish_neighbour(&path).await;
+        return;
+    }
     let Some(key) = b.key_for(&path) else {
         return;
     };

@@ -7,6 +7,11 @@ use tower_lsp_server::ls_types::*;
 
 pub(crate) async fn hover(b: &Backend, p: HoverParams) -> Result<Option<Hover>> {
     let at = p.text_document_position_params;
+    if let Some(path) = crate::convert::to_path(&at.text_document.uri) {
+        if b.lock().neighbours.contains_key(&path) {
+            return Ok(b.neighbour_hover(&path, at.position));
+        }
+    }
     let Some((snap, Some(h))) = b
         .query(&at.text_document.uri, Some(at.position), ide::hover)
         .await?

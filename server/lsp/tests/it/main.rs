@@ -7,5 +7,6 @@ mod editor;
 mod fresh;
 mod incremental;
 mod init;
+mod neighbours;
 mod ryeos;
 mod watch;
