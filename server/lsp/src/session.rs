@@ -160,9 +160,12 @@ impl Snap {
         if path == self.item.path {
             return self.item.source.clone();
         }
+        // A file that is no item (an `AGENTS.md`, a skill's other Markdown naming a skill):
+        // its text on disk, as the kernel read it.
         self.ws
             .item(path)
             .map(|i| i.source.clone())
+            .or_else(|| kiwi_kernel::ide::file_text(&self.ws, path).map(SourceText::new))
             .unwrap_or_else(|| SourceText::new(""))
     }
 

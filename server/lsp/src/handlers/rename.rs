@@ -1,6 +1,7 @@
 //! `textDocument/prepareRename` and `textDocument/rename` of an item id: every reference,
 //! the declared name, and the file move as a `RenameFile` op when the client takes resource
-//! operations; an invalid or taken id is an error response.
+//! operations; an invalid or taken id is an error response. A skill: its `name`, its
+//! mentions and its folder's move, refused for a client that cannot move the folder.
 
 use crate::session::Backend;
 use crate::session::Snap;
@@ -50,6 +51,16 @@ pub(crate) async fn rename(b: &Backend, p: RenameParams) -> Result<Option<Worksp
         return Ok(None);
     };
     let plan = plan.map_err(jsonrpc::Error::invalid_params)?;
+    // A skill's folder is its name (S804): a client that cannot move it gets no half rename
+    // (the `name` and the mentions changed, the folder not), but the reason.
+    if plan.moves_required && !plan.moves.is_empty() && !b.lock().caps.rename_files {
+        let (from, to) = &plan.moves[0];
+        return Err(jsonrpc::Error::invalid_params(format!(
+            "renaming this skill moves its folder {} to {}, and this editor does not take file renames in a workspace edit (the `rename` resource operation): rename the folder and its `name` together by hand",
+            from.display(),
+            to.display()
+        )));
+    }
     Ok(Some(workspace_edit(b, &snap, &plan)))
 }
 
