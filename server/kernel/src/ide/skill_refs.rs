@@ -510,7 +510,7 @@ mod tests {
 
     const DEPLOY: &str = "---\nname: deploy\ndescription: Deploy the app; run `review` first.\n---\n# Deploy\n\nRun `/deploy prod`, then $review. See [the guide](reference.md).\n";
     const REVIEW: &str = "---\nname: review\ndescription: Review code, then use `/deploy`.\n---\nUse the deploy skill, not superpowers:deploy. Read [it](../../../.agents/skills/deploy/SKILL.md).\n\n```text\n/deploy in a fence\n```\n";
-    const SHIP: &str = "# Ship\n\n```xml\n<directive name=\"ship\" version=\"1.0.0\">\n  <metadata>\n    <description>d</description>\n    <permissions>\n      <execute resource=\"kiwi\" action=\"run\" item_type=\"skill\" id=\"deploy\"/>\n    </permissions>\n  </metadata>\n  <process>\n    <step name=\"s\"><description>x</description></step>\n  </process>\n</directive>\n```\n";
+    const SHIP: &str = "# Ship\n\n```xml\n<directive name=\"ship\" version=\"1.0.0\">\n  <metadata>\n    <description>d</description>\n    <permissions>\n      <execute resource=\"kiwi\" action=\"run\" item_type=\"skill\" id=\"deploy\"/>\n      <execute><skill>deploy</skill></execute>\n    </permissions>\n  </metadata>\n  <process>\n    <step name=\"s\"><description>x</description></step>\n  </process>\n</directive>\n```\n";
 
     /// A project: the skills `deploy` (`.agents/skills/`) and `review` (`.claude/skills/`),
     /// a directive granting `deploy`, `AGENTS.md` at the root and in `pkg/`.
@@ -576,6 +576,7 @@ mod tests {
             s(".agents/skills/deploy/SKILL.md", "deploy", "declaration"),
             s(".agents/skills/deploy/SKILL.md", "deploy", "mention"),
             s(".agents/skills/deploy/reference.md", "deploy", "mention"),
+            s(".ai/directives/ship.md", "deploy", "permission"),
             s(".ai/directives/ship.md", "deploy", "permission"),
             s(".claude/skills/review/SKILL.md", "deploy", "mention"),
             s(".claude/skills/review/SKILL.md", "deploy", "link"),
@@ -669,8 +670,12 @@ mod tests {
             apply(&proj.join(".agents/skills/deploy/reference.md")),
             "Call /ship-it again.\n"
         );
-        assert!(apply(&proj.join(".ai/directives/ship.md"))
-            .contains("item_type=\"skill\" id=\"ship-it\""));
+        let ship = apply(&proj.join(".ai/directives/ship.md"));
+        assert!(
+            ship.contains("item_type=\"skill\" id=\"ship-it\""),
+            "{ship}"
+        );
+        assert!(ship.contains("<skill>ship-it</skill>"), "{ship}");
     }
 
     #[test]
