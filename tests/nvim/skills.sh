@@ -2,7 +2,9 @@
 # Issue 28 through the Neovim plugin: a project with Agent Skills and no `.ai/` gets the server
 # for its SKILL.md and the skill's scripts. Hovering the script the body names shows how it runs:
 # the project's .venv in the interpreter's trail; hovering `description` shows its count against
-# the limit; the script file opened on its own has a ▶ Run lens.
+# the limit; the script file opened on its own has a ▶ Run lens. Renaming the skill (issue 28,
+# item 4) moves its folder and rewrites the mentions in Neovim 0.12; in 0.7, which cannot rename
+# a folder in a workspace edit, it is refused with the reason.
 # Real headless Neovim 0.7.2 (Debian) and 0.12 (target/nvim-venv), the plugin set up with
 # require('kiwi').setup{} only. Usage: bash tests/nvim/skills.sh [path/to/kiwi]
 set -euo pipefail
@@ -22,6 +24,16 @@ description: Build a report. Use when asked for one.
 Run `python scripts/build.py NAME`.
 MD
 printf 'import sys\nprint("built", sys.argv[1:])\n' >"$proj/.agents/skills/report/scripts/build.py"
+# Issue 28, item 4: a skill and an AGENTS.md mentioning `report` (renamed last, by the test).
+mkdir -p "$proj/.agents/skills/publish"
+cat >"$proj/.agents/skills/publish/SKILL.md" <<'MD'
+---
+name: publish
+description: Publish a report made with `/report`.
+---
+Run /report first.
+MD
+printf 'Skills: `report`, `publish`.\n' >"$proj/AGENTS.md"
 
 for nv in "${nvims[@]}"; do
   nvim_check "$nv" "$here/skills_test.lua" KIWI_USERSPACE_DIR="$work/user" \

@@ -68,6 +68,11 @@ pub(crate) struct Caps {
     /// moves the item's file in the same edit.
     pub document_changes: bool,
     pub rename_files: bool,
+    /// A client declaring `rename` that cannot rename a folder (a skill's rename moves its
+    /// folder): Neovim before 0.9, whose `vim.lsp.util.rename` writes the folder as a buffer
+    /// first and fails with E502 after the text edits are applied (neovim/neovim#22147, fixed
+    /// in 0.9 by #22289). Its `clientInfo` says so.
+    pub no_folder_renames: bool,
     /// `documentLink.tooltipSupport`: document links carry a tooltip.
     pub link_tooltips: bool,
     /// `initializationOptions.agentRuns`: the client shows an agent's runs itself on the

@@ -67,6 +67,10 @@ pub(crate) async fn initialize(b: &Backend, params: InitializeParams) -> Result<
             .and_then(|w| w.workspace_edit.as_ref())
             .and_then(|e| e.resource_operations.as_ref())
             .is_some_and(|ops| ops.contains(&ResourceOperationKind::Rename)),
+        no_folder_renames: params
+            .client_info
+            .as_ref()
+            .is_some_and(|c| c.name == "Neovim" && neovim_before_0_9(c.version.as_deref())),
         link_tooltips: params
             .capabilities
             .text_document
@@ -185,4 +189,31 @@ pub(crate) async fn initialize(b: &Backend, params: InitializeParams) -> Result<
         }),
         ..Default::default()
     })
+}
+
+/// Whether a Neovim `clientInfo.version` (`0.7.2`, `0.10.0-dev`) is before 0.9.
+fn neovim_before_0_9(version: Option<&str>) -> bool {
+    let mut parts = version.unwrap_or("").split(['.', '-']);
+    let major = parts.next().and_then(|p| p.parse::<u32>().ok());
+    let minor = parts.next().and_then(|p| p.parse::<u32>().ok());
+    matches!((major, minor), (Some(0), Some(m)) if m < 9)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn neovim_versions_before_0_9() {
+        for (v, before) in [
+            ("0.7.2", true),
+            ("0.8.3", true),
+            ("0.9.0", false),
+            ("0.10.0-dev", false),
+            ("0.12.0", false),
+            ("1.0.0", false),
+            ("", false),
+        ] {
+            assert_eq!(super::neovim_before_0_9(Some(v)), before, "{v}");
+        }
+        assert!(!super::neovim_before_0_9(None));
+    }
 }

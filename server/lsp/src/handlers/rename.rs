@@ -53,13 +53,23 @@ pub(crate) async fn rename(b: &Backend, p: RenameParams) -> Result<Option<Worksp
     let plan = plan.map_err(jsonrpc::Error::invalid_params)?;
     // A skill's folder is its name (S804): a client that cannot move it gets no half rename
     // (the `name` and the mentions changed, the folder not), but the reason.
-    if plan.moves_required && !plan.moves.is_empty() && !b.lock().caps.rename_files {
+    if plan.moves_required && !plan.moves.is_empty() {
+        let caps = b.lock().caps;
         let (from, to) = &plan.moves[0];
-        return Err(jsonrpc::Error::invalid_params(format!(
-            "renaming this skill moves its folder {} to {}, and this editor does not take file renames in a workspace edit (the `rename` resource operation): rename the folder and its `name` together by hand",
-            from.display(),
-            to.display()
-        )));
+        let cannot = if !caps.rename_files {
+            Some("this editor does not take file renames in a workspace edit (the `rename` resource operation)")
+        } else if caps.no_folder_renames {
+            Some("Neovim before 0.9 cannot rename a folder in a workspace edit (E502 after the text edits: neovim/neovim#22147, fixed in 0.9)")
+        } else {
+            None
+        };
+        if let Some(why) = cannot {
+            return Err(jsonrpc::Error::invalid_params(format!(
+                "renaming this skill moves its folder {} to {}, and {why}: rename the folder and its `name` together by hand",
+                from.display(),
+                to.display()
+            )));
+        }
     }
     Ok(Some(workspace_edit(b, &snap, &plan)))
 }
