@@ -472,8 +472,16 @@ pub fn rename(
 /// The edits of renaming the item whose file moves from `from` to `to` (the editor's
 /// `willRenameFiles`): the id follows the new path, with the same edits as [`rename`]. Only
 /// the item's script (a YAML tool's, beside it) is left to move; the editor moves the file.
+/// `from` may be a skill's folder: its `name` and mentions follow its new name.
 /// `Ok(None)` when the move does not rename an item (not an item file before, or after).
 pub fn rename_file(ws: &Workspace, from: &Path, to: &Path) -> Result<Option<RenamePlan>, String> {
+    // A skill's folder renamed in the editor: its `name` and its mentions follow.
+    if let Some(skill) = ws
+        .item(&from.join(crate::skill::SKILL_FILE))
+        .filter(|i| i.item_type == ItemType::Skill)
+    {
+        return super::skill_refs::folder_renamed(ws, skill, to);
+    }
     // A skill is its folder: moving its `SKILL.md` file renames nothing.
     let Some(target) = ws
         .item(from)
@@ -522,7 +530,7 @@ fn plan_rename(
     let target = target.clone();
     read_only_refusal(&target)?;
     if target.item_type == ItemType::Skill {
-        return super::skill_refs::plan_rename(ws, &target, new_id);
+        return super::skill_refs::plan_rename(ws, &target, new_id, false);
     }
     ids::validate_id(new_id).map_err(|e| format!("`{new_id}` is not a valid id: {e}"))?;
     if new_id == target.id {

@@ -402,11 +402,13 @@ pub fn file_text(ws: &Workspace, path: &Path) -> Option<String> {
 /// The plan of renaming the skill `target` to `new_name`: its folder moves (a required move:
 /// the name must stay its folder's), its `name` value and every mention follow. Refused
 /// with the reason for a name the specification refuses, a folder that already exists, a
-/// skill of that name in the same space, or a mention in a read-only space.
+/// skill of that name in the same space, or a mention in a read-only space. `editor_moves`:
+/// the editor moves the folder itself (its file explorer), whose new place is not checked.
 pub(super) fn plan_rename(
     ws: &Workspace,
     target: &Arc<Item>,
     new_name: &str,
+    editor_moves: bool,
 ) -> Result<super::RenamePlan, String> {
     super::refs::read_only_refusal(target)?;
     let new_name = new_name.trim();
@@ -443,7 +445,7 @@ pub(super) fn plan_rename(
     let to = root.join(new_name);
     let mut moves = Vec::new();
     if new_name != target.id {
-        if std::fs::symlink_metadata(&to).is_ok() {
+        if !editor_moves && std::fs::symlink_metadata(&to).is_ok() {
             return Err(format!(
                 "{} already exists: renaming the skill `{}` would move its folder there",
                 to.display(),
@@ -500,6 +502,33 @@ pub(super) fn plan_rename(
         moves,
         moves_required: true,
     })
+}
+
+/// The edits of a skill's folder renamed (or moved) in the editor to `to`: its `name` and its
+/// mentions follow the new folder name when `to` is in the same skills folder, as
+/// [`plan_rename`] makes them, without the move (the editor moves the folder). `Ok(None)` for
+/// a move elsewhere, or to a name the specification refuses (S803 then says so: the editor
+/// moves the folder whatever the server answers).
+pub(super) fn folder_renamed(
+    ws: &Workspace,
+    skill: &Arc<Item>,
+    to: &Path,
+) -> Result<Option<super::RenamePlan>, String> {
+    super::refs::read_only_refusal(skill)?;
+    let from = skill.path.parent();
+    if from.and_then(Path::parent) != to.parent() {
+        return Ok(None);
+    }
+    let Some(new_name) = to.file_name().and_then(|n| n.to_str()) else {
+        return Ok(None);
+    };
+    if !is_name(new_name) {
+        return Ok(None);
+    }
+    let mut plan = plan_rename(ws, skill, new_name, true)?;
+    plan.moves.clear();
+    plan.moves_required = false;
+    Ok(Some(plan))
 }
 
 #[cfg(test)]
@@ -676,6 +705,30 @@ mod tests {
             "{ship}"
         );
         assert!(ship.contains("<skill>ship-it</skill>"), "{ship}");
+    }
+
+    #[test]
+    fn a_skill_folder_renamed_in_the_editor_renames_the_skill() {
+        let (_d, ws, proj) = project();
+        let from = proj.join(".agents/skills/deploy");
+        let plan = super::super::rename_file(&ws, &from, &proj.join(".agents/skills/ship-it"))
+            .unwrap()
+            .expect("a skill rename");
+        // The same edits as a rename from the name, without the move (the editor moves it).
+        let deploy = item(&ws, &from.join("SKILL.md"));
+        let on_name = DEPLOY.find("name: deploy").unwrap() + "name: ".len();
+        let by_rename = super::super::rename(&ws, &deploy, on_name, "ship-it").unwrap();
+        assert_eq!(plan.edits, by_rename.edits);
+        assert!(plan.moves.is_empty() && !plan.moves_required, "{plan:?}");
+        // Moved to another skills folder, or to a name skills refuse: nothing to rewrite.
+        let elsewhere = proj.join(".claude/skills/deploy");
+        assert_eq!(super::super::rename_file(&ws, &from, &elsewhere), Ok(None));
+        let bad = proj.join(".agents/skills/Deploy_2");
+        assert_eq!(super::super::rename_file(&ws, &from, &bad), Ok(None));
+        // The SKILL.md file moved on its own renames nothing.
+        let md = from.join("SKILL.md");
+        let to = proj.join(".agents/skills/other/SKILL.md");
+        assert_eq!(super::super::rename_file(&ws, &md, &to), Ok(None));
     }
 
     #[test]

@@ -175,9 +175,15 @@ pub(crate) async fn initialize(b: &Backend, params: InitializeParams) -> Result<
             workspace: Some(WorkspaceServerCapabilities {
                 workspace_folders: None,
                 file_operations: Some(WorkspaceFileOperationsServerCapabilities {
-                    will_rename: Some(super::will_rename_files::filters(
-                        &b.lock().set.host().user_space(),
-                    )),
+                    will_rename: Some({
+                        let st = b.lock();
+                        let host = st.set.host();
+                        let user = host.user_space();
+                        super::will_rename_files::filters(
+                            &user,
+                            &kiwi_kernel::skill::user_skill_roots(host, &user),
+                        )
+                    }),
                     ..Default::default()
                 }),
             }),

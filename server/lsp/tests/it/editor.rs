@@ -447,3 +447,51 @@ async fn references_and_rename_of_a_skill() {
         c.shutdown().await;
     }
 }
+
+/// A skill's folder renamed in the editor's file explorer (`willRenameFiles` of the folder, as
+/// the server's folder filter asks): its `name` and the mentions follow; the editor moves the
+/// folder itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skill_folder_renamed_in_the_editor_renames_the_skill() {
+    let (_d, root) = common::project();
+    let deploy = root.join(".agents/skills/deploy");
+    std::fs::create_dir_all(&deploy).unwrap();
+    let skill_text = "---\nname: deploy\ndescription: Deploy the app.\n---\nRun `/deploy prod`.\n";
+    std::fs::write(deploy.join("SKILL.md"), skill_text).unwrap();
+    let agents = root.join("AGENTS.md");
+    std::fs::write(&agents, "Use /deploy.\n").unwrap();
+    let mut c = Client::start(&root, true).await;
+    let filters = c.capabilities["workspace"]["fileOperations"]["willRename"]["filters"].clone();
+    assert!(
+        filters
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["pattern"]["glob"] == "**/.agents/skills/*"
+                && f["pattern"]["matches"] == "folder"),
+        "{filters}"
+    );
+    c.indexed().await;
+    let edit = c
+        .call(
+            "workspace/willRenameFiles",
+            json!({"files": [{"oldUri": uri(&deploy), "newUri": uri(&root.join(".agents/skills/ship"))}]}),
+        )
+        .await;
+    let ops = edit["documentChanges"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{edit}"));
+    assert!(!ops.iter().any(|o| o["kind"] == "rename"), "{edit}");
+    let edits_of = |path: &Path| {
+        ops.iter()
+            .find(|o| o["textDocument"]["uri"] == json!(uri(path)))
+            .map(|o| o["edits"].clone())
+            .unwrap_or_else(|| panic!("no edit of {path:?}: {edit}"))
+    };
+    assert_eq!(
+        apply(skill_text, &edits_of(&deploy.join("SKILL.md"))),
+        "---\nname: ship\ndescription: Deploy the app.\n---\nRun `/ship prod`.\n"
+    );
+    assert_eq!(apply("Use /deploy.\n", &edits_of(&agents)), "Use /ship.\n");
+    c.shutdown().await;
+}
