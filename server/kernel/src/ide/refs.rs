@@ -361,6 +361,10 @@ fn relying_on_permission(item: &Item, offset: usize) -> Option<Vec<Occurrence>> 
         return None;
     }
     let c = d.capabilities.iter().find(|c| c.range.touches(offset))?;
+    // No call runs a skill: a permission naming one is about the skill (its references).
+    if c.resource == crate::directive::Resource::Items(Some(ItemType::Skill)) {
+        return None;
+    }
     let mut out = Vec::new();
     for call in &d.calls {
         let Some(need) = crate::directive::Need::of_call(call) else {

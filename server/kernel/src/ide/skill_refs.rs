@@ -621,6 +621,20 @@ mod tests {
             super::super::references(&ws, &review, on_mention, true),
             refs
         );
+        // From a directive's permission naming it: the same places (no call relies on it).
+        let ship = item(&ws, &proj.join(".ai/directives/ship.md"));
+        let on_grant = SHIP.find("<skill>deploy").unwrap() + "<skill>de".len();
+        assert_eq!(super::super::references(&ws, &ship, on_grant, true), refs);
+        let (range, id) = super::super::prepare_rename(&ws, &ship, on_grant).expect("renamable");
+        assert_eq!(
+            (&SHIP[range.start..range.end], id.as_str()),
+            ("deploy", "deploy")
+        );
+        // Go to definition on a mention: the skill's `name`.
+        let defs = super::super::definition(&ws, &review, on_mention);
+        assert_eq!(defs.len(), 1, "{defs:?}");
+        assert_eq!(defs[0].path, deploy.path);
+        assert_eq!(defs[0].range, refs[0].range);
         // From the link through its folder too.
         let on_link = REVIEW.find("skills/deploy/").unwrap() + "skills/d".len();
         assert_eq!(super::super::references(&ws, &review, on_link, true), refs);
