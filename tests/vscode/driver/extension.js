@@ -564,6 +564,34 @@ async function activate(context) {
     return { references: refs.map((l) => `${path.relative(proj, l.uri.fsPath)}:${l.range.start.line + 1}`), renameEdits: onGreet.length, formatEdits: edits.length, screenshot: shot };
   });
 
+  await check('a skill: references from a mention reach AGENTS.md; rename moves its folder and rewrites every mention (issue 28)', async () => {
+    const review = file('.agents/skills/review/SKILL.md');
+    const doc = await vscode.workspace.openTextDocument(review);
+    await vscode.window.showTextDocument(doc);
+    const at = doc.positionAt(doc.getText().indexOf('`/deploy`') + 3);
+    const refs = await waitFor('the references of the skill `deploy`', async () => {
+      const r = await vscode.commands.executeCommand('vscode.executeReferenceProvider', review, at);
+      return r && r.length >= 5 && r;
+    }, 20000, 500);
+    const where = refs.map((l) => `${path.relative(proj, l.uri.fsPath)}:${l.range.start.line + 1}`).sort();
+    const want = ['.agents/skills/deploy/SKILL.md:2', '.agents/skills/deploy/SKILL.md:5', '.agents/skills/review/SKILL.md:3', '.agents/skills/review/SKILL.md:5', 'AGENTS.md:1'];
+    assert(JSON.stringify(where) === JSON.stringify(want), `references: ${JSON.stringify(where)}`);
+    const edit = await vscode.commands.executeCommand('vscode.executeDocumentRenameProvider', review, at, 'ship');
+    assert(edit, 'no rename edit');
+    assert(await vscode.workspace.applyEdit(edit), 'VS Code did not apply the rename');
+    await vscode.workspace.saveAll(false);
+    const skills = path.join(proj, '.agents', 'skills');
+    await waitFor('the folder moved to ship/', () => fs.existsSync(path.join(skills, 'ship', 'SKILL.md')) && !fs.existsSync(path.join(skills, 'deploy')), 10000, 250);
+    const read = (...p) => fs.readFileSync(path.join(proj, ...p), 'utf8');
+    const shipped = read('.agents', 'skills', 'ship', 'SKILL.md');
+    assert(shipped.includes('name: ship\n') && shipped.includes('`/ship prod`'), `ship/SKILL.md: ${shipped}`);
+    const reviewed = read('.agents', 'skills', 'review', 'SKILL.md');
+    assert(reviewed.includes('hand over to `/ship`') && reviewed.includes('(../ship/SKILL.md)'), `review/SKILL.md: ${reviewed}`);
+    const agents = read('AGENTS.md');
+    assert(agents === 'Skills: `ship` ships, `review` checks.\n', `AGENTS.md: ${agents}`);
+    return { references: where, renamed: fs.readdirSync(skills).sort() };
+  });
+
   await check('Kiwi: Initialize User Space (kiwi.init) writes the user space', async () => {
     const all = await vscode.commands.getCommands(true);
     assert(all.includes('kiwi.init'), 'kiwi.init is not a command');
