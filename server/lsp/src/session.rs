@@ -95,6 +95,11 @@ pub(crate) struct State {
     pub generation: HashMap<PathBuf, u64>,
     /// The workspace symbols' index, with the set's `changes` it was built at.
     pub symbols: Option<(u64, Arc<kiwi_kernel::ide::SymbolIndex>)>,
+    /// The moves of the renames this server answered (from, to, when): the client asks
+    /// `willRenameFiles` about them as it applies the edit (VS Code does), and the rename's
+    /// own edits are made already; edits again would be applied twice, after VS Code's
+    /// modal "wants to make refactoring changes" (the VS Code suite hung on it).
+    pub answered_moves: Vec<(PathBuf, PathBuf, std::time::Instant)>,
 }
 
 pub(crate) struct Shared {
@@ -122,6 +127,7 @@ impl Shared {
                 docs: HashMap::new(),
                 set: WorkspaceSet::new(kiwi_kernel::context::Host::from_process()),
                 generation: HashMap::new(),
+                answered_moves: Vec::new(),
                 symbols: None,
             }),
             cancels: Mutex::new(HashMap::new()),

@@ -10,6 +10,10 @@ use std::collections::HashMap;
 use tower_lsp_server::jsonrpc::{self, Result};
 use tower_lsp_server::ls_types::*;
 
+/// How long a move this server answered is taken for the client's own (see
+/// `State::answered_moves`).
+pub(crate) const ANSWERED_MOVES_KEPT: std::time::Duration = std::time::Duration::from_secs(120);
+
 pub(crate) async fn prepare_rename(
     b: &Backend,
     p: TextDocumentPositionParams,
@@ -131,6 +135,14 @@ pub(crate) fn workspace_edit(b: &Backend, snap: &Snap, plan: &ide::RenamePlan) -
                 .map(OneOf::Left)
                 .collect(),
         }));
+    }
+    if caps.rename_files && !plan.moves.is_empty() {
+        let now = std::time::Instant::now();
+        let mut st = b.lock();
+        st.answered_moves
+            .retain(|(.., at)| now.duration_since(*at) < ANSWERED_MOVES_KEPT);
+        st.answered_moves
+            .extend(plan.moves.iter().map(|(f, t)| (f.clone(), t.clone(), now)));
     }
     for (from, to) in plan.moves.iter().filter(|_| caps.rename_files) {
         let (Some(old_uri), Some(new_uri)) =

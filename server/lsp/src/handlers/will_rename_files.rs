@@ -57,6 +57,20 @@ pub(crate) async fn will_rename_files(
         let (Some(from), Some(to)) = (to_path(&old), to_path(&new)) else {
             continue;
         };
+        // The move of a rename this server answered: its edits are made already.
+        {
+            let mut st = b.lock();
+            let now = std::time::Instant::now();
+            let kept = super::rename::ANSWERED_MOVES_KEPT;
+            if let Some(i) = st
+                .answered_moves
+                .iter()
+                .position(|(f, t, at)| *f == from && *t == to && now.duration_since(*at) < kept)
+            {
+                st.answered_moves.remove(i);
+                continue;
+            }
+        }
         // A skill's folder: asked through its SKILL.md (the item), about the folder.
         let skill_md = from.join(kiwi_kernel::skill::SKILL_FILE);
         let (asked, from) = match crate::convert::to_uri(&skill_md) {

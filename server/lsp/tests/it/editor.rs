@@ -428,6 +428,23 @@ async fn references_and_rename_of_a_skill() {
         assert_eq!(renames[0]["newUri"], uri(&root.join(".agents/skills/ship")));
         // The folder moves after every edit (the edits name the files where they are now).
         assert_eq!(ops.last().unwrap()["kind"], "rename", "{ops:?}");
+        // VS Code asks willRenameFiles about that move as it applies the edit: the rename's
+        // edits are made already, so nothing more (twice would corrupt, after a modal dialog).
+        let again = c
+            .call(
+                "workspace/willRenameFiles",
+                json!({"files": [{"oldUri": uri(&deploy), "newUri": uri(&root.join(".agents/skills/ship"))}]}),
+            )
+            .await;
+        assert_eq!(again, Value::Null, "{again}");
+        // The same move asked again (the user's own, in the explorer): its edits.
+        let own = c
+            .call(
+                "workspace/willRenameFiles",
+                json!({"files": [{"oldUri": uri(&deploy), "newUri": uri(&root.join(".agents/skills/ship"))}]}),
+            )
+            .await;
+        assert!(own["documentChanges"].is_array(), "{own}");
         let edited: Vec<String> = ops
             .iter()
             .filter_map(|o| o["textDocument"]["uri"].as_str().map(str::to_string))
