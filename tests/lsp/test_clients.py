@@ -399,5 +399,6 @@ async def test_references_and_rename_of_a_skill(client: LanguageClient):
     moves = [op for op in edit.document_changes if isinstance(op, types.RenameFile)]
     assert [(m.old_uri, m.new_uri) for m in moves] == [(DEPLOY.as_uri(), (DEPLOY.parent / "ship").as_uri())], moves
     edited = {op.text_document.uri for op in edit.document_changes if isinstance(op, types.TextDocumentEdit)}
-    assert edited == {REVIEW.as_uri(), (DEPLOY / "SKILL.md").as_uri(), AGENTS.as_uri()}, edited
-    assert isinstance(edit.document_changes[-1], types.RenameFile), "the folder moves after the edits"
+    # The folder moves first; the edits name its files where they are then.
+    assert edited == {REVIEW.as_uri(), (DEPLOY.parent / "ship" / "SKILL.md").as_uri(), AGENTS.as_uri()}, edited
+    assert isinstance(edit.document_changes[0], types.RenameFile), "the folder moves first"

@@ -120,16 +120,27 @@ pub(crate) fn workspace_edit(b: &Backend, snap: &Snap, plan: &ide::RenamePlan) -
             ..Default::default()
         };
     }
-    let mut ops = Vec::new();
+    // A skill's folder moves first and the edits name its files where they are then: the
+    // order VS Code's API gives such an edit whatever the server sends (its conversion puts
+    // the file operations before the text edits: the VS Code suite saw the edits of the
+    // moved SKILL.md fail on a path gone), and as valid for a client applying them in order.
+    let folder_first = plan.moves_required && caps.rename_files;
+    let moved = |p: &std::path::Path| -> Option<std::path::PathBuf> {
+        plan.moves
+            .iter()
+            .find_map(|(from, to)| Some(to.join(p.strip_prefix(from).ok()?)))
+    };
+    let mut edit_ops = Vec::new();
     for (path, edits) in &plan.edits {
-        let Some(uri) = crate::convert::to_uri(path) else {
+        let (at, version) = match moved(path).filter(|_| folder_first) {
+            Some(new_path) => (new_path, None),
+            None => (path.clone(), versions.get(path).copied()),
+        };
+        let Some(uri) = crate::convert::to_uri(&at) else {
             continue;
         };
-        ops.push(DocumentChangeOperation::Edit(TextDocumentEdit {
-            text_document: OptionalVersionedTextDocumentIdentifier {
-                uri,
-                version: versions.get(path).copied(),
-            },
+        edit_ops.push(DocumentChangeOperation::Edit(TextDocumentEdit {
+            text_document: OptionalVersionedTextDocumentIdentifier { uri, version },
             edits: text_edits(path, edits)
                 .into_iter()
                 .map(OneOf::Left)
@@ -144,13 +155,14 @@ pub(crate) fn workspace_edit(b: &Backend, snap: &Snap, plan: &ide::RenamePlan) -
         st.answered_moves
             .extend(plan.moves.iter().map(|(f, t)| (f.clone(), t.clone(), now)));
     }
+    let mut move_ops = Vec::new();
     for (from, to) in plan.moves.iter().filter(|_| caps.rename_files) {
         let (Some(old_uri), Some(new_uri)) =
             (crate::convert::to_uri(from), crate::convert::to_uri(to))
         else {
             continue;
         };
-        ops.push(DocumentChangeOperation::Op(ResourceOp::Rename(
+        move_ops.push(DocumentChangeOperation::Op(ResourceOp::Rename(
             RenameFile {
                 old_uri,
                 new_uri,
@@ -159,6 +171,11 @@ pub(crate) fn workspace_edit(b: &Backend, snap: &Snap, plan: &ide::RenamePlan) -
             },
         )));
     }
+    let ops: Vec<DocumentChangeOperation> = if folder_first {
+        move_ops.into_iter().chain(edit_ops).collect()
+    } else {
+        edit_ops.into_iter().chain(move_ops).collect()
+    };
     WorkspaceEdit {
         document_changes: Some(DocumentChanges::Operations(ops)),
         ..Default::default()

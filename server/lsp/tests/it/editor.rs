@@ -426,8 +426,8 @@ async fn references_and_rename_of_a_skill() {
         assert_eq!(renames.len(), 1, "{ops:?}");
         assert_eq!(renames[0]["oldUri"], uri(&deploy));
         assert_eq!(renames[0]["newUri"], uri(&root.join(".agents/skills/ship")));
-        // The folder moves after every edit (the edits name the files where they are now).
-        assert_eq!(ops.last().unwrap()["kind"], "rename", "{ops:?}");
+        // The folder moves first; the edits name its files where they are then.
+        assert_eq!(ops[0]["kind"], "rename", "{ops:?}");
         // VS Code asks willRenameFiles about that move as it applies the edit: the rename's
         // edits are made already, so nothing more (twice would corrupt, after a modal dialog).
         let again = c
@@ -449,7 +449,8 @@ async fn references_and_rename_of_a_skill() {
             .iter()
             .filter_map(|o| o["textDocument"]["uri"].as_str().map(str::to_string))
             .collect();
-        for f in [&deploy.join("SKILL.md"), &review_md, &agents] {
+        let shipped = root.join(".agents/skills/ship/SKILL.md");
+        for f in [&shipped, &review_md, &agents] {
             assert!(edited.contains(&uri(f)), "{f:?} not edited: {ops:?}");
         }
         // A name the specification refuses: the reason.
