@@ -53,6 +53,24 @@ cat >"$work/proj/.ai/directives/uses_extra.md" <<'MD'
 </directive>
 ```
 MD
+# Issue 28, item 4: two skills mentioning each other and an AGENTS.md naming one (references
+# and rename of a skill under each client's workspace-edit capabilities).
+mkdir -p "$work/proj/.agents/skills/deploy" "$work/proj/.agents/skills/review"
+cat >"$work/proj/.agents/skills/deploy/SKILL.md" <<'MD'
+---
+name: deploy
+description: Deploy the app after a review.
+---
+Run `/deploy prod` once `review` passed.
+MD
+cat >"$work/proj/.agents/skills/review/SKILL.md" <<'MD'
+---
+name: review
+description: Review the change, then hand over to `/deploy`.
+---
+Then read [the deploy skill](../deploy/SKILL.md).
+MD
+printf 'Skills: `deploy` ships, `review` checks.\n' >"$work/proj/AGENTS.md"
 
 KIWI_SPACES="$work/extra" KIWI_BIN="$work/kiwi" KIWI_LSP_PROJECT="$(cd "$work/proj" && pwd -P)" KIWI_USERSPACE_DIR="$work/user" \
   "$venv/bin/pytest" -q -p no:cacheprovider -c "$here/pytest.ini" "$here/test_clients.py" "$@"

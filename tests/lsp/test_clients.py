@@ -11,6 +11,7 @@ import asyncio
 import json
 import os
 import pathlib
+import urllib.parse
 from typing import Any
 
 import pytest
@@ -26,6 +27,10 @@ RUNTIME = PROJECT / ".ai/tools/rt/py_rt.py"
 TOOL = PROJECT / ".ai/tools/text/echo.py"
 # Written by run.sh: a directive calling `shared/shout`, a tool of the extra space KIWI_SPACES names.
 USES_EXTRA = PROJECT / ".ai/directives/uses_extra.md"
+# Written by run.sh: the skills `deploy` and `review`, and an AGENTS.md naming `deploy`.
+DEPLOY = PROJECT / ".agents/skills/deploy"
+REVIEW = PROJECT / ".agents/skills/review/SKILL.md"
+AGENTS = PROJECT / "AGENTS.md"
 
 CLIENTS = [
     "visual-studio-code@v1.65.2",
@@ -76,6 +81,13 @@ def capability(caps: types.ClientCapabilities, dotted: str) -> bool:
     return bool(value)
 
 
+def client_info(name: str) -> types.ClientInfo:
+    """The `clientInfo` each client sends with its capabilities (`neovim@v0.7.0`: Neovim 0.7.0)."""
+    client, version = name.split("@v")
+    names = {"visual-studio-code": "Visual Studio Code", "neovim": "Neovim", "emacs": "Eglot"}
+    return types.ClientInfo(name=names[client], version=version)
+
+
 @pytest_lsp.fixture(
     config=ClientServerConfig(server_command=[KIWI, "lsp"], client_factory=make_client),
     params=CLIENTS,
@@ -84,11 +96,13 @@ async def client(lsp_client: LanguageClient, request):
     result = await lsp_client.initialize_session(
         types.InitializeParams(
             capabilities=client_capabilities(request.param),
+            client_info=client_info(request.param),
             root_uri=PROJECT.as_uri(),
             workspace_folders=[types.WorkspaceFolder(uri=PROJECT.as_uri(), name="proj")],
         )
     )
     lsp_client.init_result = result  # type: ignore[attr-defined]
+    lsp_client.label = request.param  # type: ignore[attr-defined]
     yield
     # No request the client cannot handle, whatever happened in the test.
     for method, _ in lsp_client.server_requests:  # type: ignore[attr-defined]
@@ -340,3 +354,51 @@ async def test_hover_on_an_item_of_an_extra_space(client: LanguageClient):
     text = hover.contents.value
     assert "extra, read-only" in text, text
     assert "shared/shout.yaml" in text, text
+
+
+async def test_references_and_rename_of_a_skill(client: LanguageClient):
+    """Issue 28, item 4: from a mention of a skill in another skill, its references reach its
+    `name`, both skills and AGENTS.md; the rename moves its folder for a client that takes
+    the `rename` resource operation, and is refused with the reason for one that does not."""
+    uri = open_file(client, REVIEW)
+    at = position(client, REVIEW, "`/deploy`", 3)
+    doc = types.TextDocumentIdentifier(uri=uri)
+    refs = await client.text_document_references_async(
+        types.ReferenceParams(text_document=doc, position=at, context=types.ReferenceContext(include_declaration=True))
+    )
+    places = sorted(
+        (pathlib.Path(urllib.parse.unquote(urllib.parse.urlparse(r.uri).path)).relative_to(PROJECT).as_posix(), r.range.start.line)
+        for r in refs or []
+    )
+    assert places == [
+        (".agents/skills/deploy/SKILL.md", 1),  # its `name` (the declaration)
+        (".agents/skills/deploy/SKILL.md", 4),  # `/deploy prod`
+        (".agents/skills/review/SKILL.md", 2),  # `/deploy` in the description
+        (".agents/skills/review/SKILL.md", 4),  # the link through its folder
+        ("AGENTS.md", 0),
+    ], places
+    # The mention in AGENTS.md, in the negotiated encoding (its text is read from disk).
+    agents = [r for r in refs if r.uri == AGENTS.as_uri()]
+    assert agents[0].range.start == position(client, AGENTS, "deploy"), agents
+    caps = client.capabilities.workspace
+    edit_caps = caps.workspace_edit if caps else None
+    takes_renames = bool(edit_caps and edit_caps.resource_operations and types.ResourceOperationKind.Rename in edit_caps.resource_operations)
+    params = types.RenameParams(text_document=doc, position=at, new_name="ship")
+    if not takes_renames:
+        with pytest.raises(Exception, match="does not take file renames"):
+            await client.text_document_rename_async(params)
+        return
+    name = client.label  # type: ignore[attr-defined]
+    if name.startswith("neovim@v0.") and int(name.split(".")[1]) < 9:
+        # Neovim before 0.9 declares `rename` but fails on a folder (E502): refused, with why.
+        with pytest.raises(Exception, match="Neovim before 0.9"):
+            await client.text_document_rename_async(params)
+        return
+    edit = await client.text_document_rename_async(params)
+    assert edit is not None and edit.document_changes, edit
+    moves = [op for op in edit.document_changes if isinstance(op, types.RenameFile)]
+    assert [(m.old_uri, m.new_uri) for m in moves] == [(DEPLOY.as_uri(), (DEPLOY.parent / "ship").as_uri())], moves
+    edited = {op.text_document.uri for op in edit.document_changes if isinstance(op, types.TextDocumentEdit)}
+    # The folder moves first; the edits name its files where they are then.
+    assert edited == {REVIEW.as_uri(), (DEPLOY.parent / "ship" / "SKILL.md").as_uri(), AGENTS.as_uri()}, edited
+    assert isinstance(edit.document_changes[0], types.RenameFile), "the folder moves first"

@@ -3,7 +3,9 @@
 # for its SKILL.md and the skill's scripts. Hovering the script the body names shows how it runs:
 # the project's .venv in the interpreter's trail; hovering `description` shows its count against
 # the limit; the script file opened on its own has a ▶ Run lens. A `.github/agents/*.agent.md`
-# gets the server too: its frontmatter's mistake, and hover on a key.
+# gets the server too: its frontmatter's mistake, and hover on a key. Renaming the skill (issue 28,
+# item 4) moves its folder and rewrites the mentions in Neovim 0.12; in 0.7, which cannot rename
+# a folder in a workspace edit, it is refused with the reason.
 # Real headless Neovim 0.7.2 (Debian) and 0.12 (target/nvim-venv), the plugin set up with
 # require('kiwi').setup{} only. Usage: bash tests/nvim/skills.sh [path/to/kiwi]
 set -euo pipefail
@@ -34,6 +36,16 @@ target: cloud
 ---
 Plan only.
 MD
+# Issue 28, item 4: a skill and an AGENTS.md mentioning `report` (renamed last, by the test).
+mkdir -p "$proj/.agents/skills/publish"
+cat >"$proj/.agents/skills/publish/SKILL.md" <<'MD'
+---
+name: publish
+description: Publish a report made with `/report`.
+---
+Run /report first.
+MD
+printf 'Skills: `report`, `publish`.\n' >"$proj/AGENTS.md"
 
 for nv in "${nvims[@]}"; do
   nvim_check "$nv" "$here/skills_test.lua" KIWI_USERSPACE_DIR="$work/user" \

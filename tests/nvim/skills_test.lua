@@ -88,6 +88,62 @@ local function main()
   check('its unknown target is S821', seen and seen:find('github-copilot', 1, true) ~= nil, seen)
   local tools = hover_at(ab, 'tools:', 1)
   check('hover on tools says who reads it', tools and tools:find('VS Code and GitHub Copilot', 1, true) ~= nil, tools)
+
+  -- Issue 28, item 4: rename the skill from its `name:`. The folder moves and the mentions in
+  -- the other skill and in AGENTS.md follow (vim.lsp.buf.rename). Neovim before 0.9 cannot
+  -- rename a folder in a workspace edit (E502): the server refuses it, saying why (0.7 drops a
+  -- rename's error silently, so the request is sent directly to read it).
+  vim.cmd('edit ' .. vim.fn.fnameescape(file))
+  local sk = vim.api.nvim_get_current_buf()
+  local row
+  for i, l in ipairs(vim.api.nvim_buf_get_lines(sk, 0, -1, false)) do
+    if l == 'name: report' and not row then
+      row = i
+    end
+  end
+  vim.api.nvim_win_set_cursor(0, { row, #'name: r' })
+  local function buffer_text(path)
+    local b = vim.fn.bufnr(path)
+    if b == -1 then
+      return table.concat(vim.fn.readfile(path), '\n')
+    end
+    return table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n')
+  end
+  local v = vim.version()
+  if v.major == 0 and v.minor < 9 then
+    local res = vim.lsp.buf_request_sync(sk, 'textDocument/rename', {
+      textDocument = { uri = vim.uri_from_bufnr(sk) },
+      position = { line = row - 1, character = #'name: r' },
+      newName = 'summary',
+    }, timeout)
+    local msg
+    for _, r in pairs(res or {}) do
+      local e = r.err or r.error -- 0.7 says `error`
+      msg = e and e.message
+    end
+    check('a skill rename is refused before Neovim 0.9, saying why', msg and msg:find('Neovim before 0.9', 1, true) ~= nil, res)
+    check('nothing was renamed', vim.fn.isdirectory(proj .. '/.agents/skills/report') == 1
+      and buffer_text(proj .. '/.agents/skills/publish/SKILL.md'):find('/report', 1, true) ~= nil)
+    return
+  end
+  vim.lsp.buf.rename('summary')
+  local moved = vim.wait(timeout, function()
+    return vim.fn.isdirectory(proj .. '/.agents/skills/summary') == 1
+  end, 50)
+  check('rename moves the folder to .agents/skills/summary',
+    moved and vim.fn.isdirectory(proj .. '/.agents/skills/report') == 0,
+    vim.fn.glob(proj .. '/.agents/skills/*', false, true))
+  local publish = buffer_text(proj .. '/.agents/skills/publish/SKILL.md')
+  check('the other skill mentions /summary (the bare word "report" is no mention: left)',
+    publish:find('made with `/summary`', 1, true) ~= nil and publish:find('Run /summary first', 1, true) ~= nil
+      and publish:find('Publish a report', 1, true) ~= nil, publish)
+  local agents = buffer_text(proj .. '/AGENTS.md')
+  check('AGENTS.md mentions `summary`', agents:find('`summary`', 1, true) ~= nil, agents)
+  local renamed = buffer_text(proj .. '/.agents/skills/summary/SKILL.md')
+  check('the skill is named summary', renamed:find('name: summary', 1, true) ~= nil, renamed)
+  vim.cmd('silent! wall')
+  check('after :wall no file is left in the old folder', vim.fn.isdirectory(proj .. '/.agents/skills/report') == 0,
+    vim.fn.glob(proj .. '/.agents/skills/report/**', false, true))
 end
 
 h.finish(main)

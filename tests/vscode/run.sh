@@ -101,6 +101,14 @@ mkdir -p "$proj/.agents/skills/report/scripts"
 printf -- '---\nname: report\ndescription: Build a report. Use when asked for one.\n---\n# Report\n\nRun `python scripts/build.py NAME`.\n' \
   >"$proj/.agents/skills/report/SKILL.md"
 printf 'import sys\nprint("built", sys.argv[1:])\n' >"$proj/.agents/skills/report/scripts/build.py"
+# Two skills naming each other and an AGENTS.md naming one (issue 28, item 4: references and
+# rename of a skill, its folder moved by VS Code).
+mkdir -p "$proj/.agents/skills/deploy" "$proj/.agents/skills/review"
+printf -- '---\nname: deploy\ndescription: Deploy the app after a review.\n---\nRun `/deploy prod` once `review` passed.\n' \
+  >"$proj/.agents/skills/deploy/SKILL.md"
+printf -- '---\nname: review\ndescription: Review the change, then hand over to `/deploy`.\n---\nThen read [the deploy skill](../deploy/SKILL.md).\n' \
+  >"$proj/.agents/skills/review/SKILL.md"
+printf 'Skills: `deploy` ships, `review` checks.\n' >"$proj/AGENTS.md"
 # A read-only extra space (issue 27: renaming its tool is refused) and a directive calling it.
 cp -r "$repo/fixtures/extra-space" "$work/extra"
 export KIWI_SPACES="$work/extra" KIWI_E2E_EXTRA="$work/extra"

@@ -68,6 +68,11 @@ pub(crate) struct Caps {
     /// moves the item's file in the same edit.
     pub document_changes: bool,
     pub rename_files: bool,
+    /// A client declaring `rename` that cannot rename a folder (a skill's rename moves its
+    /// folder): Neovim before 0.9, whose `vim.lsp.util.rename` writes the folder as a buffer
+    /// first and fails with E502 after the text edits are applied (neovim/neovim#22147, fixed
+    /// in 0.9 by #22289). Its `clientInfo` says so.
+    pub no_folder_renames: bool,
     /// `documentLink.tooltipSupport`: document links carry a tooltip.
     pub link_tooltips: bool,
     /// `initializationOptions.agentRuns`: the client shows an agent's runs itself on the
@@ -92,6 +97,11 @@ pub(crate) struct State {
     pub symbols: Option<(u64, Arc<kiwi_kernel::ide::SymbolIndex>)>,
     /// The open VS Code customization files no workspace reads (`crate::neighbours`).
     pub neighbours: HashMap<PathBuf, crate::neighbours::Neighbour>,
+    /// The moves of the renames this server answered (from, to, when): the client asks
+    /// `willRenameFiles` about them as it applies the edit (VS Code does), and the rename's
+    /// own edits are made already; edits again would be applied twice, after VS Code's
+    /// modal "wants to make refactoring changes" (the VS Code suite hung on it).
+    pub answered_moves: Vec<(PathBuf, PathBuf, std::time::Instant)>,
 }
 
 pub(crate) struct Shared {
@@ -119,6 +129,7 @@ impl Shared {
                 docs: HashMap::new(),
                 set: WorkspaceSet::new(kiwi_kernel::context::Host::from_process()),
                 generation: HashMap::new(),
+                answered_moves: Vec::new(),
                 symbols: None,
                 neighbours: HashMap::new(),
             }),
@@ -163,9 +174,12 @@ impl Snap {
         if path == self.item.path {
             return self.item.source.clone();
         }
+        // A file that is no item (an `AGENTS.md`, a skill's other Markdown naming a skill):
+        // its text on disk, as the kernel read it.
         self.ws
             .item(path)
             .map(|i| i.source.clone())
+            .or_else(|| kiwi_kernel::ide::file_text(&self.ws, path).map(SourceText::new))
             .unwrap_or_else(|| SourceText::new(""))
     }
 

@@ -564,6 +564,40 @@ async function activate(context) {
     return { references: refs.map((l) => `${path.relative(proj, l.uri.fsPath)}:${l.range.start.line + 1}`), renameEdits: onGreet.length, formatEdits: edits.length, screenshot: shot };
   });
 
+  await check('a skill: references from a mention reach AGENTS.md; rename moves its folder and rewrites every mention (issue 28)', async () => {
+    const review = file('.agents/skills/review/SKILL.md');
+    const doc = await vscode.workspace.openTextDocument(review);
+    await vscode.window.showTextDocument(doc);
+    const at = doc.positionAt(doc.getText().indexOf('`/deploy`') + 3);
+    const refs = await waitFor('the references of the skill `deploy`', async () => {
+      const r = await vscode.commands.executeCommand('vscode.executeReferenceProvider', review, at);
+      return r && r.length >= 5 && r;
+    }, 20000, 500);
+    const where = refs.map((l) => `${path.relative(proj, l.uri.fsPath)}:${l.range.start.line + 1}`).sort();
+    const want = ['.agents/skills/deploy/SKILL.md:2', '.agents/skills/deploy/SKILL.md:5', '.agents/skills/review/SKILL.md:3', '.agents/skills/review/SKILL.md:5', 'AGENTS.md:1'];
+    assert(JSON.stringify(where) === JSON.stringify(want), `references: ${JSON.stringify(where)}`);
+    const edit = await withTimeout(vscode.commands.executeCommand('vscode.executeDocumentRenameProvider', review, at, 'ship'), 20000, 'the rename provider');
+    assert(edit, 'no rename edit');
+    const applied = await withTimeout(vscode.workspace.applyEdit(edit), 20000, 'applyEdit of the rename');
+    assert(applied, `VS Code did not apply the rename: ${JSON.stringify(edit).slice(0, 2000)}`);
+    const skills = path.join(proj, '.agents', 'skills');
+    await waitFor('the folder moved to ship/', () => fs.existsSync(path.join(skills, 'ship', 'SKILL.md')) && !fs.existsSync(path.join(skills, 'deploy')), 10000, 250);
+    // What VS Code holds for each file, then what it saved.
+    const settled = async (rel, want) => {
+      const d = await vscode.workspace.openTextDocument(vscode.Uri.file(path.join(proj, rel)));
+      const t = d.getText();
+      assert(want(t), `${rel} in VS Code: ${t}`);
+      if (d.isDirty) await withTimeout(d.save(), 20000, `saving ${rel}`);
+      const disk = await waitFor(`${rel} saved`, () => { const x = fs.readFileSync(path.join(proj, rel), 'utf8'); return want(x) && x; }, 10000, 250)
+        .catch(() => fs.readFileSync(path.join(proj, rel), 'utf8'));
+      assert(want(disk), `${rel} on disk: ${disk}`);
+    };
+    await settled('.agents/skills/ship/SKILL.md', (t) => t.includes('name: ship\n') && t.includes('`/ship prod`'));
+    await settled('.agents/skills/review/SKILL.md', (t) => t.includes('hand over to `/ship`') && t.includes('(../ship/SKILL.md)'));
+    await settled('AGENTS.md', (t) => t === 'Skills: `ship` ships, `review` checks.\n');
+    return { references: where, renamed: fs.readdirSync(skills).sort() };
+  });
+
   await check('Kiwi: Initialize User Space (kiwi.init) writes the user space', async () => {
     const all = await vscode.commands.getCommands(true);
     assert(all.includes('kiwi.init'), 'kiwi.init is not a command');

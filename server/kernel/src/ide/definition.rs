@@ -33,11 +33,20 @@ pub fn definition(ws: &Workspace, item: &Arc<Item>, offset: usize) -> Vec<Target
         return Vec::new();
     }
     if item.skill().is_some() {
+        // A file the body references, else the skill a mention names (at its `name`).
         return super::skill::definition(item, offset)
             .map(|path| Target {
                 path,
                 range: TextRange::empty(0),
                 builtin_text: None,
+            })
+            .or_else(|| {
+                let (skill, _) = super::skill_refs::mention_at(ws, item, offset)?;
+                Some(Target {
+                    path: skill.path.clone(),
+                    range: super::skill_refs::name_range(&skill).unwrap_or(TextRange::empty(0)),
+                    builtin_text: None,
+                })
             })
             .into_iter()
             .collect();

@@ -17,6 +17,7 @@ mod markdown;
 mod refs;
 mod ryeos;
 mod skill;
+mod skill_refs;
 mod symbols;
 mod syntax;
 #[cfg(test)]
@@ -36,6 +37,7 @@ pub use refs::{
     Occurrence, RenamePlan,
 };
 pub use skill::{key_limit, script_lenses, script_markdown};
+pub use skill_refs::file_text;
 pub use symbols::symbols;
 pub use syntax::{
     document_links, folding_ranges, semantic_tokens, DocLink, Fold, FoldKind, SemanticToken,

@@ -110,7 +110,9 @@ fn reference_at(ws: &Workspace, item: &Item, offset: usize) -> Option<(Arc<Item>
                 },
             ))
         }
-        Parsed::Skill(_) | Parsed::Unreadable(_) => None,
+        // A skill's mention of a skill (`/name`, `` `name` ``, a link through its folder).
+        Parsed::Skill(_) => super::skill_refs::mention_at(ws, item, offset),
+        Parsed::Unreadable(_) => None,
     }
 }
 
@@ -266,6 +268,9 @@ pub fn occurrences(ws: &Workspace, target: &Item) -> Vec<Occurrence> {
             _ => {}
         }
     }
+    if target.item_type == ItemType::Skill {
+        out.extend(super::skill_refs::mention_occurrences(ws, target));
+    }
     out.sort_by(|a, b| (&a.path, a.range.start).cmp(&(&b.path, b.range.start)));
     out.dedup();
     out
@@ -356,6 +361,10 @@ fn relying_on_permission(item: &Item, offset: usize) -> Option<Vec<Occurrence>> 
         return None;
     }
     let c = d.capabilities.iter().find(|c| c.range.touches(offset))?;
+    // No call runs a skill: a permission naming one is about the skill (its references).
+    if c.resource == crate::directive::Resource::Items(Some(ItemType::Skill)) {
+        return None;
+    }
     let mut out = Vec::new();
     for call in &d.calls {
         let Some(need) = crate::directive::Need::of_call(call) else {
@@ -377,9 +386,11 @@ fn relying_on_permission(item: &Item, offset: usize) -> Option<Vec<Occurrence>> 
     Some(out)
 }
 
-/// The declared name of an item in its own file: a directive's `name`, a knowledge `id`.
+/// The declared name of an item in its own file: a directive's `name`, a knowledge `id`, a
+/// skill's `name`.
 fn declaration_range(item: &Item) -> Option<TextRange> {
     match &item.parsed {
+        Parsed::Skill(_) => super::skill_refs::name_range(item),
         Parsed::Directive(d) => d.name.as_ref().map(|n| n.range),
         Parsed::Knowledge(k) => {
             let v = k.declared_id()?;
@@ -438,8 +449,12 @@ pub fn rename_refusal(ws: &Workspace, item: &Arc<Item>, offset: usize) -> Option
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct RenamePlan {
     pub edits: Vec<(PathBuf, Vec<TextEdit>)>,
-    /// (from, to): the item's file, and its script beside it for a YAML tool with one.
+    /// (from, to): the item's file, and its script beside it for a YAML tool with one; a
+    /// skill's folder.
     pub moves: Vec<(PathBuf, PathBuf)>,
+    /// The edits are wrong without the moves (a skill's `name` must be its folder's, S804):
+    /// a client that cannot move files is refused the rename rather than given the edits.
+    pub moves_required: bool,
 }
 
 /// Rename the item at `offset` (a reference, or the item's own declaration) to `new_id`.
@@ -461,9 +476,22 @@ pub fn rename(
 /// The edits of renaming the item whose file moves from `from` to `to` (the editor's
 /// `willRenameFiles`): the id follows the new path, with the same edits as [`rename`]. Only
 /// the item's script (a YAML tool's, beside it) is left to move; the editor moves the file.
+/// `from` may be a skill's folder: its `name` and mentions follow its new name.
 /// `Ok(None)` when the move does not rename an item (not an item file before, or after).
 pub fn rename_file(ws: &Workspace, from: &Path, to: &Path) -> Result<Option<RenamePlan>, String> {
-    let Some(target) = ws.item(from).cloned() else {
+    // A skill's folder renamed in the editor: its `name` and its mentions follow.
+    if let Some(skill) = ws
+        .item(&from.join(crate::skill::SKILL_FILE))
+        .filter(|i| i.item_type == ItemType::Skill)
+    {
+        return super::skill_refs::folder_renamed(ws, skill, to);
+    }
+    // A skill is its folder: moving its `SKILL.md` file renames nothing.
+    let Some(target) = ws
+        .item(from)
+        .filter(|i| i.item_type != ItemType::Skill)
+        .cloned()
+    else {
         return Ok(None);
     };
     read_only_refusal(&target)?;
@@ -479,7 +507,7 @@ pub fn rename_file(ws: &Workspace, from: &Path, to: &Path) -> Result<Option<Rena
 /// A rename, edit or move of an item is refused outside the writable spaces (the project's
 /// and the user's): an extra space (a system space, a bundle) and the builtin items are
 /// read-only, whatever the file system would allow.
-fn read_only_refusal(target: &Item) -> Result<(), String> {
+pub(super) fn read_only_refusal(target: &Item) -> Result<(), String> {
     if target.is_builtin() {
         return Err(format!(
             "`{}` is a builtin item: it cannot be renamed",
@@ -505,11 +533,15 @@ fn plan_rename(
 ) -> Result<RenamePlan, String> {
     let target = target.clone();
     read_only_refusal(&target)?;
+    if target.item_type == ItemType::Skill {
+        return super::skill_refs::plan_rename(ws, &target, new_id, false);
+    }
     ids::validate_id(new_id).map_err(|e| format!("`{new_id}` is not a valid id: {e}"))?;
     if new_id == target.id {
         return Ok(RenamePlan {
             edits: Vec::new(),
             moves: Vec::new(),
+            moves_required: false,
         });
     }
     if ws
@@ -643,5 +675,6 @@ fn plan_rename(
     Ok(RenamePlan {
         edits: by_file,
         moves,
+        moves_required: false,
     })
 }

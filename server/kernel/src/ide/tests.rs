@@ -265,7 +265,11 @@ fn nothing_panics_at_any_offset() {
     let yaml = "version: \"1.0.0\"\ntool_type: runtime\nexecutor_id: subprocess\nenv_config:\n  interpreter:\n    type: venv_python\n    search: [project, ]\n    manager: \"\"\nconfig:\n  args: [\"{tool_path}\", \"{\"]\nexecution_environment:\n  mode: \"\"\n";
     let (ws3, y) = ws_with("tools/rt/y.yaml", ItemType::Tool, "rt/y", yaml);
     let (ws4, r, ..) = refs_ws();
-    for (ws, item) in [(&ws, &d), (&ws2, &t), (&ws3, &y), (&ws4, &r)] {
+    // A skill mentioning itself in every form, with unbalanced backticks, links climbing out
+    // of everything and multi-byte text next to each form.
+    let skill = "---\nname: x\ndescription: `/x` é$x\n---\n(/x) [é](../x/) [a](../../../../../x/SKILL.md#) `` `x` ``é/x\n`$x é `/x\n```\n/x\n";
+    let (ws5, sk) = ws_with("skills/x/SKILL.md", ItemType::Skill, "x", skill);
+    for (ws, item) in [(&ws, &d), (&ws2, &t), (&ws3, &y), (&ws4, &r), (&ws5, &sk)] {
         let len = item.text().len();
         for off in 0..=len + 2 {
             let _ = hover(ws, item, off);

@@ -394,7 +394,7 @@ fn percent_decode(p: &str) -> String {
 }
 
 /// The body's lines outside fenced code blocks, as (start, end) byte ranges.
-fn prose_lines(text: &str, body: TextRange) -> Vec<(usize, usize)> {
+pub fn prose_lines(text: &str, body: TextRange) -> Vec<(usize, usize)> {
     let mut v = Vec::new();
     let mut fence: Option<(u8, usize)> = None;
     for (s, e, _) in super::lines_from(text, body.start) {

@@ -67,6 +67,10 @@ pub(crate) async fn initialize(b: &Backend, params: InitializeParams) -> Result<
             .and_then(|w| w.workspace_edit.as_ref())
             .and_then(|e| e.resource_operations.as_ref())
             .is_some_and(|ops| ops.contains(&ResourceOperationKind::Rename)),
+        no_folder_renames: params
+            .client_info
+            .as_ref()
+            .is_some_and(|c| c.name == "Neovim" && neovim_before_0_9(c.version.as_deref())),
         link_tooltips: params
             .capabilities
             .text_document
@@ -171,9 +175,15 @@ pub(crate) async fn initialize(b: &Backend, params: InitializeParams) -> Result<
             workspace: Some(WorkspaceServerCapabilities {
                 workspace_folders: None,
                 file_operations: Some(WorkspaceFileOperationsServerCapabilities {
-                    will_rename: Some(super::will_rename_files::filters(
-                        &b.lock().set.host().user_space(),
-                    )),
+                    will_rename: Some({
+                        let st = b.lock();
+                        let host = st.set.host();
+                        let user = host.user_space();
+                        super::will_rename_files::filters(
+                            &user,
+                            &kiwi_kernel::skill::user_skill_roots(host, &user),
+                        )
+                    }),
                     ..Default::default()
                 }),
             }),
@@ -185,4 +195,31 @@ pub(crate) async fn initialize(b: &Backend, params: InitializeParams) -> Result<
         }),
         ..Default::default()
     })
+}
+
+/// Whether a Neovim `clientInfo.version` (`0.7.2`, `0.10.0-dev`) is before 0.9.
+fn neovim_before_0_9(version: Option<&str>) -> bool {
+    let mut parts = version.unwrap_or("").split(['.', '-']);
+    let major = parts.next().and_then(|p| p.parse::<u32>().ok());
+    let minor = parts.next().and_then(|p| p.parse::<u32>().ok());
+    matches!((major, minor), (Some(0), Some(m)) if m < 9)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn neovim_versions_before_0_9() {
+        for (v, before) in [
+            ("0.7.2", true),
+            ("0.8.3", true),
+            ("0.9.0", false),
+            ("0.10.0-dev", false),
+            ("0.12.0", false),
+            ("1.0.0", false),
+            ("", false),
+        ] {
+            assert_eq!(super::neovim_before_0_9(Some(v)), before, "{v}");
+        }
+        assert!(!super::neovim_before_0_9(None));
+    }
 }

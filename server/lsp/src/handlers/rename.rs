@@ -1,6 +1,7 @@
 //! `textDocument/prepareRename` and `textDocument/rename` of an item id: every reference,
 //! the declared name, and the file move as a `RenameFile` op when the client takes resource
-//! operations; an invalid or taken id is an error response.
+//! operations; an invalid or taken id is an error response. A skill: its `name`, its
+//! mentions and its folder's move, refused for a client that cannot move the folder.
 
 use crate::session::Backend;
 use crate::session::Snap;
@@ -8,6 +9,10 @@ use kiwi_kernel::ide;
 use std::collections::HashMap;
 use tower_lsp_server::jsonrpc::{self, Result};
 use tower_lsp_server::ls_types::*;
+
+/// How long a move this server answered is taken for the client's own (see
+/// `State::answered_moves`).
+pub(crate) const ANSWERED_MOVES_KEPT: std::time::Duration = std::time::Duration::from_secs(120);
 
 pub(crate) async fn prepare_rename(
     b: &Backend,
@@ -50,6 +55,26 @@ pub(crate) async fn rename(b: &Backend, p: RenameParams) -> Result<Option<Worksp
         return Ok(None);
     };
     let plan = plan.map_err(jsonrpc::Error::invalid_params)?;
+    // A skill's folder is its name (S804): a client that cannot move it gets no half rename
+    // (the `name` and the mentions changed, the folder not), but the reason.
+    if plan.moves_required && !plan.moves.is_empty() {
+        let caps = b.lock().caps;
+        let (from, to) = &plan.moves[0];
+        let cannot = if !caps.rename_files {
+            Some("this editor does not take file renames in a workspace edit (the `rename` resource operation)")
+        } else if caps.no_folder_renames {
+            Some("Neovim before 0.9 cannot rename a folder in a workspace edit (E502 after the text edits: neovim/neovim#22147, fixed in 0.9)")
+        } else {
+            None
+        };
+        if let Some(why) = cannot {
+            return Err(jsonrpc::Error::invalid_params(format!(
+                "renaming this skill moves its folder {} to {}, and {why}: rename the folder and its `name` together by hand",
+                from.display(),
+                to.display()
+            )));
+        }
+    }
     Ok(Some(workspace_edit(b, &snap, &plan)))
 }
 
@@ -95,29 +120,49 @@ pub(crate) fn workspace_edit(b: &Backend, snap: &Snap, plan: &ide::RenamePlan) -
             ..Default::default()
         };
     }
-    let mut ops = Vec::new();
+    // A skill's folder moves first and the edits name its files where they are then: the
+    // order VS Code's API gives such an edit whatever the server sends (its conversion puts
+    // the file operations before the text edits: the VS Code suite saw the edits of the
+    // moved SKILL.md fail on a path gone), and as valid for a client applying them in order.
+    let folder_first = plan.moves_required && caps.rename_files;
+    let moved = |p: &std::path::Path| -> Option<std::path::PathBuf> {
+        plan.moves
+            .iter()
+            .find_map(|(from, to)| Some(to.join(p.strip_prefix(from).ok()?)))
+    };
+    let mut edit_ops = Vec::new();
     for (path, edits) in &plan.edits {
-        let Some(uri) = crate::convert::to_uri(path) else {
+        let (at, version) = match moved(path).filter(|_| folder_first) {
+            Some(new_path) => (new_path, None),
+            None => (path.clone(), versions.get(path).copied()),
+        };
+        let Some(uri) = crate::convert::to_uri(&at) else {
             continue;
         };
-        ops.push(DocumentChangeOperation::Edit(TextDocumentEdit {
-            text_document: OptionalVersionedTextDocumentIdentifier {
-                uri,
-                version: versions.get(path).copied(),
-            },
+        edit_ops.push(DocumentChangeOperation::Edit(TextDocumentEdit {
+            text_document: OptionalVersionedTextDocumentIdentifier { uri, version },
             edits: text_edits(path, edits)
                 .into_iter()
                 .map(OneOf::Left)
                 .collect(),
         }));
     }
+    if caps.rename_files && !plan.moves.is_empty() {
+        let now = std::time::Instant::now();
+        let mut st = b.lock();
+        st.answered_moves
+            .retain(|(.., at)| now.duration_since(*at) < ANSWERED_MOVES_KEPT);
+        st.answered_moves
+            .extend(plan.moves.iter().map(|(f, t)| (f.clone(), t.clone(), now)));
+    }
+    let mut move_ops = Vec::new();
     for (from, to) in plan.moves.iter().filter(|_| caps.rename_files) {
         let (Some(old_uri), Some(new_uri)) =
             (crate::convert::to_uri(from), crate::convert::to_uri(to))
         else {
             continue;
         };
-        ops.push(DocumentChangeOperation::Op(ResourceOp::Rename(
+        move_ops.push(DocumentChangeOperation::Op(ResourceOp::Rename(
             RenameFile {
                 old_uri,
                 new_uri,
@@ -126,6 +171,11 @@ pub(crate) fn workspace_edit(b: &Backend, snap: &Snap, plan: &ide::RenamePlan) -
             },
         )));
     }
+    let ops: Vec<DocumentChangeOperation> = if folder_first {
+        move_ops.into_iter().chain(edit_ops).collect()
+    } else {
+        edit_ops.into_iter().chain(move_ops).collect()
+    };
     WorkspaceEdit {
         document_changes: Some(DocumentChanges::Operations(ops)),
         ..Default::default()

@@ -342,3 +342,174 @@ async fn rename_moves_the_file_only_for_a_client_taking_resource_renames() {
         c.shutdown().await;
     }
 }
+
+/// Issue 28, item 4: references and rename of a skill through the protocol. The references of
+/// a mention include an `AGENTS.md` (no item: its range is computed from its text on disk, in
+/// UTF-16 after a non-ASCII character); the rename edits the `name`, each mention and the
+/// `AGENTS.md`, and moves the folder with a `RenameFile`; a client that cannot move files is
+/// refused with the reason instead of given a rename that leaves the name and folder apart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn references_and_rename_of_a_skill() {
+    for (edit_caps, moves) in [
+        (
+            json!({"documentChanges": true, "resourceOperations": ["rename"]}),
+            true,
+        ),
+        (
+            json!({"documentChanges": true, "resourceOperations": []}),
+            false,
+        ),
+    ] {
+        let (_d, root) = common::project();
+        let deploy = root.join(".agents/skills/deploy");
+        let review = root.join(".agents/skills/review");
+        std::fs::create_dir_all(&deploy).unwrap();
+        std::fs::create_dir_all(&review).unwrap();
+        std::fs::write(
+            deploy.join("SKILL.md"),
+            "---\nname: deploy\ndescription: Deploy the app.\n---\nRun `/deploy prod`.\n",
+        )
+        .unwrap();
+        let review_md = review.join("SKILL.md");
+        let review_text = "---\nname: review\ndescription: Review, then `/deploy`.\n---\nSee [deploy](../deploy/SKILL.md).\n";
+        std::fs::write(&review_md, review_text).unwrap();
+        let agents = root.join("AGENTS.md");
+        std::fs::write(&agents, "Déployer : utilisez `deploy`.\n").unwrap();
+        let mut c = Client::start_with(&root, false, json!({"workspaceEdit": edit_caps})).await;
+        c.indexed().await;
+        c.open(&review_md).await;
+        let at = pos(review_text, "/deploy`", 2, false);
+        let refs = c
+            .call(
+                "textDocument/references",
+                json!({"textDocument": {"uri": uri(&review_md)}, "position": at,
+                       "context": {"includeDeclaration": true}}),
+            )
+            .await;
+        let refs = refs.as_array().expect("locations").clone();
+        let in_agents: Vec<&Value> = refs.iter().filter(|l| l["uri"] == uri(&agents)).collect();
+        assert_eq!(in_agents.len(), 1, "{refs:?}");
+        // `Déployer : utilisez `: 21 UTF-16 units (22 bytes) before the name.
+        assert_eq!(
+            in_agents[0]["range"],
+            json!({"start": {"line": 0, "character": 21}, "end": {"line": 0, "character": 27}}),
+        );
+        assert_eq!(
+            refs.len(),
+            5,
+            "declaration, own mention, review's mention and link, AGENTS.md: {refs:?}"
+        );
+        let prep = c
+            .call(
+                "textDocument/prepareRename",
+                json!({"textDocument": {"uri": uri(&review_md)}, "position": at}),
+            )
+            .await;
+        assert_eq!(prep["placeholder"], "deploy", "{prep}");
+        let r = c
+            .request(
+                "textDocument/rename",
+                json!({"textDocument": {"uri": uri(&review_md)}, "position": at, "newName": "ship"}),
+            )
+            .await;
+        if !moves {
+            let msg = r["error"]["message"].as_str().unwrap_or_default();
+            assert!(msg.contains("does not take file renames"), "{r}");
+            c.shutdown().await;
+            continue;
+        }
+        let ops = r["result"]["documentChanges"]
+            .as_array()
+            .expect("operations")
+            .clone();
+        let renames: Vec<&Value> = ops.iter().filter(|o| o["kind"] == "rename").collect();
+        assert_eq!(renames.len(), 1, "{ops:?}");
+        assert_eq!(renames[0]["oldUri"], uri(&deploy));
+        assert_eq!(renames[0]["newUri"], uri(&root.join(".agents/skills/ship")));
+        // The folder moves first; the edits name its files where they are then.
+        assert_eq!(ops[0]["kind"], "rename", "{ops:?}");
+        // VS Code asks willRenameFiles about that move as it applies the edit: the rename's
+        // edits are made already, so nothing more (twice would corrupt, after a modal dialog).
+        let again = c
+            .call(
+                "workspace/willRenameFiles",
+                json!({"files": [{"oldUri": uri(&deploy), "newUri": uri(&root.join(".agents/skills/ship"))}]}),
+            )
+            .await;
+        assert_eq!(again, Value::Null, "{again}");
+        // The same move asked again (the user's own, in the explorer): its edits.
+        let own = c
+            .call(
+                "workspace/willRenameFiles",
+                json!({"files": [{"oldUri": uri(&deploy), "newUri": uri(&root.join(".agents/skills/ship"))}]}),
+            )
+            .await;
+        assert!(own["documentChanges"].is_array(), "{own}");
+        let edited: Vec<String> = ops
+            .iter()
+            .filter_map(|o| o["textDocument"]["uri"].as_str().map(str::to_string))
+            .collect();
+        let shipped = root.join(".agents/skills/ship/SKILL.md");
+        for f in [&shipped, &review_md, &agents] {
+            assert!(edited.contains(&uri(f)), "{f:?} not edited: {ops:?}");
+        }
+        // A name the specification refuses: the reason.
+        let r = c
+            .request(
+                "textDocument/rename",
+                json!({"textDocument": {"uri": uri(&review_md)}, "position": at, "newName": "Ship_It"}),
+            )
+            .await;
+        let msg = r["error"]["message"].as_str().unwrap_or_default();
+        assert!(msg.contains("must be lowercase"), "{r}");
+        c.shutdown().await;
+    }
+}
+
+/// A skill's folder renamed in the editor's file explorer (`willRenameFiles` of the folder, as
+/// the server's folder filter asks): its `name` and the mentions follow; the editor moves the
+/// folder itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skill_folder_renamed_in_the_editor_renames_the_skill() {
+    let (_d, root) = common::project();
+    let deploy = root.join(".agents/skills/deploy");
+    std::fs::create_dir_all(&deploy).unwrap();
+    let skill_text = "---\nname: deploy\ndescription: Deploy the app.\n---\nRun `/deploy prod`.\n";
+    std::fs::write(deploy.join("SKILL.md"), skill_text).unwrap();
+    let agents = root.join("AGENTS.md");
+    std::fs::write(&agents, "Use /deploy.\n").unwrap();
+    let mut c = Client::start(&root, true).await;
+    let filters = c.capabilities["workspace"]["fileOperations"]["willRename"]["filters"].clone();
+    assert!(
+        filters
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["pattern"]["glob"] == "**/.agents/skills/*"
+                && f["pattern"]["matches"] == "folder"),
+        "{filters}"
+    );
+    c.indexed().await;
+    let edit = c
+        .call(
+            "workspace/willRenameFiles",
+            json!({"files": [{"oldUri": uri(&deploy), "newUri": uri(&root.join(".agents/skills/ship"))}]}),
+        )
+        .await;
+    let ops = edit["documentChanges"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{edit}"));
+    assert!(!ops.iter().any(|o| o["kind"] == "rename"), "{edit}");
+    let edits_of = |path: &Path| {
+        ops.iter()
+            .find(|o| o["textDocument"]["uri"] == json!(uri(path)))
+            .map(|o| o["edits"].clone())
+            .unwrap_or_else(|| panic!("no edit of {path:?}: {edit}"))
+    };
+    assert_eq!(
+        apply(skill_text, &edits_of(&deploy.join("SKILL.md"))),
+        "---\nname: ship\ndescription: Deploy the app.\n---\nRun `/ship prod`.\n"
+    );
+    assert_eq!(apply("Use /deploy.\n", &edits_of(&agents)), "Use /ship.\n");
+    c.shutdown().await;
+}
