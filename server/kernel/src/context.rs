@@ -147,6 +147,17 @@ pub fn expand_tilde(p: &str, home: Option<&Path>) -> PathBuf {
     }
 }
 
+/// Whether `dir` is a project's folder: it holds `.ai/`, or the clients' skills folders
+/// (`.agents/skills/`, `.claude/skills/`, `.github/skills/`): a project with Agent Skills and
+/// no `.ai/` is a project too, but not the home folder, whose `~/.claude/skills` are the user's.
+pub fn is_project_folder(dir: &Path) -> bool {
+    dir.join(".ai").is_dir()
+        || (crate::skill::PROJECT_FOLDERS[1..]
+            .iter()
+            .any(|f| dir.join(f).is_dir())
+            && dirs::home_dir().as_deref() != Some(dir))
+}
+
 /// The nearest ancestor of `start` (itself included) that holds a `.ai/` folder.
 pub fn find_project_root(start: &Path) -> Option<PathBuf> {
     let start = if start.is_file() {
@@ -156,16 +167,7 @@ pub fn find_project_root(start: &Path) -> Option<PathBuf> {
     };
     let mut cur = Some(start);
     while let Some(dir) = cur {
-        if dir.join(".ai").is_dir() {
-            return Some(dir.to_path_buf());
-        }
-        // A project with Agent Skills and no `.ai/` is a project too (not the home folder,
-        // whose `~/.claude/skills` are the user's).
-        if crate::skill::PROJECT_FOLDERS[1..]
-            .iter()
-            .any(|f| dir.join(f).is_dir())
-            && dirs::home_dir().as_deref() != Some(dir)
-        {
+        if is_project_folder(dir) {
             return Some(dir.to_path_buf());
         }
         // A path inside a `.ai/` belongs to the project that holds that `.ai/`.

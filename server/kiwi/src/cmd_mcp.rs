@@ -28,9 +28,12 @@ pub fn mcp(project: Option<PathBuf>) -> Result<ExitCode> {
         .try_init();
     let project = match project {
         Some(p) => project_for(Some(&p))?,
+        // The folder the client started the server in, when it is a project's (a client
+        // such as Claude Code starts `kiwi mcp` in the project; one with skills and no `.ai/`
+        // is a project: its skills were not served).
         None => std::env::current_dir()
             .ok()
-            .filter(|d| d.join(".ai").is_dir()),
+            .filter(|d| kiwi_kernel::context::is_project_folder(d)),
     };
     let service = Service::new(project, Host::from_process());
     let rt = tokio::runtime::Builder::new_multi_thread()

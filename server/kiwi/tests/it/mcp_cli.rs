@@ -222,3 +222,56 @@ fn mcp_over_stdio_keeps_stdout_clean() {
     assert_eq!(got[0]["result"]["serverInfo"]["name"], "kiwi");
     assert_eq!(got[1]["result"]["tools"].as_array().unwrap().len(), 4);
 }
+
+/// `kiwi mcp` started in a repository with Agent Skills and no `.ai/` (as Claude Code starts it,
+/// without `--project`) serves its skills: seen failing with `"skills":[]` (only a folder with
+/// `.ai/` was taken as the project), found by `kiwi-bench skills`.
+#[test]
+fn mcp_started_in_a_skills_only_repository_serves_its_skills() {
+    let dir = tempfile::tempdir().unwrap();
+    let proj = dir.path().join("repo");
+    let skill = proj.join(".claude/skills/notes");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: notes\ndescription: Take notes. Use when asked to.\n---\nWrite them down.\n",
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kiwi"))
+        .arg("mcp")
+        .current_dir(&proj)
+        .env("KIWI_USERSPACE_DIR", dir.path().join("user"))
+        .env("HOME", dir.path().join("home"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for line in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"skills/list","params":{}}"#,
+    ] {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    let mut listed = None;
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let v: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if v["id"] == 2 {
+            listed = Some(v);
+            break;
+        }
+    }
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    let listed = listed.expect("an answer to skills/list");
+    let names: Vec<&str> = listed["result"]["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["frontmatter"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["notes"], "{listed}");
+}
