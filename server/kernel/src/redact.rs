@@ -199,6 +199,16 @@ impl Secrets {
         }
     }
 
+    /// A fingerprint of the secret values (for caches of redacted bytes).
+    pub fn fingerprint(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        if let Some(i) = &self.inner {
+            i.values.hash(&mut h);
+        }
+        h.finish()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.inner.is_none()
     }
