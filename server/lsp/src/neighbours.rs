@@ -11,7 +11,6 @@ use crate::session::Backend;
 use kiwi_kernel::copilot;
 use kiwi_kernel::document::Document;
 use kiwi_kernel::text::{SourceText, TextRange};
-use std::collections::HashMap;
 use std::path::Path;
 use tower_lsp_server::ls_types::*;
 
@@ -96,53 +95,16 @@ impl Backend {
             }
             let ld = convert::diagnostic(&src, path, &d, enc, &|_| None);
             for fix in &d.fixes {
-                let edits: Vec<TextEdit> = fix
-                    .edits
-                    .iter()
-                    .map(|e| TextEdit {
-                        range: lsp_range(e.range),
-                        new_text: e.new_text.clone(),
-                    })
-                    .collect();
-                let edit = match &fix.rename_to {
-                    Some(to) => {
-                        let Some(new_uri) = to_uri(to) else { continue };
-                        let mut ops = Vec::new();
-                        if !edits.is_empty() {
-                            ops.push(DocumentChangeOperation::Edit(TextDocumentEdit {
-                                text_document: OptionalVersionedTextDocumentIdentifier {
-                                    uri: uri.clone(),
-                                    version: Some(version),
-                                },
-                                edits: edits.into_iter().map(OneOf::Left).collect(),
-                            }));
-                        }
-                        ops.push(DocumentChangeOperation::Op(ResourceOp::Rename(
-                            RenameFile {
-                                old_uri: uri.clone(),
-                                new_uri,
-                                options: None,
-                                annotation_id: None,
-                            },
-                        )));
-                        WorkspaceEdit {
-                            document_changes: Some(DocumentChanges::Operations(ops)),
-                            ..Default::default()
-                        }
-                    }
-                    None => WorkspaceEdit {
-                        changes: Some(HashMap::from([(uri.clone(), edits)])),
-                        ..Default::default()
-                    },
-                };
-                out.push(CodeActionOrCommand::CodeAction(CodeAction {
-                    title: fix.title.clone(),
-                    kind: Some(CodeActionKind::QUICKFIX),
-                    diagnostics: Some(vec![ld.clone()]),
-                    edit: Some(edit),
-                    is_preferred: Some(d.fixes.len() == 1),
-                    ..Default::default()
-                }));
+                if let Some(action) = crate::handlers::code_action::fix_action(
+                    fix,
+                    uri,
+                    Some(version),
+                    &ld,
+                    d.fixes.len() == 1,
+                    &lsp_range,
+                ) {
+                    out.push(CodeActionOrCommand::CodeAction(action));
+                }
             }
             if d.code == kiwi_kernel::diag::Code::S824 {
                 if let Some(action) = convert_action(path, text, &ld) {

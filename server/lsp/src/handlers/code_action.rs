@@ -47,54 +47,72 @@ pub(crate) async fn code_action(
             ld.code_description = None;
         }
         for fix in &d.fixes {
-            let edits: Vec<TextEdit> = fix
-                .edits
-                .iter()
-                .map(|e| TextEdit {
-                    range: snap.range(e.range),
-                    new_text: e.new_text.clone(),
-                })
-                .collect();
-            let edit = match &fix.rename_to {
-                Some(to) => {
-                    let Some(new_uri) = to_uri(to) else { continue };
-                    let mut ops = Vec::new();
-                    if !edits.is_empty() {
-                        ops.push(DocumentChangeOperation::Edit(TextDocumentEdit {
-                            text_document: OptionalVersionedTextDocumentIdentifier {
-                                uri: uri.clone(),
-                                version,
-                            },
-                            edits: edits.into_iter().map(OneOf::Left).collect(),
-                        }));
-                    }
-                    ops.push(DocumentChangeOperation::Op(ResourceOp::Rename(
-                        RenameFile {
-                            old_uri: uri.clone(),
-                            new_uri,
-                            options: None,
-                            annotation_id: None,
-                        },
-                    )));
-                    WorkspaceEdit {
-                        document_changes: Some(DocumentChanges::Operations(ops)),
-                        ..Default::default()
-                    }
-                }
-                None => WorkspaceEdit {
-                    changes: Some(HashMap::from([(uri.clone(), edits)])),
-                    ..Default::default()
-                },
-            };
-            out.push(CodeActionOrCommand::CodeAction(CodeAction {
-                title: fix.title.clone(),
-                kind: Some(CodeActionKind::QUICKFIX),
-                diagnostics: Some(vec![ld.clone()]),
-                edit: Some(edit),
-                is_preferred: Some(d.fixes.len() == 1),
-                ..Default::default()
-            }));
+            if let Some(action) = fix_action(fix, &uri, version, &ld, d.fixes.len() == 1, &|r| {
+                snap.range(r)
+            }) {
+                out.push(CodeActionOrCommand::CodeAction(action));
+            }
         }
     }
     Ok(Some(out))
+}
+
+/// A diagnostic's fix as a quick fix: its edits in `uri` (at `version`), and the file's rename
+/// when the fix renames it (`None`: the new path has no URI). The one translation, for the
+/// items' diagnostics and for VS Code's customization files (`crate::neighbours`).
+pub(crate) fn fix_action(
+    fix: &kiwi_kernel::diag::Fix,
+    uri: &Uri,
+    version: Option<i32>,
+    diagnostic: &Diagnostic,
+    preferred: bool,
+    range: &dyn Fn(kiwi_kernel::text::TextRange) -> Range,
+) -> Option<CodeAction> {
+    let edits: Vec<TextEdit> = fix
+        .edits
+        .iter()
+        .map(|e| TextEdit {
+            range: range(e.range),
+            new_text: e.new_text.clone(),
+        })
+        .collect();
+    let edit = match &fix.rename_to {
+        Some(to) => {
+            let new_uri = to_uri(to)?;
+            let mut ops = Vec::new();
+            if !edits.is_empty() {
+                ops.push(DocumentChangeOperation::Edit(TextDocumentEdit {
+                    text_document: OptionalVersionedTextDocumentIdentifier {
+                        uri: uri.clone(),
+                        version,
+                    },
+                    edits: edits.into_iter().map(OneOf::Left).collect(),
+                }));
+            }
+            ops.push(DocumentChangeOperation::Op(ResourceOp::Rename(
+                RenameFile {
+                    old_uri: uri.clone(),
+                    new_uri,
+                    options: None,
+                    annotation_id: None,
+                },
+            )));
+            WorkspaceEdit {
+                document_changes: Some(DocumentChanges::Operations(ops)),
+                ..Default::default()
+            }
+        }
+        None => WorkspaceEdit {
+            changes: Some(HashMap::from([(uri.clone(), edits)])),
+            ..Default::default()
+        },
+    };
+    Some(CodeAction {
+        title: fix.title.clone(),
+        kind: Some(CodeActionKind::QUICKFIX),
+        diagnostics: Some(vec![diagnostic.clone()]),
+        edit: Some(edit),
+        is_preferred: Some(preferred),
+        ..Default::default()
+    })
 }
