@@ -34,7 +34,7 @@ pub use lenses::code_lenses;
 pub use markdown::environment_markdown;
 pub use refs::{
     occurrences, prepare_rename, references, rename, rename_file, rename_refusal, target_at,
-    Occurrence, RenamePlan,
+    RenamePlan,
 };
 pub use skill::{key_limit, script_lenses, script_markdown};
 pub use skill_refs::file_text;
@@ -181,4 +181,33 @@ fn lookup_any(ws: &Workspace, item_type: Option<ItemType>, id: &str) -> (ItemTyp
         ItemType::Directive,
         ws.lookup(ItemType::Directive, id, None),
     )
+}
+
+/// A place that names an item.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Occurrence {
+    pub path: std::path::PathBuf,
+    /// The id's text (inside any quotes).
+    pub range: crate::text::TextRange,
+    /// What names it: `execute`, `executor_id`, `requires`, `permission`...
+    pub via: String,
+}
+
+/// A rename, edit or move of an item is refused outside the writable spaces (the project's
+/// and the user's): an extra space (a system space, a bundle) and the builtin items are
+/// read-only, whatever the file system would allow.
+pub(super) fn read_only_refusal(target: &Item) -> Result<(), String> {
+    if target.is_builtin() {
+        return Err(format!(
+            "`{}` is a builtin item: it cannot be renamed",
+            target.id
+        ));
+    }
+    if !target.space.is_writable() {
+        return Err(format!(
+            "`{}` is in the read-only `{}` space: kiwi never renames, edits or moves its files",
+            target.id, target.space
+        ));
+    }
+    Ok(())
 }

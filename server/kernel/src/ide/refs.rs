@@ -2,6 +2,7 @@
 //! item (a directive's calls and relationships, a tool's `executor_id`, a knowledge entry's
 //! reference fields, a permission whose pattern is exactly the id).
 
+use super::{read_only_refusal, Occurrence};
 use crate::diag::TextEdit;
 use crate::ids::{self, ItemType, Space};
 use crate::text::TextRange;
@@ -9,16 +10,6 @@ use crate::tool::Field;
 use crate::workspace::{Item, Lookup, Parsed, Workspace};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// A place that names an item.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Occurrence {
-    pub path: PathBuf,
-    /// The id's text (inside any quotes).
-    pub range: TextRange,
-    /// What names it: `execute`, `executor_id`, `requires`, `permission`...
-    pub via: String,
-}
 
 /// The id text inside `range` of `text`: the range itself, or inside its quotes; `None`
 /// when the text there is not the id (a spelling the rename cannot rewrite in place).
@@ -484,7 +475,8 @@ pub fn rename_file(ws: &Workspace, from: &Path, to: &Path) -> Result<Option<Rena
         .item(&from.join(crate::skill::SKILL_FILE))
         .filter(|i| i.item_type == ItemType::Skill)
     {
-        return super::skill_refs::folder_renamed(ws, skill, to);
+        let named = occurrences(ws, skill);
+        return super::skill_refs::folder_renamed(ws, skill, to, named);
     }
     // A skill is its folder: moving its `SKILL.md` file renames nothing.
     let Some(target) = ws
@@ -504,25 +496,6 @@ pub fn rename_file(ws: &Workspace, from: &Path, to: &Path) -> Result<Option<Rena
     plan_rename(ws, &target, &new_id, Some(to)).map(Some)
 }
 
-/// A rename, edit or move of an item is refused outside the writable spaces (the project's
-/// and the user's): an extra space (a system space, a bundle) and the builtin items are
-/// read-only, whatever the file system would allow.
-pub(super) fn read_only_refusal(target: &Item) -> Result<(), String> {
-    if target.is_builtin() {
-        return Err(format!(
-            "`{}` is a builtin item: it cannot be renamed",
-            target.id
-        ));
-    }
-    if !target.space.is_writable() {
-        return Err(format!(
-            "`{}` is in the read-only `{}` space: kiwi never renames, edits or moves its files",
-            target.id, target.space
-        ));
-    }
-    Ok(())
-}
-
 /// The plan of renaming `target` to `new_id`; `moved_to`: its file is moved there by the
 /// editor (a file rename), else the plan moves it.
 fn plan_rename(
@@ -534,7 +507,8 @@ fn plan_rename(
     let target = target.clone();
     read_only_refusal(&target)?;
     if target.item_type == ItemType::Skill {
-        return super::skill_refs::plan_rename(ws, &target, new_id, false);
+        let named = occurrences(ws, &target);
+        return super::skill_refs::plan_rename(ws, &target, new_id, false, named);
     }
     ids::validate_id(new_id).map_err(|e| format!("`{new_id}` is not a valid id: {e}"))?;
     if new_id == target.id {

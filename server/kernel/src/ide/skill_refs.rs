@@ -28,9 +28,9 @@
 //! The files searched: every skill's `SKILL.md` (frontmatter values and body) and the other
 //! Markdown files of its folder, and the project's `AGENTS.md` files (the root one and the
 //! nested ones: agents.md, "place another AGENTS.md inside each package"), as well as the
-//! directives whose permissions name the skill (through [`super::refs::occurrences`]).
+//! directives whose permissions name the skill (found by [`super::refs::occurrences`] and passed in: this file does not import `refs`, which imports it).
 
-use super::refs::Occurrence;
+use super::Occurrence;
 use crate::ids::ItemType;
 use crate::skill::{Skill, SKILL_FILE};
 use crate::text::TextRange;
@@ -409,8 +409,9 @@ pub(super) fn plan_rename(
     target: &Arc<Item>,
     new_name: &str,
     editor_moves: bool,
+    occurrences: Vec<Occurrence>,
 ) -> Result<super::RenamePlan, String> {
-    super::refs::read_only_refusal(target)?;
+    super::read_only_refusal(target)?;
     let new_name = new_name.trim();
     if new_name.is_empty() {
         return Err("a skill name cannot be empty".into());
@@ -465,7 +466,6 @@ pub(super) fn plan_rename(
         }
         moves.push((dir.to_path_buf(), to));
     }
-    let occurrences = super::refs::occurrences(ws, target);
     if let Some((occ, space)) = occurrences.iter().find_map(|o| {
         let space = space_of_file(ws, &o.path)?;
         (!space.is_writable()).then_some((o, space))
@@ -513,8 +513,9 @@ pub(super) fn folder_renamed(
     ws: &Workspace,
     skill: &Arc<Item>,
     to: &Path,
+    occurrences: Vec<Occurrence>,
 ) -> Result<Option<super::RenamePlan>, String> {
-    super::refs::read_only_refusal(skill)?;
+    super::read_only_refusal(skill)?;
     let from = skill.path.parent();
     if from.and_then(Path::parent) != to.parent() {
         return Ok(None);
@@ -525,7 +526,7 @@ pub(super) fn folder_renamed(
     if !is_name(new_name) {
         return Ok(None);
     }
-    let mut plan = plan_rename(ws, skill, new_name, true)?;
+    let mut plan = plan_rename(ws, skill, new_name, true, occurrences)?;
     plan.moves.clear();
     plan.moves_required = false;
     Ok(Some(plan))
