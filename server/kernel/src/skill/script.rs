@@ -179,10 +179,14 @@ pub fn launcher(path: &Path, text: &str) -> Option<(Launcher, String)> {
         None => {}
     }
     if js {
-        return Some((
-            Launcher::Node,
-            "a JavaScript or TypeScript file: the Node runtime's interpreter (the project's node_modules first)".to_string(),
-        ));
+        let why = if matches!(ext.as_str(), "ts" | "mts" | "cts") {
+            // Node runs TypeScript by stripping its types from 22.18 and 23.6 on (on by
+            // default); an older Node stops at the first annotation with a SyntaxError.
+            "a TypeScript file: the Node runtime's interpreter (the project's node_modules first); Node 22.18 or later runs it by stripping its types, an older Node refuses it (a `#!/usr/bin/env -S npx tsx` shebang runs it with tsx instead)"
+        } else {
+            "a JavaScript file: the Node runtime's interpreter (the project's node_modules first)"
+        };
+        return Some((Launcher::Node, why.to_string()));
     }
     if matches!(ext.as_str(), "sh" | "bash") {
         return Some((

@@ -404,6 +404,11 @@ fn a_typescript_script_runs_under_plain_node() {
         shown.contains(&format!("{}  ✓ used", bin.join("node").display())),
         "{shown}"
     );
+    // What an older Node does with it is said before the run.
+    assert!(
+        shown.contains("Node 22.18 or later runs it by stripping its types"),
+        "{shown}"
+    );
     let out = p
         .kiwi(
             &["run", ".agents/skills/report/scripts/greet.ts", "--", "ana"],
