@@ -783,8 +783,11 @@ pub fn prompt_as_skill(
         return None;
     }
     let converted = crate::skill::convert::from_prompt(name, text, None);
-    let dir = project_root(path).join(SKILLS_FOLDER).join(&converted.name);
-    if dir.symlink_metadata().is_ok() {
+    let root = project_root(path);
+    let dir = root.join(SKILLS_FOLDER).join(&converted.name);
+    // Never through a link (`.agents` pointing out of the project): the editor would create
+    // the files there; `kiwi convert` refuses the same (`fs::check_unlinked`).
+    if dir.symlink_metadata().is_ok() || crate::fs::check_unlinked(&root, &dir).is_err() {
         return None;
     }
     Some((dir, converted))

@@ -279,6 +279,15 @@ fn prompt_files_are_s824_and_convert_to_a_skill() {
     std::fs::create_dir_all(&dir).unwrap();
     assert!(prompt_as_skill(&prompt, FORM).is_none());
     assert!(prompt_as_skill(&d.path().join("a.agent.md"), FORM).is_none());
+
+    // A `.agents` that is a link out of the project: no conversion offered (the quick fix
+    // would have the editor create the skill through it, outside the project; `kiwi convert`
+    // refuses the same).
+    let e = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), e.path().join(".agents")).unwrap();
+    let prompt = e.path().join(".github/prompts/form.prompt.md");
+    assert!(prompt_as_skill(&prompt, FORM).is_none());
 }
 
 #[test]
