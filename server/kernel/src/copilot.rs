@@ -773,7 +773,7 @@ pub const SKILLS_FOLDER: &str = ".agents/skills";
 
 /// A prompt file as the skill `kiwi convert` makes of it: the skill's folder (in the
 /// project's `.agents/skills/`) and its files. `None` when that folder exists already
-/// (`kiwi convert --force` replaces it; a quick fix does not).
+/// (`kiwi convert --force` replaces it; a quick fix does not), or when it lies through a link.
 pub fn prompt_as_skill(
     path: &Path,
     text: &str,
