@@ -351,6 +351,37 @@ def main():
             assert content.startswith("---\nname: pdf\n"), content[:80]
 
         check("the search and load meta-tools find and read a skill", search_and_load)
+
+        def relisted_after_change():
+            # Files of a served skill rewritten on disk (same size, one deep in the folder):
+            # the very next listing of the same server gives the new digests, and again once
+            # they are put back (the listing is kept between calls while nothing changed).
+            def pdf_digests():
+                skills, cursor = [], None
+                while True:
+                    res = raw.call("skills/list", {"cursor": cursor} if cursor else {})["result"]
+                    skills += res["skills"]
+                    cursor = res.get("nextCursor")
+                    if not cursor:
+                        break
+                pdf = next(s for s in skills if s["frontmatter"]["name"] == "pdf")
+                return {r["uri"]: r["digest"] for r in pdf["resources"]}
+
+            sha = lambda b: "sha256:" + hashlib.sha256(b).hexdigest()
+            forms, note = proj / ".claude/skills/pdf/references/FORMS.md", proj / ".claude/skills/pdf/assets/deep/note.txt"
+            before = pdf_digests()
+            assert before == pdf_digests()
+            assert before["skill://pdf/assets/deep/note.txt"] == sha(b"deep\n"), before
+            forms.write_text("# Fxrms\n")
+            note.write_text("DEEP\n")
+            after = pdf_digests()
+            assert after["skill://pdf/references/FORMS.md"] == sha(b"# Fxrms\n"), after
+            assert after["skill://pdf/assets/deep/note.txt"] == sha(b"DEEP\n"), after
+            forms.write_text("# Forms\n")
+            note.write_text("deep\n")
+            assert pdf_digests() == before
+
+        check("a file of a skill rewritten: the next skills/list has its new digest", relisted_after_change)
         raw.close()
 
         def digests():

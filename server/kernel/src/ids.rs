@@ -346,6 +346,20 @@ fn not_regular(path: &Path, t: std::fs::FileType) -> std::io::Error {
 /// [`read_regular`]. `None`: not known this way (a link on the way, the file missing, a
 /// system without `openat2`): resolve as before, which also says why.
 pub fn read_beneath(root: &Path, path: &Path) -> Option<std::io::Result<Vec<u8>>> {
+    let file = open_beneath_regular(root, path)?;
+    Some(file.and_then(|mut file| {
+        use std::io::Read;
+        let len = file.metadata()?.len();
+        let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+        file.read_to_end(&mut bytes)?;
+        Ok(bytes)
+    }))
+}
+
+/// Open `path`, which lies below `root` through plain names, as [`read_beneath`] does: in one
+/// call, beneath `root`, no link on the way, a regular file (checked on the descriptor).
+/// `None`: not known this way; resolve as before.
+pub fn open_beneath_regular(root: &Path, path: &Path) -> Option<std::io::Result<std::fs::File>> {
     let rel = path.strip_prefix(root).ok()?;
     if rel.as_os_str().is_empty()
         || !rel
@@ -355,17 +369,11 @@ pub fn read_beneath(root: &Path, path: &Path) -> Option<std::io::Result<Vec<u8>>
         return None;
     }
     let file = open_beneath(root, rel)?;
-    Some((|| {
-        use std::io::Read;
-        let meta = file.metadata()?;
-        if !meta.is_file() {
-            return Err(not_regular(path, meta.file_type()));
-        }
-        let mut file = file;
-        let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-        file.read_to_end(&mut bytes)?;
-        Ok(bytes)
-    })())
+    Some(match file.metadata() {
+        Ok(m) if m.is_file() => Ok(file),
+        Ok(m) => Err(not_regular(path, m.file_type())),
+        Err(e) => Err(e),
+    })
 }
 
 #[cfg(target_os = "linux")]

@@ -46,18 +46,7 @@ impl KiwiServer {
     }
 
     fn entry(&self, item: &Item) -> Option<Skill> {
-        let e = serve::entry(item, &self.service.secrets())?;
-        let mut extra = e.frontmatter;
-        let name = extra.remove("name")?;
-        let description = extra.remove("description")?;
-        let mut fm = SkillFrontmatter::new(name.as_str()?, description.as_str()?);
-        fm.extra = extra;
-        let files = e
-            .files
-            .into_iter()
-            .map(|f| SkillResource::new(f.uri, f.digest, f.size))
-            .collect();
-        Some(Skill::new(e.uri, fm, SkillResources::Files(files)))
+        to_skill(serve::entry(item, &self.service.secrets())?)
     }
 
     /// `skills/list`: every skill served, a page at a time.
@@ -80,12 +69,17 @@ impl KiwiServer {
         let (page, next) = crate::handler::page(all, &r)?;
         let this = self.clone();
         let skills = tokio::task::spawn_blocking(move || {
-            page.iter()
-                .filter_map(|i| this.entry(i))
-                .collect::<Vec<Skill>>()
+            this.service.skill_entries(None, &page).map(|entries| {
+                entries
+                    .into_iter()
+                    .flatten()
+                    .filter_map(to_skill)
+                    .collect::<Vec<Skill>>()
+            })
         })
         .await
-        .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        .map_err(|e| McpError::internal_error(e.to_string(), None))?
+        .map_err(|e| McpError::internal_error(e.message.clone(), None))?;
         let mut res = ListSkillsResult::with_all_items(skills)
             .with_ttl_ms(TTL_MS)
             .with_cache_scope(CacheScope::Private);
@@ -180,4 +174,19 @@ impl KiwiServer {
         };
         Ok(ReadResourceResult::new(vec![content]))
     }
+}
+
+/// A served skill's entry as the extension's type.
+fn to_skill(e: serve::Entry) -> Option<Skill> {
+    let mut extra = e.frontmatter;
+    let name = extra.remove("name")?;
+    let description = extra.remove("description")?;
+    let mut fm = SkillFrontmatter::new(name.as_str()?, description.as_str()?);
+    fm.extra = extra;
+    let files = e
+        .files
+        .into_iter()
+        .map(|f| SkillResource::new(f.uri, f.digest, f.size))
+        .collect();
+    Some(Skill::new(e.uri, fm, SkillResources::Files(files)))
 }

@@ -20,6 +20,7 @@ mod query;
 mod registry;
 mod resources;
 mod session;
+mod skills;
 mod spaces;
 mod tool_run;
 
@@ -108,6 +109,8 @@ pub struct Service {
     /// An editor's open documents, the truth for their items over the disk (a service
     /// attached to a language server: [`Service::with_open_documents`]).
     open_docs: Option<std::sync::Arc<dyn OpenDocuments>>,
+    /// The entries of served skills, kept for the workspace's generation.
+    skill_entries: Mutex<skills::KeptEntries>,
 }
 
 /// The open documents of an editor (a language server's overlays): for a workspace, each
@@ -135,6 +138,7 @@ impl Service {
             cached: Mutex::new(HashMap::new()),
             registry_index: Mutex::new(Default::default()),
             open_docs: None,
+            skill_entries: Mutex::new(Default::default()),
         }
     }
 

@@ -15,7 +15,7 @@ mod tests;
 pub use checks::{body_links, body_scripts, check_skill, name_problems, prose_lines};
 pub use discover::{
     discover_skills, folder_rank, is_skill_file, load_loose, project_skill_roots, skill_dirs,
-    tree_mtime, user_skill_roots, HOME_FOLDERS, PROJECT_FOLDERS,
+    tree_mtime, user_skill_roots, walk_folder, HOME_FOLDERS, PROJECT_FOLDERS,
 };
 
 use crate::diag::{Code, Diagnostic};

@@ -104,20 +104,13 @@ pub fn find(ws: &Workspace, name: &str) -> Option<Arc<Item>> {
 /// what lies below a symlinked folder left out (never served from outside the folder).
 pub fn files(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
-    let walker = ignore::WalkBuilder::new(dir)
-        .standard_filters(false)
-        .follow_links(false)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(|e| e.file_name() != ".git")
-        .build();
-    for e in walker.flatten() {
-        if !e.file_type().is_some_and(|t| t.is_file()) {
-            continue;
+    crate::skill::walk_folder(dir, &mut |rel, e| {
+        if e.file_type().is_ok_and(|t| t.is_file()) {
+            if let Some(rel) = rel.to_str() {
+                out.push(rel.replace(std::path::MAIN_SEPARATOR, "/"));
+            }
         }
-        if let Some(rel) = e.path().strip_prefix(dir).ok().and_then(|r| r.to_str()) {
-            out.push(rel.replace(std::path::MAIN_SEPARATOR, "/"));
-        }
-    }
+    });
     out
 }
 
@@ -125,16 +118,37 @@ pub fn files(dir: &Path) -> Vec<String> {
 /// every resource kiwi serves), other files as they are. The manifest's digest and size are
 /// those of these bytes, so a client verifies exactly what it read.
 pub fn bytes(dir: &Path, rel: &str, secrets: &Secrets) -> Option<Vec<u8>> {
+    read_served(dir, rel, secrets).map(|(b, _)| b)
+}
+
+/// [`bytes`], and the [`Stamp`] the file had while it was read (`None`: it changed meanwhile).
+/// Never through a symlink (the manifest lists none), never outside the folder: opened
+/// beneath the folder with every link refused in one call where the system can
+/// ([`crate::ids::read_beneath`]'s way), else each component checked first.
+fn read_served(dir: &Path, rel: &str, secrets: &Secrets) -> Option<(Vec<u8>, Option<Stamp>)> {
+    use std::io::Read;
     let path: PathBuf = dir.join(rel);
-    // Never through a symlink (the manifest lists none), never outside the folder.
-    if !crate::ids::inside_without_links(dir, &path) {
-        return None;
-    }
-    let raw = crate::ids::read_regular(&path).ok()?;
-    Some(match String::from_utf8(raw) {
-        Ok(text) => secrets.redact(&text).into_bytes(),
-        Err(e) => e.into_bytes(),
-    })
+    let mut file = match crate::ids::open_beneath_regular(dir, &path) {
+        Some(f) => f.ok()?,
+        None => {
+            if !crate::ids::inside_without_links(dir, &path) {
+                return None;
+            }
+            crate::ids::open_regular(&path).ok()?
+        }
+    };
+    let before = file.metadata().ok().map(|m| stamp_of(&m));
+    let mut raw = Vec::with_capacity(before.map_or(0, |s| usize::try_from(s.2).unwrap_or(0)));
+    file.read_to_end(&mut raw).ok()?;
+    let after = file.metadata().ok().map(|m| stamp_of(&m));
+    let kept = before.filter(|b| Some(*b) == after);
+    Some((
+        match String::from_utf8(raw) {
+            Ok(text) => secrets.redact(&text).into_bytes(),
+            Err(e) => e.into_bytes(),
+        },
+        kept,
+    ))
 }
 
 /// The `sha256:` digest of bytes.
@@ -142,7 +156,8 @@ pub fn digest(bytes: &[u8]) -> String {
     let mut s = String::with_capacity(71);
     s.push_str("sha256:");
     for b in Sha256::digest(bytes) {
-        s.push_str(&format!("{b:02x}"));
+        use std::fmt::Write;
+        let _ = write!(s, "{b:02x}");
     }
     s
 }
@@ -152,58 +167,70 @@ pub fn digest(bytes: &[u8]) -> String {
 type Stamp = (u64, u64, u64, i64, i64, i64, i64);
 
 fn stamp(path: &Path) -> Option<Stamp> {
-    use std::os::unix::fs::MetadataExt;
     let m = std::fs::symlink_metadata(path).ok()?;
-    m.file_type().is_file().then(|| {
-        (
-            m.dev(),
-            m.ino(),
-            m.size(),
-            m.mtime(),
-            m.mtime_nsec(),
-            m.ctime(),
-            m.ctime_nsec(),
-        )
-    })
+    m.file_type().is_file().then(|| stamp_of(&m))
+}
+
+fn stamp_of(m: &std::fs::Metadata) -> Stamp {
+    use std::os::unix::fs::MetadataExt;
+    (
+        m.dev(),
+        m.ino(),
+        m.size(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec(),
+    )
 }
 
 /// Digests of served files, by path and secrets: a listing hashed every file of every skill
 /// each time (347 ms for 1,000 skills' 10,703 files, `kiwi-bench skills`, against 58 ms to
-/// read them). Kept while the file's [`Stamp`] is the same; at most this many entries.
+/// read them). Kept while the file's [`Stamp`] is the same; at most this many entries. (A
+/// listing of an unchanged workspace does not even look at the files: the service keeps the
+/// entries, `service::skills`.)
 const DIGESTS_KEPT: usize = 200_000;
 type Digests = std::collections::HashMap<(PathBuf, u64), (Stamp, String, u64)>;
 static DIGESTS: std::sync::Mutex<Option<Digests>> = std::sync::Mutex::new(None);
 
 /// The digest and size of the bytes [`bytes`] serves for a file, from the cache when the file
-/// is unchanged. A stamp that changes while the file is read is not kept.
+/// is unchanged. A file that changes while it is read is not kept.
+///
+/// A kept digest is given on one `lstat` of the path: the stamp holds the device and inode,
+/// so a hit is the very file whose bytes were read beneath the folder without a link (even
+/// were a folder on the way swapped for a link since, only the digest of those bytes is
+/// told; the bytes themselves are only ever read through [`bytes`]). A miss reads the file
+/// as [`bytes`] does.
 fn digest_of(dir: &Path, rel: &str, secrets: &Secrets, secrets_key: u64) -> Option<(String, u64)> {
-    let path = dir.join(rel);
-    if !crate::ids::inside_without_links(dir, &path) {
-        return None;
-    }
-    let before = stamp(&path)?;
-    let key = (path.clone(), secrets_key);
-    if let Some((s, d, n)) = DIGESTS
+    let key = (dir.join(rel), secrets_key);
+    let kept = DIGESTS
         .lock()
         .ok()
-        .and_then(|m| m.as_ref().and_then(|m| m.get(&key).cloned()))
-    {
-        if s == before {
+        .and_then(|m| m.as_ref().and_then(|m| m.get(&key).cloned()));
+    if let Some((s, d, n)) = kept {
+        if stamp(&key.0)? == s {
             return Some((d, n));
         }
     }
-    let b = bytes(dir, rel, secrets)?;
+    let (b, read_as) = read_served(dir, rel, secrets)?;
     let (d, n) = (digest(&b), b.len() as u64);
-    if stamp(&path) == Some(before) {
+    if let Some(s) = read_as {
         if let Ok(mut m) = DIGESTS.lock() {
             let m = m.get_or_insert_with(Default::default);
             if m.len() >= DIGESTS_KEPT {
                 m.clear();
             }
-            m.insert(key, (before, d.clone(), n));
+            m.insert(key, (s, d.clone(), n));
         }
     }
     Some((d, n))
+}
+
+/// The entries of several served skills ([`entry`] of each, in order), read on every core:
+/// a first listing reads and hashes every file of the page.
+pub fn entries(items: &[Arc<Item>], secrets: &Secrets) -> Vec<Option<Entry>> {
+    use rayon::prelude::*;
+    items.par_iter().map(|i| entry(i, secrets)).collect()
 }
 
 /// The entry of a served skill; `None` when it exceeds the extension's limits or its folder
