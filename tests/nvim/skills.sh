@@ -5,7 +5,8 @@
 # the limit; the script file opened on its own has a ▶ Run lens. A `.github/agents/*.agent.md`
 # gets the server too: its frontmatter's mistake, and hover on a key. Renaming the skill (issue 28,
 # item 4) moves its folder and rewrites the mentions in Neovim 0.12; in 0.7, which cannot rename
-# a folder in a workspace edit, it is refused with the reason.
+# a folder in a workspace edit, it is refused with the reason. The AGENTS.md gets the server:
+# references start on a mention there, and in 0.12 a second rename does.
 # Real headless Neovim 0.7.2 (Debian) and 0.12 (target/nvim-venv), the plugin set up with
 # require('kiwi').setup{} only. Usage: bash tests/nvim/skills.sh [path/to/kiwi]
 set -euo pipefail

@@ -89,6 +89,33 @@ local function main()
   local tools = hover_at(ab, 'tools:', 1)
   check('hover on tools says who reads it', tools and tools:find('VS Code and GitHub Copilot', 1, true) ~= nil, tools)
 
+  -- A project's AGENTS.md gets the same server; references start on a mention there.
+  vim.cmd('edit ' .. vim.fn.fnameescape(proj .. '/AGENTS.md'))
+  local ag = vim.api.nvim_get_current_buf()
+  vim.wait(timeout, function()
+    return #(vim.lsp.get_clients or vim.lsp.get_active_clients)({ bufnr = ag }) > 0
+  end, 50)
+  local agc = (vim.lsp.get_clients or vim.lsp.get_active_clients)({ bufnr = ag })
+  check('AGENTS.md gets the project\'s server', #agc > 0 and agc[1].config.root_dir == proj,
+    #agc > 0 and agc[1].config.root_dir)
+  local in_skill = false
+  vim.wait(timeout, function()
+    local res = vim.lsp.buf_request_sync(ag, 'textDocument/references', {
+      textDocument = { uri = vim.uri_from_bufnr(ag) },
+      position = { line = 0, character = #'Skills: `re' },
+      context = { includeDeclaration = true },
+    }, 2000)
+    for _, r in pairs(res or {}) do
+      for _, loc in ipairs(r.result or {}) do
+        if loc.uri == vim.uri_from_fname(file) then
+          in_skill = true
+        end
+      end
+    end
+    return in_skill
+  end, 100)
+  check('references of `report` from AGENTS.md include its SKILL.md', in_skill)
+
   -- Issue 28, item 4: rename the skill from its `name:`. The folder moves and the mentions in
   -- the other skill and in AGENTS.md follow (vim.lsp.buf.rename). Neovim before 0.9 cannot
   -- rename a folder in a workspace edit (E502): the server refuses it, saying why (0.7 drops a
@@ -144,6 +171,19 @@ local function main()
   vim.cmd('silent! wall')
   check('after :wall no file is left in the old folder', vim.fn.isdirectory(proj .. '/.agents/skills/report') == 0,
     vim.fn.glob(proj .. '/.agents/skills/report/**', false, true))
+
+  -- And a rename started on the mention in AGENTS.md (saved: its edits are made on the disk's text).
+  vim.cmd('buffer ' .. ag)
+  vim.api.nvim_win_set_cursor(0, { 1, #'Skills: `su' })
+  vim.lsp.buf.rename('digest')
+  moved = vim.wait(timeout, function()
+    return vim.fn.isdirectory(proj .. '/.agents/skills/digest') == 1
+  end, 50)
+  check('rename from AGENTS.md moves the folder to .agents/skills/digest', moved,
+    vim.fn.glob(proj .. '/.agents/skills/*', false, true))
+  check('AGENTS.md mentions `digest`', buffer_text(proj .. '/AGENTS.md'):find('`digest`', 1, true) ~= nil,
+    buffer_text(proj .. '/AGENTS.md'))
+  vim.cmd('silent! wall')
 end
 
 h.finish(main)

@@ -184,6 +184,8 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
       ...CUSTOMIZATION_SUFFIXES.map((suffix) => ({ scheme: 'file', pattern: `**/*${suffix}` })),
       // Any `.md` in `.github/agents/` is a custom agent (VS Code's custom-agents page).
       { scheme: 'file', pattern: '**/.github/agents/*.md' },
+      // A project's `AGENTS.md` names its skills: references and rename start there too.
+      { scheme: 'file', pattern: '**/AGENTS.md' },
     ],
     outputChannel: serverOutput,
     // The agent's runs are shown here (kiwi/agentRun, showAgentRun), on a token the server

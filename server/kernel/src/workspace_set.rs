@@ -117,6 +117,18 @@ impl WorkspaceSet {
                 }
             }
         }
+        // A project's `AGENTS.md` (the root one or a nested one) names its skills: the
+        // nearest project folder above it (references and rename start there too).
+        if path.file_name().is_some_and(|n| n == "AGENTS.md") {
+            for anc in path.ancestors().skip(1) {
+                if self.host.home.as_deref() == Some(anc) {
+                    break;
+                }
+                if crate::context::is_project_folder(anc) {
+                    return Some(Some(anc.to_path_buf()));
+                }
+            }
+        }
         None
     }
 

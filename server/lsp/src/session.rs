@@ -174,22 +174,77 @@ impl Snap {
         if path == self.item.path {
             return self.item.source.clone();
         }
-        // A file that is no item (an `AGENTS.md`, a skill's other Markdown naming a skill):
-        // its text on disk, as the kernel read it.
-        self.ws
-            .item(path)
-            .map(|i| i.source.clone())
-            .or_else(|| kiwi_kernel::ide::file_text(&self.ws, path).map(SourceText::new))
-            .unwrap_or_else(|| SourceText::new(""))
+        source_in(&self.ws, path)
     }
 
     /// A kernel location (a path and a byte range in it) as an LSP location.
     pub fn location(&self, path: &Path, r: TextRange) -> Option<Location> {
-        let src = self.source_of(path);
-        Some(Location::new(
-            to_uri(path)?,
-            convert::range(&src, r, self.enc),
-        ))
+        location_in(&self.source_of(path), path, r, self.enc)
+    }
+}
+
+/// The text of a file of a workspace: its item's (the open document's when it is open), else,
+/// for a file that is no item (an `AGENTS.md`, a skill's other Markdown naming a skill), its
+/// text on disk as the kernel read it.
+fn source_in(ws: &Workspace, path: &Path) -> SourceText {
+    ws.item(path)
+        .map(|i| i.source.clone())
+        .or_else(|| kiwi_kernel::ide::file_text(ws, path).map(SourceText::new))
+        .unwrap_or_else(|| SourceText::new(""))
+}
+
+fn location_in(src: &SourceText, path: &Path, r: TextRange, enc: Encoding) -> Option<Location> {
+    Some(Location::new(to_uri(path)?, convert::range(src, r, enc)))
+}
+
+/// A snapshot for one request about an open document that is no item but names skills (an
+/// `AGENTS.md`, a skill's other Markdown): its text in the editor and its workspace.
+pub(crate) struct FileSnap {
+    pub ws: Arc<Workspace>,
+    pub path: PathBuf,
+    pub source: SourceText,
+    pub enc: Encoding,
+}
+
+impl FileSnap {
+    pub fn range(&self, r: TextRange) -> Range {
+        convert::range(&self.source, r, self.enc)
+    }
+
+    pub fn source_of(&self, path: &Path) -> SourceText {
+        if path == self.path {
+            return self.source.clone();
+        }
+        source_in(&self.ws, path)
+    }
+
+    pub fn location(&self, path: &Path, r: TextRange) -> Option<Location> {
+        location_in(&self.source_of(path), path, r, self.enc)
+    }
+}
+
+/// What a workspace edit's ranges are converted with: the texts of the files and the
+/// position encoding.
+pub(crate) trait Sources {
+    fn source_of(&self, path: &Path) -> SourceText;
+    fn enc(&self) -> Encoding;
+}
+
+impl Sources for Snap {
+    fn source_of(&self, path: &Path) -> SourceText {
+        Snap::source_of(self, path)
+    }
+    fn enc(&self) -> Encoding {
+        self.enc
+    }
+}
+
+impl Sources for FileSnap {
+    fn source_of(&self, path: &Path) -> SourceText {
+        FileSnap::source_of(self, path)
+    }
+    fn enc(&self) -> Encoding {
+        self.enc
     }
 }
 
@@ -239,6 +294,46 @@ impl Backend {
         let off = pos.map(|p| snap.offset(p)).unwrap_or(0);
         let (ws, item) = (snap.ws.clone(), snap.item.clone());
         let value = blocking(move || f(&ws, &item, off)).await?;
+        Ok(Some((snap, value)))
+    }
+
+    /// [`Self::query`] for an open document that is no item (`None` for an item, or a file of
+    /// no workspace): `f` gets the workspace, the file's path, its text in the editor and the
+    /// byte offset of `pos`.
+    pub(crate) async fn query_file<T: Send + 'static>(
+        &self,
+        uri: &Uri,
+        pos: Position,
+        f: impl FnOnce(&Workspace, &Path, &str, usize) -> T + Send + 'static,
+    ) -> Result<Option<(FileSnap, T)>> {
+        let Some(path) = to_path(uri) else {
+            return Ok(None);
+        };
+        let Some(key) = self.key_for(&path) else {
+            return Ok(None);
+        };
+        self.wait_loaded(Some(&path)).await;
+        let snap = {
+            let st = self.lock();
+            let Some(ws) = st.set.get(&key).cloned() else {
+                return Ok(None);
+            };
+            if ws.item(&path).is_some() {
+                return Ok(None);
+            }
+            let Some(doc) = st.set.overlay(&path) else {
+                return Ok(None);
+            };
+            FileSnap {
+                ws,
+                source: SourceText::new(doc.text()),
+                path,
+                enc: st.enc,
+            }
+        };
+        let off = convert::offset(&snap.source, pos, snap.enc);
+        let (ws, path, text) = (snap.ws.clone(), snap.path.clone(), snap.source.clone());
+        let value = blocking(move || f(&ws, &path, &text.text, off)).await?;
         Ok(Some((snap, value)))
     }
 

@@ -26,7 +26,8 @@ end
 --- `.claude/skills/`, `.github/skills/`: a project with Agent Skills and no `.ai/` is a
 --- project), or in a folder of VS Code's customization files (`.github/agents/`,
 --- `.github/instructions/`, `.github/prompts/`, `.github/chatmodes/`), the folder that holds
---- it, unless that is the home folder (the user's skills). A customization file elsewhere
+--- it, unless that is the home folder (the user's skills); of a project's `AGENTS.md`, the
+--- nearest such project folder above it. A customization file elsewhere
 --- (`*.agent.md`, `*.instructions.md`, `*.prompt.md`, `*.chatmode.md`): its own folder.
 --- nil otherwise. `/` or `\`.
 function M.root_of(path)
@@ -57,6 +58,28 @@ function M.root_of(path)
         best, best_at = root, s
       end
       from = s + 1
+    end
+  end
+  if best == nil and (path:match('[^/\\]+$') or '') == 'AGENTS.md' then
+    -- A project's `AGENTS.md` (the root one or a nested one) names its skills: the nearest
+    -- folder above it that is a project (`.ai/`, or a skills folder), not the home folder.
+    local dir = vim.fn.fnamemodify(path, ':h')
+    while dir and dir ~= '' do
+      if dir == home then
+        break
+      end
+      local sep = dir:sub(-1) == '/' and '' or '/'
+      for _, mark in ipairs({ '.ai', '.agents/skills', '.claude/skills', '.github/skills' }) do
+        if vim.fn.isdirectory(dir .. sep .. mark) == 1 then
+          best = dir
+          break
+        end
+      end
+      local up = vim.fn.fnamemodify(dir, ':h')
+      if best ~= nil or up == dir then
+        break
+      end
+      dir = up
     end
   end
   if best == nil then

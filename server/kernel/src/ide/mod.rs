@@ -33,8 +33,8 @@ pub use hover::hover;
 pub use lenses::code_lenses;
 pub use markdown::environment_markdown;
 pub use refs::{
-    occurrences, prepare_rename, references, rename, rename_file, rename_refusal, target_at,
-    RenamePlan,
+    file_prepare_rename, file_references, file_rename, occurrences, prepare_rename, references,
+    rename, rename_file, rename_refusal, target_at, RenamePlan,
 };
 pub use skill::{key_limit, script_lenses, script_markdown};
 pub use skill_refs::file_text;

@@ -464,6 +464,59 @@ pub fn rename(
     plan_rename(ws, &target, new_id, None)
 }
 
+/// Find references from a file that is no item (a project's `AGENTS.md`, a skill's other
+/// Markdown): on a mention of a skill, the places naming that skill, as [`references`] gives
+/// them from the skill's own file. `text`: the file's in the editor. `None`: no mention there.
+pub fn file_references(
+    ws: &Workspace,
+    path: &Path,
+    text: &str,
+    offset: usize,
+    include_declaration: bool,
+) -> Option<Vec<Occurrence>> {
+    let (target, _) = super::skill_refs::mention_in_file(ws, path, text, offset)?;
+    let at = declaration_range(&target).map_or(0, |r| r.start);
+    Some(references(ws, &target, at, include_declaration))
+}
+
+/// What a rename started on a mention in a file that is no item renames: the mention's range
+/// and the skill's name; `Err`: why it cannot be renamed (a read-only space). `Ok(None)`: no
+/// mention there.
+pub fn file_prepare_rename(
+    ws: &Workspace,
+    path: &Path,
+    text: &str,
+    offset: usize,
+) -> Result<Option<(TextRange, String)>, String> {
+    let Some((target, occ)) = super::skill_refs::mention_in_file(ws, path, text, offset) else {
+        return Ok(None);
+    };
+    read_only_refusal(&target)?;
+    Ok(Some((occ.range, target.id.clone())))
+}
+
+/// Rename the skill mentioned at `offset` of a file that is no item, as from its own file.
+/// Refused while the editor's text of the file is not what is on disk: the plan edits such
+/// files as they are on disk (save it first).
+pub fn file_rename(
+    ws: &Workspace,
+    path: &Path,
+    text: &str,
+    offset: usize,
+    new_id: &str,
+) -> Result<RenamePlan, String> {
+    let Some((target, _)) = super::skill_refs::mention_in_file(ws, path, text, offset) else {
+        return Err("no skill mention here to rename".into());
+    };
+    if !super::skill_refs::same_as_disk(path, text) {
+        return Err(format!(
+            "{} has unsaved changes: save it first (a rename edits the files that are no item as they are on disk)",
+            path.display()
+        ));
+    }
+    plan_rename(ws, &target, new_id.trim(), None)
+}
+
 /// The edits of renaming the item whose file moves from `from` to `to` (the editor's
 /// `willRenameFiles`): the id follows the new path, with the same edits as [`rename`]. Only
 /// the item's script (a YAML tool's, beside it) is left to move; the editor moves the file.

@@ -370,6 +370,38 @@ pub(super) fn mention_occurrences(ws: &Workspace, target: &Item) -> Vec<Occurren
     out
 }
 
+/// The mention under `offset` of a Markdown file that is no item but is searched for
+/// mentions (a project's `AGENTS.md`, a skill's other Markdown), in `text` (the editor's),
+/// with the skill it names. `None` for any other file.
+pub(super) fn mention_in_file(
+    ws: &Workspace,
+    path: &Path,
+    text: &str,
+    offset: usize,
+) -> Option<(Arc<Item>, Occurrence)> {
+    if ws.item(path).is_some() || !disk_files(ws).iter().any(|p| p == path) {
+        return None;
+    }
+    let m = mentions_in(ws, path, text, None)
+        .into_iter()
+        .find(|m| m.range.touches(offset))?;
+    let target = mentioned(ws, &m)?;
+    Some((
+        target,
+        Occurrence {
+            path: path.to_path_buf(),
+            range: m.range,
+            via: via(&m).into(),
+        },
+    ))
+}
+
+/// Whether `text` is what a file holds on disk (a rename's edits of the files that are no
+/// item are made on their text on disk).
+pub(super) fn same_as_disk(path: &Path, text: &str) -> bool {
+    read_small(path).as_deref() == Some(text)
+}
+
 /// The range of a skill's `name` value (inside its quotes).
 pub(super) fn name_range(item: &Item) -> Option<TextRange> {
     let v = item.skill()?.get("name")?;
@@ -720,6 +752,68 @@ mod tests {
             "{ship}"
         );
         assert!(ship.contains("<skill>ship-it</skill>"), "{ship}");
+    }
+
+    /// From a mention in an `AGENTS.md` (no item) or a skill's other Markdown: the same
+    /// references and the same rename as from the skill's own file; not on a bare word, not
+    /// in another Markdown file, not while the editor's text is not the file's on disk.
+    #[test]
+    fn references_and_rename_start_in_agents_md() {
+        let (_d, ws, proj) = project();
+        let deploy = item(&ws, &proj.join(".agents/skills/deploy/SKILL.md"));
+        let on_name = DEPLOY.find("name: deploy").unwrap() + "name: ".len();
+        let from_skill = super::super::references(&ws, &deploy, on_name, true);
+        let agents = proj.join("AGENTS.md");
+        let text = std::fs::read_to_string(&agents).unwrap();
+        let on_mention = text.find("`deploy`").unwrap() + 2;
+        assert_eq!(
+            super::super::file_references(&ws, &agents, &text, on_mention, true),
+            Some(from_skill.clone())
+        );
+        let nested = proj.join("pkg/AGENTS.md");
+        let nested_text = std::fs::read_to_string(&nested).unwrap();
+        let at = nested_text.find("/deploy").unwrap() + 2;
+        assert_eq!(
+            super::super::file_references(&ws, &nested, &nested_text, at, true),
+            Some(from_skill.clone())
+        );
+        let reference = proj.join(".agents/skills/deploy/reference.md");
+        let at = "Call /dep".len();
+        assert_eq!(
+            super::super::file_references(&ws, &reference, "Call /deploy again.\n", at, true),
+            Some(from_skill)
+        );
+        // The bare word is no mention; another Markdown file is not searched.
+        let on_word = text.find("deploy is").unwrap() + 1;
+        assert_eq!(
+            super::super::file_references(&ws, &agents, &text, on_word, true),
+            None
+        );
+        std::fs::write(proj.join("NOTES.md"), "Run /deploy.\n").unwrap();
+        assert_eq!(
+            super::super::file_references(&ws, &proj.join("NOTES.md"), "Run /deploy.\n", 6, true),
+            None
+        );
+        let (range, id) = super::super::file_prepare_rename(&ws, &agents, &text, on_mention)
+            .unwrap()
+            .expect("renamable");
+        assert_eq!(
+            (&text[range.start..range.end], id.as_str()),
+            ("deploy", "deploy")
+        );
+        assert_eq!(
+            super::super::file_prepare_rename(&ws, &agents, &text, on_word),
+            Ok(None)
+        );
+        let plan = super::super::file_rename(&ws, &agents, &text, on_mention, "ship-it").unwrap();
+        assert_eq!(
+            plan,
+            super::super::rename(&ws, &deploy, on_name, "ship-it").unwrap()
+        );
+        let unsaved = format!("{text}More.\n");
+        let why =
+            super::super::file_rename(&ws, &agents, &unsaved, on_mention, "ship-it").unwrap_err();
+        assert!(why.contains("unsaved changes"), "{why}");
     }
 
     #[test]

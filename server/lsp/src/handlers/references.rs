@@ -1,5 +1,6 @@
 //! `textDocument/references`: the calls, relationships, `executor_id`s, knowledge
-//! references and exact permissions naming an item.
+//! references and exact permissions naming an item; from a mention of a skill in an open
+//! `AGENTS.md` or a skill's other Markdown, the places naming that skill.
 
 use crate::session::Backend;
 use kiwi_kernel::ide;
@@ -17,7 +18,23 @@ pub(crate) async fn references(b: &Backend, p: ReferenceParams) -> Result<Option
         )
         .await?
     else {
-        return Ok(None);
+        // A mention in an open `AGENTS.md` or a skill's other Markdown.
+        let Some((snap, found)) = b
+            .query_file(
+                &at.text_document.uri,
+                at.position,
+                move |ws, path, text, off| ide::file_references(ws, path, text, off, decl),
+            )
+            .await?
+        else {
+            return Ok(None);
+        };
+        return Ok(found.map(|found| {
+            found
+                .into_iter()
+                .filter_map(|o| snap.location(&o.path, o.range))
+                .collect()
+        }));
     };
     Ok(Some(
         found

@@ -4,7 +4,7 @@
 //! mentions and its folder's move, refused for a client that cannot move the folder.
 
 use crate::session::Backend;
-use crate::session::Snap;
+use crate::session::Sources;
 use kiwi_kernel::ide;
 use std::collections::HashMap;
 use tower_lsp_server::jsonrpc::{self, Result};
@@ -24,7 +24,22 @@ pub(crate) async fn prepare_rename(
         })
         .await?
     else {
-        return Ok(None);
+        // A mention in an open `AGENTS.md` or a skill's other Markdown.
+        let Some((snap, found)) = b
+            .query_file(&p.text_document.uri, p.position, |ws, path, text, off| {
+                ide::file_prepare_rename(ws, path, text, off)
+            })
+            .await?
+        else {
+            return Ok(None);
+        };
+        let found = found.map_err(jsonrpc::Error::invalid_params)?;
+        return Ok(
+            found.map(|(range, id)| PrepareRenameResponse::RangeWithPlaceholder {
+                range: snap.range(range),
+                placeholder: id,
+            }),
+        );
     };
     // Refused for a read-only space: an error the editor shows (Neovim said "nothing to
     // rename", and the user could not tell why).
@@ -44,17 +59,40 @@ pub(crate) async fn prepare_rename(
 pub(crate) async fn rename(b: &Backend, p: RenameParams) -> Result<Option<WorkspaceEdit>> {
     let at = p.text_document_position;
     let new_id = p.new_name;
-    let Some((snap, plan)) = b
+    let id = new_id.clone();
+    if let Some((snap, plan)) = b
         .query(
             &at.text_document.uri,
             Some(at.position),
-            move |ws, item, off| ide::rename(ws, item, off, &new_id),
+            move |ws, item, off| ide::rename(ws, item, off, &id),
+        )
+        .await?
+    {
+        let plan = plan.map_err(jsonrpc::Error::invalid_params)?;
+        return checked_edit(b, &snap, &plan);
+    }
+    // A mention in an open `AGENTS.md` or a skill's other Markdown.
+    let Some((snap, plan)) = b
+        .query_file(
+            &at.text_document.uri,
+            at.position,
+            move |ws, path, text, off| ide::file_rename(ws, path, text, off, &new_id),
         )
         .await?
     else {
         return Ok(None);
     };
     let plan = plan.map_err(jsonrpc::Error::invalid_params)?;
+    checked_edit(b, &snap, &plan)
+}
+
+/// A rename plan as the client's edit, refused with the reason for a client that cannot make
+/// the moves the plan needs.
+fn checked_edit(
+    b: &Backend,
+    snap: &impl Sources,
+    plan: &ide::RenamePlan,
+) -> Result<Option<WorkspaceEdit>> {
     // A skill's folder is its name (S804): a client that cannot move it gets no half rename
     // (the `name` and the mentions changed, the folder not), but the reason.
     if plan.moves_required && !plan.moves.is_empty() {
@@ -75,12 +113,16 @@ pub(crate) async fn rename(b: &Backend, p: RenameParams) -> Result<Option<Worksp
             )));
         }
     }
-    Ok(Some(workspace_edit(b, &snap, &plan)))
+    Ok(Some(workspace_edit(b, snap, plan)))
 }
 
 /// A rename plan as the client's workspace edit: versioned document changes with the file
 /// moves when the client takes them, else plain edits (the files keep their names).
-pub(crate) fn workspace_edit(b: &Backend, snap: &Snap, plan: &ide::RenamePlan) -> WorkspaceEdit {
+pub(crate) fn workspace_edit(
+    b: &Backend,
+    snap: &impl Sources,
+    plan: &ide::RenamePlan,
+) -> WorkspaceEdit {
     let (versions, caps): (HashMap<_, _>, _) = {
         let st = b.lock();
         let versions = plan
@@ -96,7 +138,7 @@ pub(crate) fn workspace_edit(b: &Backend, snap: &Snap, plan: &ide::RenamePlan) -
             edits
                 .iter()
                 .map(|e| TextEdit {
-                    range: crate::convert::range(&src, e.range, snap.enc),
+                    range: crate::convert::range(&src, e.range, snap.enc()),
                     new_text: e.new_text.clone(),
                 })
                 .collect()

@@ -466,6 +466,104 @@ async fn references_and_rename_of_a_skill() {
     }
 }
 
+/// References and rename started on a mention inside an open `AGENTS.md` (a file that is no
+/// item): the same places as from the skill, its range in UTF-16 after a non-ASCII character;
+/// the rename moves the folder and edits the `AGENTS.md`; with unsaved changes in it, the
+/// reason (its edits are computed on the disk's text); on a bare word, nothing to rename.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn references_and_rename_start_in_agents_md() {
+    let (_d, root) = common::project();
+    let deploy = root.join(".agents/skills/deploy");
+    std::fs::create_dir_all(&deploy).unwrap();
+    std::fs::write(
+        deploy.join("SKILL.md"),
+        "---\nname: deploy\ndescription: Deploy the app.\n---\nRun `/deploy prod`.\n",
+    )
+    .unwrap();
+    let agents = root.join("AGENTS.md");
+    let text = "Déployer : utilisez `deploy`, deploy is a word.\n";
+    std::fs::write(&agents, text).unwrap();
+    let mut c = Client::start_with(
+        &root,
+        false,
+        json!({"workspaceEdit": {"documentChanges": true, "resourceOperations": ["rename"]}}),
+    )
+    .await;
+    c.indexed().await;
+    c.open(&agents).await;
+    let at = pos(text, "deploy`", 2, false);
+    let refs = c
+        .call(
+            "textDocument/references",
+            json!({"textDocument": {"uri": uri(&agents)}, "position": at,
+                   "context": {"includeDeclaration": true}}),
+        )
+        .await;
+    let refs = refs.as_array().expect("locations").clone();
+    assert_eq!(
+        refs.len(),
+        3,
+        "declaration, the skill's own mention, AGENTS.md: {refs:?}"
+    );
+    let here: Vec<&Value> = refs.iter().filter(|l| l["uri"] == uri(&agents)).collect();
+    assert_eq!(
+        here[0]["range"],
+        json!({"start": {"line": 0, "character": 21}, "end": {"line": 0, "character": 27}}),
+    );
+    let prep = c
+        .call(
+            "textDocument/prepareRename",
+            json!({"textDocument": {"uri": uri(&agents)}, "position": at}),
+        )
+        .await;
+    assert_eq!(prep["placeholder"], "deploy", "{prep}");
+    let word = pos(text, "deploy is", 2, false);
+    let none = c
+        .call(
+            "textDocument/prepareRename",
+            json!({"textDocument": {"uri": uri(&agents)}, "position": word}),
+        )
+        .await;
+    assert_eq!(none, Value::Null, "{none}");
+    let r = c
+        .request(
+            "textDocument/rename",
+            json!({"textDocument": {"uri": uri(&agents)}, "position": at, "newName": "ship"}),
+        )
+        .await;
+    let ops = r["result"]["documentChanges"]
+        .as_array()
+        .unwrap_or_else(|| panic!("operations: {r}"))
+        .clone();
+    assert_eq!(ops[0]["kind"], "rename", "{ops:?}");
+    assert_eq!(ops[0]["newUri"], uri(&root.join(".agents/skills/ship")));
+    let edited: Vec<String> = ops
+        .iter()
+        .filter_map(|o| o["textDocument"]["uri"].as_str().map(str::to_string))
+        .collect();
+    assert!(edited.contains(&uri(&agents)), "{ops:?}");
+    assert!(
+        edited.contains(&uri(&root.join(".agents/skills/ship/SKILL.md"))),
+        "{ops:?}"
+    );
+    // Unsaved text in the AGENTS.md: the reason, no edit.
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri(&agents), "version": 2},
+               "contentChanges": [{"text": format!("{text}More.\n")}]}),
+    )
+    .await;
+    let r = c
+        .request(
+            "textDocument/rename",
+            json!({"textDocument": {"uri": uri(&agents)}, "position": at, "newName": "ship"}),
+        )
+        .await;
+    let msg = r["error"]["message"].as_str().unwrap_or_default();
+    assert!(msg.contains("unsaved changes"), "{r}");
+    c.shutdown().await;
+}
+
 /// A skill's folder renamed in the editor's file explorer (`willRenameFiles` of the folder, as
 /// the server's folder filter asks): its `name` and the mentions follow; the editor moves the
 /// folder itself.
