@@ -49,6 +49,54 @@ pub fn decide(bin: &str, package: &str, found: bool, root: bool, required: bool)
     }
 }
 
+/// A program that is installed but does not work for this user: skipped on an unprivileged
+/// run that is not required, else failed, with what it said.
+pub fn does_not_answer(bin: &str, why: &str, root: bool, required: bool) -> Decision {
+    let hint = if bin == "podman" {
+        " (podman without root needs `newuidmap`: apt-get install -y uidmap)"
+    } else {
+        ""
+    };
+    if root || required {
+        Decision::Fail(format!(
+            "`{bin}` is installed but does not answer: {why}{hint}"
+        ))
+    } else {
+        Decision::Skip(format!(
+            "skipped: `{bin}` is installed but does not answer for this unprivileged user: {why}{hint}"
+        ))
+    }
+}
+
+/// Whether an installed sandbox or container program works here, by kiwi's own probe of it
+/// (once per test process).
+fn answers(bin: &str) -> Result<(), String> {
+    static PODMAN: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    static BWRAP: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    let (cell, args): (_, &[&str]) = match bin {
+        "podman" => (&PODMAN, &["info", "--format", "{{.Host.Arch}}"]),
+        "bwrap" => (&BWRAP, &["--ro-bind", "/", "/", "--dev", "/dev", "true"]),
+        _ => return Ok(()),
+    };
+    cell.get_or_init(|| {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let program = std::env::split_paths(&path)
+            .chain(SYSTEM_DIRS.iter().map(Into::into))
+            .map(|d| d.join(bin))
+            .find(|p| is_executable(p))
+            .ok_or_else(|| format!("`{bin}` is not found"))?;
+        let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+        crate::exec::environments::probes::run_short(
+            &program,
+            args,
+            &env,
+            std::time::Duration::from_secs(60),
+        )
+        .map(drop)
+    })
+    .clone()
+}
+
 /// Whether `bin` is on `PATH` or in the usual system folders.
 pub fn installed(bin: &str) -> bool {
     let path = std::env::var_os("PATH").unwrap_or_default();
@@ -73,7 +121,16 @@ pub fn is_root() -> bool {
 /// stderr says why). Panics where skipping is not allowed (root, `CI`, `KIWI_REQUIRE_SYSTEM`).
 pub fn need(bin: &str, package: &str) -> bool {
     let required = std::env::var_os(REQUIRE).is_some() || std::env::var_os("CI").is_some();
-    match decide(bin, package, installed(bin), is_root(), required) {
+    let decision = match decide(bin, package, installed(bin), is_root(), required) {
+        // Installed is not enough: rootless podman without `newuidmap` (the uidmap package)
+        // is installed and cannot run a container for this user.
+        Decision::Run => match answers(bin) {
+            Ok(()) => Decision::Run,
+            Err(why) => does_not_answer(bin, &why, is_root(), required),
+        },
+        d => d,
+    };
+    match decision {
         Decision::Run => true,
         Decision::Skip(line) => {
             skipped(&line);
@@ -170,6 +227,23 @@ mod tests {
             assert!(matches!(
                 decide("podman", "podman runc", false, root, required),
                 Decision::Fail(s) if s.contains("apt-get install -y podman runc")
+            ));
+        }
+    }
+
+    /// Installed but not working for this user (rootless podman without `newuidmap`): a skip
+    /// line with what it said on an unprivileged run, a failure as root or where required.
+    #[test]
+    fn a_program_that_does_not_answer_skips_only_an_unprivileged_run() {
+        let why = "Error: exec: \"newuidmap\": executable file not found in $PATH";
+        assert!(matches!(
+            does_not_answer("podman", why, false, false),
+            Decision::Skip(s) if s.contains("newuidmap") && s.contains("apt-get install -y uidmap")
+        ));
+        for (root, required) in [(true, false), (false, true)] {
+            assert!(matches!(
+                does_not_answer("podman", why, root, required),
+                Decision::Fail(s) if s.contains("does not answer") && s.contains("newuidmap")
             ));
         }
     }

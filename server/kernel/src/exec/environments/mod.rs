@@ -15,7 +15,7 @@
 mod container;
 mod local;
 pub mod mounts;
-mod probes;
+pub(crate) mod probes;
 mod sandbox;
 pub mod ssh;
 

@@ -136,18 +136,36 @@ pub fn run_short(
     if status.success() {
         Ok(o)
     } else {
-        let line = e
-            .lines()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("")
-            .trim()
-            .to_string();
+        let line = error_line(&e);
         Err(if line.is_empty() {
             format!("it exited with {status}")
         } else {
             line
         })
     }
+}
+
+/// The line of a failed command's stderr that says why: its `Error:` line (podman's and
+/// docker's), else its last line that is no log line at warning or info level (podman logs
+/// `level=warning msg="/" is not a shared mount` before every error of a rootless run: the
+/// first line told nothing).
+fn error_line(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let is_log = |l: &&&str| {
+        ["level=warning", "level=info", "level=debug"]
+            .iter()
+            .any(|k| l.contains(k))
+    };
+    lines
+        .iter()
+        .find(|l| l.to_ascii_lowercase().starts_with("error"))
+        .or_else(|| lines.iter().rev().find(|l| !is_log(l)))
+        .or(lines.first())
+        .map_or(String::new(), |l| l.to_string())
 }
 
 /// bubblewrap: on PATH and a trivial sandbox works.
@@ -270,7 +288,7 @@ pub fn probe_container(setup: &Setup) -> Result<ContainerRuntime, String> {
             }
         }
         Err(format!(
-            "no container runtime answers: {}; install one (Debian: apt-get install podman runc)",
+            "no container runtime answers: {}; install one (Debian: apt-get install podman runc, and uidmap to run podman without root)",
             why.join("; ")
         ))
     })
@@ -316,5 +334,30 @@ fn check_running(rt: &ContainerRuntime, setup: &Setup, target: &str) -> Result<(
             "there is no container `{target}` ({}: {e}); start it, or change the tool's target",
             rt.name()
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The line that says why, not the log line before it (rootless podman without
+    /// `newuidmap`: kiwi showed only the warning).
+    #[test]
+    fn a_failed_probe_says_the_error_not_the_warning_before_it() {
+        let podman = "time=\"2026-11-29T03:16:30Z\" level=warning msg=\"\\\"/\\\" is not a shared mount, this could cause issues or missing mounts with rootless containers\"\nError: command required for rootless mode with multiple IDs: exec: \"newuidmap\": executable file not found in $PATH\n";
+        assert_eq!(
+            super::error_line(podman),
+            "Error: command required for rootless mode with multiple IDs: exec: \"newuidmap\": executable file not found in $PATH"
+        );
+        assert_eq!(
+            super::error_line(
+                "level=info msg=x\nbwrap: No permissions to create new namespace\n\n"
+            ),
+            "bwrap: No permissions to create new namespace"
+        );
+        assert_eq!(
+            super::error_line("only a warning level=warning\n"),
+            "only a warning level=warning"
+        );
+        assert_eq!(super::error_line(""), "");
     }
 }
