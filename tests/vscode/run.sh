@@ -109,6 +109,11 @@ printf -- '---\nname: deploy\ndescription: Deploy the app after a review.\n---\n
 printf -- '---\nname: review\ndescription: Review the change, then hand over to `/deploy`.\n---\nThen read [the deploy skill](../deploy/SKILL.md).\n' \
   >"$proj/.agents/skills/review/SKILL.md"
 printf 'Skills: `deploy` ships, `review` checks.\n' >"$proj/AGENTS.md"
+# A neighbour of skills (issue 28, item 8): a custom agent with a `target` VS Code does not
+# know (S821), opened with whatever language VS Code's chat features give it.
+mkdir -p "$proj/.github/agents"
+printf -- "---\ndescription: Plans the work.\ntools: ['search']\ntarget: cloud\n---\nPlan only.\n" \
+  >"$proj/.github/agents/plan.agent.md"
 # A read-only extra space (issue 27: renaming its tool is refused) and a directive calling it.
 cp -r "$repo/fixtures/extra-space" "$work/extra"
 export KIWI_SPACES="$work/extra" KIWI_E2E_EXTRA="$work/extra"

@@ -595,7 +595,41 @@ async function activate(context) {
     await settled('.agents/skills/ship/SKILL.md', (t) => t.includes('name: ship\n') && t.includes('`/ship prod`'));
     await settled('.agents/skills/review/SKILL.md', (t) => t.includes('hand over to `/ship`') && t.includes('(../ship/SKILL.md)'));
     await settled('AGENTS.md', (t) => t === 'Skills: `ship` ships, `review` checks.\n');
+    // Again, started on the mention in AGENTS.md (the server is started for it too).
+    const agents = file('AGENTS.md');
+    const adoc = await vscode.workspace.openTextDocument(agents);
+    await vscode.window.showTextDocument(adoc);
+    const onShip = adoc.positionAt(adoc.getText().indexOf('`ship`') + 2);
+    const again = await waitFor('a rename edit from AGENTS.md', async () => {
+      try {
+        return await vscode.commands.executeCommand('vscode.executeDocumentRenameProvider', agents, onShip, 'deliver');
+      } catch (e) {
+        return false;
+      }
+    }, 20000, 500);
+    const appliedAgain = await withTimeout(vscode.workspace.applyEdit(again), 20000, 'applyEdit of the rename from AGENTS.md');
+    assert(appliedAgain, `VS Code did not apply the rename from AGENTS.md: ${JSON.stringify(again).slice(0, 2000)}`);
+    await waitFor('the folder moved to deliver/', () => fs.existsSync(path.join(skills, 'deliver', 'SKILL.md')) && !fs.existsSync(path.join(skills, 'ship')), 10000, 250);
+    await settled('.agents/skills/deliver/SKILL.md', (t) => t.includes('name: deliver\n') && t.includes('`/deliver prod`'));
+    await settled('AGENTS.md', (t) => t === 'Skills: `deliver` ships, `review` checks.\n');
     return { references: where, renamed: fs.readdirSync(skills).sort() };
+  });
+
+  await check('a custom agent (.github/agents/*.agent.md) gets the server: its unknown target is S821, hover on tools (issue 28, item 8)', async () => {
+    const uri = file('.github/agents/plan.agent.md');
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(doc);
+    const diags = await waitFor('S821 on the agent file', () => {
+      const d = vscode.languages.getDiagnostics(uri);
+      return d.some((x) => String(x.code && (x.code.value || x.code)) === 'S821') && d;
+    }, 20000, 250);
+    const pos = doc.positionAt(doc.getText().indexOf('tools:') + 1);
+    const text = await waitFor('a hover on tools', async () => {
+      const hovers = await vscode.commands.executeCommand('vscode.executeHoverProvider', uri, pos);
+      const t = (hovers || []).flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : c.value))).join('\n');
+      return t.includes('VS Code and GitHub Copilot') && t;
+    }, 20000, 500);
+    return { language: doc.languageId, diagnostics: diags.map((d) => `${d.code && (d.code.value || d.code)} ${d.message}`), hover: text.slice(0, 300) };
   });
 
   await check('Kiwi: Initialize User Space (kiwi.init) writes the user space', async () => {
