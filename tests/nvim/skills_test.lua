@@ -53,7 +53,7 @@ local function main()
 
   vim.cmd('edit ' .. vim.fn.fnameescape(proj .. '/.agents/skills/report/scripts/build.py'))
   local sb = vim.api.nvim_get_current_buf()
-  local titles = {}
+  local titles, lenses = {}, {}
   vim.wait(timeout, function()
     local res = vim.lsp.buf_request_sync(sb, 'textDocument/codeLens', {
       textDocument = { uri = vim.uri_from_bufnr(sb) },
@@ -61,11 +61,39 @@ local function main()
     for _, r in pairs(res or {}) do
       for _, l in ipairs(r.result or {}) do
         titles[#titles + 1] = l.command and l.command.title
+        lenses[#lenses + 1] = l
       end
     end
     return #titles > 0
   end, 100)
   check('the script file has a ▶ Run lens', vim.tbl_contains(titles, '▶ Run (report/scripts/build.py)'), titles)
+  check('and a ▶ Run… lens', vim.tbl_contains(titles, '▶ Run…'), titles)
+  -- ▶ Run… asks for the arguments (vim.ui.input, answered here) and runs with them split as a
+  -- shell splits words.
+  local lens
+  for _, l in ipairs(lenses) do
+    if l.command and l.command.title == '▶ Run…' then
+      lens = l
+    end
+  end
+  if lens then
+    local input = vim.ui.input
+    vim.ui.input = function(_, on_confirm)
+      on_confirm("Q3 'north east'")
+    end
+    local client = (vim.lsp.get_clients or vim.lsp.get_active_clients)({ bufnr = sb })[1]
+    vim.lsp.commands['kiwi.runTool'](lens.command, { bufnr = sb, client_id = client.id })
+    vim.ui.input = input
+    local out = ''
+    vim.wait(timeout, function()
+      local b = vim.fn.bufnr('kiwi://output')
+      if b ~= -1 then
+        out = table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n')
+      end
+      return out:find("built ['Q3', 'north east']", 1, true) ~= nil
+    end, 100)
+    check('▶ Run… runs the script with the arguments typed', out:find("built ['Q3', 'north east']", 1, true) ~= nil, out)
+  end
 
   -- VS Code's custom agent file (issue 28, item 8): served on its own.
   vim.cmd('edit ' .. vim.fn.fnameescape(proj .. '/.github/agents/plan.agent.md'))

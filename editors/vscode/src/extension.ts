@@ -34,6 +34,13 @@ type CommandArg = {
   schema?: unknown;
   order?: unknown;
   parameters?: unknown;
+  /** `▶ Run on HOST`: the execution environment to run in (`ssh:HOST`). */
+  environment?: string;
+  /** A skill's script: its arguments, or the line the user typed (the server splits it). */
+  args?: string[];
+  argsLine?: string;
+  /** `▶ Run…` of a skill's script: ask for its arguments. */
+  askArgs?: boolean;
 };
 
 /** What kiwi.runTool returns: a RunResult (process or HTTP), or {error}. */
@@ -363,7 +370,10 @@ async function reportErrors<T>(f: () => Promise<T>): Promise<T | undefined> {
     return await f();
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
-    void vscode.window.showErrorMessage(message.startsWith('Kiwi') ? message : `Kiwi: ${message}`);
+    const shown = message.startsWith('Kiwi') ? message : `Kiwi: ${message}`;
+    // Also in the Kiwi output channel, beside the runs: a notification goes away.
+    output?.appendLine(`✗ ${shown}`);
+    void vscode.window.showErrorMessage(shown);
     return undefined;
   }
 }
@@ -377,6 +387,9 @@ async function askLensOf(target: CommandArg): Promise<CommandArg | undefined> {
     return undefined;
   }
   const uri = vscode.Uri.file(target.path);
+  // The lens provider answers only for a loaded document ("Illegal argument" otherwise): a
+  // skill's script run from its SKILL.md's lens is not open.
+  await vscode.workspace.openTextDocument(uri);
   const lenses = (await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', uri)) ?? [];
   return lenses
     .map((l) => l.command?.arguments?.[0] as CommandArg | undefined)
@@ -457,6 +470,28 @@ async function runTool(arg: CommandArg | undefined): Promise<RunResult | undefin
     const request: CommandArg = { id: target.id, path: target.path, uri: target.uri };
     if (parameters !== undefined) {
       request.parameters = parameters;
+    }
+    // What the lens asked for besides the parameters: where to run, a script's arguments.
+    if (target.environment !== undefined) {
+      request.environment = target.environment;
+    }
+    if (target.args !== undefined) {
+      request.args = target.args;
+    }
+    let argsLine = target.argsLine;
+    if (target.askArgs && argsLine === undefined && target.args === undefined) {
+      argsLine = await vscode.window.showInputBox({
+        title: `Kiwi: run ${describe(target)}`,
+        prompt: 'The arguments, as you would type them after the script in a shell (nothing is expanded)',
+        placeHolder: 'in.pdf "out file.pdf"',
+        ignoreFocusOut: true,
+      });
+      if (argsLine === undefined) {
+        return undefined; // cancelled: nothing runs
+      }
+    }
+    if (argsLine !== undefined) {
+      request.argsLine = argsLine;
     }
     const name = describe(target);
     const token = `kiwi-vscode-run-${process.pid}-${++runCounter}`;

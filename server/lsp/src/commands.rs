@@ -140,17 +140,31 @@ async fn run_tool(b: &Backend, arg: Json, token: Option<ProgressToken>) -> Resul
     let (ws, tool) = command_target(b, &arg)
         .await
         .map_err(jsonrpc::Error::invalid_params)?;
-    // A skill's script takes its arguments (`args`: a list of strings), not parameters.
+    // A skill's script takes its arguments (`args`: a list of strings, or `argsLine`: the
+    // line a user typed, split as a shell splits words), not parameters.
     let params = if kiwi_kernel::skill::script::is_script_tool(&tool) {
-        let args: Vec<String> = match arg.get("args") {
-            None | Some(Json::Null) => Vec::new(),
-            Some(Json::Array(a)) if a.iter().all(Json::is_string) => a
+        let args: Vec<String> = match (arg.get("args"), arg.get("argsLine")) {
+            (None | Some(Json::Null), Some(Json::String(line))) => {
+                kiwi_kernel::skill::script::split_args(line)
+                    .map_err(jsonrpc::Error::invalid_params)?
+            }
+            (None | Some(Json::Null), None | Some(Json::Null)) => {
+                if arg.get("askArgs").and_then(Json::as_bool) == Some(true) {
+                    return Err(jsonrpc::Error::invalid_params(format!(
+                        "▶ Run… asks for the arguments of {} and this editor sent none (kiwi's VS Code and Neovim packages ask): use ▶ Run, or `kiwi run {} -- ARGS`",
+                        tool.id,
+                        tool.path.display()
+                    )));
+                }
+                Vec::new()
+            }
+            (Some(Json::Array(a)), None | Some(Json::Null)) if a.iter().all(Json::is_string) => a
                 .iter()
                 .filter_map(|x| x.as_str().map(str::to_string))
                 .collect(),
-            Some(_) => {
+            _ => {
                 return Err(jsonrpc::Error::invalid_params(
-                    "`args` of a skill's script is a list of strings",
+                    "the arguments of a skill's script are `args`, a list of strings, or `argsLine`, one string",
                 ))
             }
         };

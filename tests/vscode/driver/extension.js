@@ -123,8 +123,26 @@ async function activate(context) {
       return l && l.length > 0 && l;
     });
     const titles = skillLenses.map((l) => l.command && l.command.title);
-    assert(titles.includes('▶ Run'), `lenses: ${titles}`);
-    return { text: text.slice(0, 800), lenses: titles };
+    assert(titles.includes('▶ Run') && titles.includes('▶ Run…'), `lenses: ${titles}`);
+    // ▶ Run… asks for the script's arguments (an input box; here the line is given as the
+    // box would give it): the server splits it as a shell splits words.
+    const channel = () => { const f = findChannelLog(logsRoot, api.outputChannelName); return f ? fs.readFileSync(f, 'utf8').slice(-2000) : '(no channel log)'; };
+    const plain = skillLenses.find((l) => l.command && l.command.title === '▶ Run').command.arguments[0];
+    const p = await withTimeout(vscode.commands.executeCommand('kiwi.runTool', plain), 30000, 'the script run');
+    assert(p && p.exit_code === 0 && p.stdout.includes('built []'), `result: ${JSON.stringify(p)}; the Kiwi channel: ${channel()}`);
+    const ask = skillLenses.find((l) => l.command && l.command.title === '▶ Run…').command.arguments[0];
+    assert(ask.askArgs === true, `▶ Run… argument: ${JSON.stringify(ask)}`);
+    const r = await withTimeout(vscode.commands.executeCommand('kiwi.runTool', { ...ask, argsLine: "Q3 'north east'" }), 30000, 'the script run with arguments');
+    assert(r && r.exit_code === 0 && r.stdout.includes("built ['Q3', 'north east']"), `result: ${JSON.stringify(r)}; the Kiwi channel: ${channel()}`);
+    return { text: text.slice(0, 800), lenses: titles, stdout: r.stdout };
+  });
+
+  await check('▶ Run on HOST: the run goes to the environment the lens names, not the local machine', async () => {
+    // No such host is configured: the server says so and runs nothing. The extension dropped
+    // the lens's environment, and the tool ran here (exit 3).
+    const r = await withTimeout(vscode.commands.executeCommand('kiwi.runTool', { id: 'text/fail', environment: 'ssh:kiwi-e2e-nohost' }), 30000, 'the run on a host');
+    assert(r && r.error && r.error.message.includes('kiwi-e2e-nohost') && r.exit_code === undefined, `result: ${JSON.stringify(r)}`);
+    return r.error.message;
   });
 
   let lenses;

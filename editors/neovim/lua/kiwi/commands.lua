@@ -743,7 +743,19 @@ end
 
 function M.register()
   vim.lsp.commands['kiwi.runTool'] = lens_command(function(client, argument, bufnr)
-    if argument.ask then
+    if argument.askArgs and argument.argsLine == nil and argument.args == nil then
+      -- `▶ Run…` of a skill's script: its arguments as typed after it in a shell (the server
+      -- splits them as a shell splits words; nothing is expanded).
+      local what = argument.path and vim.fn.fnamemodify(argument.path, ':t') or 'the script'
+      vim.ui.input({ prompt = 'Arguments for ' .. what .. ': ' }, function(line)
+        if line == nil then
+          return -- cancelled: nothing runs
+        end
+        local a = vim.deepcopy(argument)
+        a.argsLine = line
+        M.run(client, a, bufnr)
+      end)
+    elseif argument.ask then
       run_asking(client, argument, bufnr)
     else
       run_plain(client, argument, bufnr)

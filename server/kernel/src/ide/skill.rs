@@ -153,23 +153,39 @@ pub(super) fn code_lenses(ws: &Workspace, item: &Arc<Item>) -> Vec<Lens> {
     let Some(skill) = item.skill() else {
         return Vec::new();
     };
-    let mut out = Vec::new();
-    for (plan, range) in scripts(ws, item, skill) {
-        let arg = serde_json::json!({"path": plan.script.display().to_string()});
-        out.push(Lens {
+    scripts(ws, item, skill)
+        .into_iter()
+        .flat_map(|(plan, range)| run_lenses(&plan, range, "▶ Run".into()))
+        .collect()
+}
+
+/// The lenses of a skill's script at `range`: run it without arguments, run it with the
+/// arguments the client asks for (`askArgs`: it sends them back as `argsLine`, split by the
+/// server as a shell splits words), and its environment.
+fn run_lenses(plan: &ScriptPlan, range: TextRange, run: String) -> Vec<Lens> {
+    let arg = serde_json::json!({"path": plan.script.display().to_string()});
+    let mut ask = arg.clone();
+    ask["askArgs"] = serde_json::Value::Bool(true);
+    vec![
+        Lens {
             range,
-            title: "▶ Run".into(),
+            title: run,
             command: super::CMD_RUN_TOOL.into(),
             args: vec![arg.clone()],
-        });
-        out.push(Lens {
+        },
+        Lens {
+            range,
+            title: "▶ Run…".into(),
+            command: super::CMD_RUN_TOOL.into(),
+            args: vec![ask],
+        },
+        Lens {
             range,
             title: "⚙ Environment".into(),
             command: super::CMD_SHOW_ENV.into(),
             args: vec![arg],
-        });
-    }
-    out
+        },
+    ]
 }
 
 /// `▶ Run` on a script file of a skill opened on its own (not an item: the face asks).
@@ -177,21 +193,8 @@ pub fn script_lenses(ws: &Workspace, path: &Path) -> Vec<Lens> {
     let Ok(plan) = plan_script(ws, path) else {
         return Vec::new();
     };
-    let arg = serde_json::json!({"path": plan.script.display().to_string()});
-    vec![
-        Lens {
-            range: TextRange::empty(0),
-            title: format!("▶ Run ({})", plan.id()),
-            command: super::CMD_RUN_TOOL.into(),
-            args: vec![arg.clone()],
-        },
-        Lens {
-            range: TextRange::empty(0),
-            title: "⚙ Environment".into(),
-            command: super::CMD_SHOW_ENV.into(),
-            args: vec![arg],
-        },
-    ]
+    let run = format!("▶ Run ({})", plan.id());
+    run_lenses(&plan, TextRange::empty(0), run)
 }
 
 pub(super) fn document_links(item: &Item) -> Vec<DocLink> {

@@ -408,6 +408,14 @@ pub fn is_script_tool(item: &Item) -> bool {
     item.item_type == ItemType::Tool && item.script.as_deref() == Some(item.path.as_path())
 }
 
+/// A script's arguments typed as one line (what an editor asks for): split as a POSIX shell
+/// splits words (quotes and backslashes), nothing expanded, nothing run by a shell.
+pub fn split_args(line: &str) -> Result<Vec<String>, String> {
+    shlex::split(line).ok_or_else(|| {
+        format!("the arguments `{line}` have a quote that is not closed (they are split as a shell splits words)")
+    })
+}
+
 /// The request of a script's run: its arguments.
 pub fn request(args: &[String], environment: Option<String>) -> crate::exec::Request {
     crate::exec::Request {

@@ -375,7 +375,44 @@ fn the_language_server_hovers_lenses_and_runs_a_skills_script() {
     assert!(out.contains("args ['x', '{y}']"), "{out}");
     assert!(out.contains("key None") && !out.contains(CANARY.1), "{out}");
     assert_eq!(res["tool"], "report/scripts/hello.py");
+    // `▶ Run…`: the client asks for the arguments and sends the line typed, split by the
+    // server as a shell splits words; an unclosed quote is refused; none sent, the reason.
+    let ask = r_lens(lenses, "▶ Run…");
+    assert_eq!(ask["askArgs"], json!(true), "{ask}");
+    let mut with_line = ask.clone();
+    with_line["argsLine"] = json!("x 'y z' \\$HOME");
+    let r = lsp.request(
+        "workspace/executeCommand",
+        json!({"command": "kiwi.runTool", "arguments": [with_line]}),
+    );
+    let out = r["result"]["stdout"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{r}"));
+    assert!(out.contains("args ['x', 'y z', '$HOME']"), "{out}");
+    let mut open_quote = ask.clone();
+    open_quote["argsLine"] = json!("x 'y");
+    let r = lsp.request(
+        "workspace/executeCommand",
+        json!({"command": "kiwi.runTool", "arguments": [open_quote]}),
+    );
+    let msg = r["error"]["message"].as_str().unwrap_or_default();
+    assert!(msg.contains("not closed"), "{r}");
+    let r = lsp.request(
+        "workspace/executeCommand",
+        json!({"command": "kiwi.runTool", "arguments": [ask]}),
+    );
+    let msg = r["error"]["message"].as_str().unwrap_or_default();
+    assert!(msg.contains("asks for the arguments"), "{r}");
     lsp.assert_no_panic();
+}
+
+/// The argument of the lens titled `title`.
+fn r_lens(lenses: &[serde_json::Value], title: &str) -> serde_json::Value {
+    lenses
+        .iter()
+        .find(|l| l["command"]["title"] == title)
+        .unwrap_or_else(|| panic!("no {title} lens: {lenses:?}"))["command"]["arguments"][0]
+        .clone()
 }
 
 /// A TypeScript script runs under plain `node` (Node 24 strips its types; no tsx): the Node
