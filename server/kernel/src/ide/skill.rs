@@ -427,7 +427,8 @@ mod tests {
         let (_d, ws, item) = setup();
         let lenses = code_lenses(&ws, &item);
         let titles: Vec<&str> = lenses.iter().map(|l| l.title.as_str()).collect();
-        assert_eq!(titles, ["▶ Run", "⚙ Environment"]);
+        assert_eq!(titles, ["▶ Run", "▶ Run…", "⚙ Environment"]);
+        assert_eq!(lenses[1].args[0]["askArgs"], serde_json::json!(true));
         assert!(lenses[0].args[0]["path"]
             .as_str()
             .unwrap()
