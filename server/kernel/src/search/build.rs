@@ -1,9 +1,8 @@
 //! Building an index: from a workspace's items and the system catalogue, or from documents
 //! outside the workspace (a registry's lines).
 
-use super::{
-    meta, tokenize, Doc, ExternalDoc, Index, Meta, W_BODY, W_CATEGORY, W_DESC, W_NAME, W_TAGS,
-};
+use super::text::word_counts;
+use super::{meta, Doc, ExternalDoc, Index, Meta, W_BODY, W_CATEGORY, W_DESC, W_NAME, W_TAGS};
 use super::{squash, term_of};
 use crate::ids::{ItemType, Space};
 use crate::system;
@@ -35,10 +34,7 @@ impl Index {
                     (&tags, W_TAGS),
                     (body, W_BODY),
                 ];
-                let tokens: Vec<(String, f32)> = fields
-                    .iter()
-                    .flat_map(|(text, w)| tokenize(text).into_iter().map(move |t| (t, *w)))
-                    .collect();
+                let tokens = word_counts(&fields, W_NAME);
                 let winner = ws.winner_space(item.item_type, &item.id);
                 // Library modules and data files under tools/ are not tools: not searched.
                 let not_a_tool = item.tool().is_some_and(|t| !t.kind().is_runnable());
@@ -155,13 +151,13 @@ impl Index {
         meta: Meta,
         fields: &[(&str, f32)],
     ) {
-        let tokens = fields
-            .iter()
-            .flat_map(|(text, w)| tokenize(text).into_iter().map(move |t| (t, *w)));
+        let tokens = word_counts(fields, W_NAME);
         self.add_tokens(item_type, id, source, path, meta, tokens);
     }
 
-    /// Add a document from its tokens, in order, each with its field's weight.
+    /// Add a document from its words ([`word_counts`]: each distinct word in the order it
+    /// first appears, the sum of its weights, whether it was in a name, its count). Terms are
+    /// numbered in the order they first appear, as when every word was added in turn.
     fn add_tokens(
         &mut self,
         item_type: ItemType,
@@ -169,13 +165,13 @@ impl Index {
         source: Option<Space>,
         path: Option<PathBuf>,
         meta: Meta,
-        tokens: impl IntoIterator<Item = (String, f32)>,
+        words: Vec<(String, f32, bool, u32)>,
     ) {
         let doc_no = self.docs.len() as u32;
-        let mut tf: HashMap<u32, f32> = HashMap::new();
+        let mut tf: rustc_hash::FxHashMap<u32, f32> = Default::default();
         let mut name_terms = Vec::new();
         let mut len = 0.0;
-        for (tok, w) in tokens {
+        for (tok, w, in_name, n) in words {
             let t = match self.words.get(&tok) {
                 Some(&t) => t,
                 None => {
@@ -195,10 +191,10 @@ impl Index {
                 self.postings[t as usize].push(doc_no);
             }
             *e += w;
-            if w >= W_NAME {
+            if in_name {
                 name_terms.push(t);
             }
-            len += 1.0;
+            len += n as f32;
         }
         let mut tf: Vec<(u32, f32)> = tf.into_iter().collect();
         tf.sort_unstable_by_key(|(t, _)| *t);
