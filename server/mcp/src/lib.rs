@@ -548,6 +548,61 @@ mod tests {
         }
     }
 
+    /// A change the watcher sees before the session can hear of it (no `initialized` yet, no
+    /// listener) is told once it can: it was consumed unheard, and a client that wrote an
+    /// item right after `initialize` waited for a `list_changed` that never came (seen once
+    /// in the MCP protocol suite under load).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_change_before_initialized_is_told_after_it() {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+        let dir = tempfile::tempdir().unwrap();
+        let proj = dir.path().join("p");
+        std::fs::create_dir_all(proj.join(".ai/directives")).unwrap();
+        let host = kiwi_kernel::context::Host::for_tests(&[(
+            "KIWI_USERSPACE_DIR",
+            dir.path().join("u").to_str().unwrap(),
+        )]);
+        let server = KiwiServer::new(Service::new(Some(proj.clone()), host));
+        // Loaded before the session, as `kiwi mcp` warms it up.
+        let svc = server.service.clone();
+        tokio::task::spawn_blocking(move || svc.warm())
+            .await
+            .unwrap();
+        let (client, server_end) = tokio::io::duplex(1 << 16);
+        let (sr, sw) = tokio::io::split(server_end);
+        tokio::spawn(async move {
+            let _ = serve_io(server, sr, sw).await.map_err(|e| e.to_string());
+        });
+        let (r, mut w) = tokio::io::split(client);
+        let mut lines = BufReader::new(r).lines();
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}});
+        w.write_all(format!("{init}\n").as_bytes()).await.unwrap();
+        let _ = lines.next_line().await.unwrap().unwrap();
+        // The watcher looks (every 300 ms) while nobody can hear: a directive appears.
+        tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+        std::fs::write(
+            proj.join(".ai/directives/fresh.md"),
+            "# Fresh\n\n```xml\n<directive name=\"fresh\" version=\"1.0.0\">\n  <metadata>\n    <description>A fresh directive</description>\n  </metadata>\n  <process>\n    <step name=\"s\"><description>x</description></step>\n  </process>\n</directive>\n```\n",
+        )
+        .unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        w.write_all(format!("{note}\n").as_bytes()).await.unwrap();
+        let told = tokio::time::timeout(std::time::Duration::from_secs(5), async {
+            while let Ok(Some(line)) = lines.next_line().await {
+                let v: Json = serde_json::from_str(&line).unwrap();
+                if v["method"] == "notifications/prompts/list_changed" {
+                    return true;
+                }
+            }
+            false
+        })
+        .await;
+        assert_eq!(told, Ok(true), "no prompts/list_changed after initialized");
+    }
+
     #[tokio::test]
     async fn a_panic_becomes_an_error_result() {
         let r = guarded("search", async {

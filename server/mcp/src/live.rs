@@ -92,6 +92,11 @@ impl Live {
         self.peer = Some(peer);
     }
 
+    /// Whether a change can be told: a session began (`initialized`), or a listener waits.
+    fn can_hear(&self) -> bool {
+        self.peer.is_some() || !self.listeners.is_empty()
+    }
+
     pub fn set_level(&mut self, level: LoggingLevel) {
         self.level = Some(level);
     }
@@ -164,6 +169,11 @@ pub async fn watch(service: Arc<Service>, live: Arc<Mutex<Live>>, every: Duratio
     loop {
         if !std::mem::take(&mut first) {
             tokio::time::sleep(every).await;
+        }
+        // Nobody to tell yet (no `initialized`, no listener): a change looked at now would be
+        // taken as told and never be. The first look once someone can hear tells it.
+        if !lock(&live).can_hear() {
+            continue;
         }
         let svc = service.clone();
         let Ok(Ok(generation)) = tokio::task::spawn_blocking(move || svc.generation(None)).await
