@@ -23,9 +23,17 @@ description: Build a report. Use when asked for one.
 ---
 # Report
 
-Run `python scripts/build.py NAME`.
+Run `python scripts/build.py NAME`, or `uv run scripts/inline.py NAME`.
 MD
 printf 'import sys\nprint("built", sys.argv[1:])\n' >"$proj/.agents/skills/report/scripts/build.py"
+# A script with PEP 723 inline metadata: it runs through `uv run --script` (uv from PyPI under
+# target/uv, which tests/run.sh installs; offline, with the system's Python).
+printf '# /// script\n# requires-python = ">=3.8"\n# dependencies = []\n# ///\nimport sys\nprint("inline", sys.argv[1:])\n' \
+  >"$proj/.agents/skills/report/scripts/inline.py"
+if [ -x "$repo/target/uv/bin/uv" ]; then
+  export PATH="$repo/target/uv/bin:$PATH" UV_OFFLINE=1 UV_PYTHON_DOWNLOADS=never
+  export UV_CACHE_DIR="$work/uv-cache"
+fi
 # A neighbour of skills (issue 28, item 8): a VS Code custom agent with a `target` VS Code
 # does not know.
 mkdir -p "$proj/.github/agents"

@@ -48,6 +48,43 @@ local function main()
   for _, want in ipairs({ 'a script of the skill `report`', 'KIWI_PYTHON', proj .. '/.venv/bin/python' }) do
     check('hover on the script shows ' .. want, text and text:find(want, 1, true) ~= nil, text)
   end
+  -- A PEP 723 script: it runs through uv, and the hover says so with uv's place in the trail.
+  local inline = hover_at(buf, 'scripts/inline.py', 9)
+  for _, want in ipairs({ 'uv run --script', 'PEP 723' }) do
+    check('hover on the PEP 723 script shows ' .. want, inline and inline:find(want, 1, true) ~= nil, inline)
+  end
+  -- ▶ Run on it from the SKILL.md (through the LSP's run command): uv runs it.
+  local inline_lens
+  vim.wait(timeout, function()
+    local res = vim.lsp.buf_request_sync(buf, 'textDocument/codeLens', {
+      textDocument = { uri = vim.uri_from_bufnr(buf) },
+    }, 2000)
+    for _, r in pairs(res or {}) do
+      for _, l in ipairs(r.result or {}) do
+        local a = l.command and l.command.arguments and l.command.arguments[1]
+        if l.command.title == '▶ Run' and type(a) == 'table' and tostring(a.path):find('inline.py', 1, true) then
+          inline_lens = l
+        end
+      end
+    end
+    return inline_lens ~= nil
+  end, 100)
+  check('the SKILL.md has a ▶ Run lens on the PEP 723 script', inline_lens ~= nil)
+  if inline_lens then
+    local cmd = vim.deepcopy(inline_lens.command)
+    cmd.arguments[1].args = { 'Q4' }
+    local cl = (vim.lsp.get_clients or vim.lsp.get_active_clients)({ bufnr = buf })[1]
+    vim.lsp.commands['kiwi.runTool'](cmd, { bufnr = buf, client_id = cl.id })
+    local out = ''
+    vim.wait(timeout, function()
+      local b = vim.fn.bufnr('kiwi://output')
+      if b ~= -1 then
+        out = table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n')
+      end
+      return out:find("inline ['Q4']", 1, true) ~= nil
+    end, 100)
+    check('▶ Run of the PEP 723 script runs it through uv', out:find("inline ['Q4']", 1, true) ~= nil, out)
+  end
   local key = hover_at(buf, 'description:', 2)
   check('hover on description counts against its limit', key and key:find('/ 1024 characters', 1, true) ~= nil, key)
 

@@ -98,9 +98,13 @@ python3 -m venv --without-pip "$proj/.venv"
 # An Agent Skill with a script (issue 28): the server starts for its SKILL.md, whose hover on
 # the script shows the interpreter's trail.
 mkdir -p "$proj/.agents/skills/report/scripts"
-printf -- '---\nname: report\ndescription: Build a report. Use when asked for one.\n---\n# Report\n\nRun `python scripts/build.py NAME`.\n' \
+printf -- '---\nname: report\ndescription: Build a report. Use when asked for one.\n---\n# Report\n\nRun `python scripts/build.py NAME`, or `uv run scripts/inline.py NAME`.\n' \
   >"$proj/.agents/skills/report/SKILL.md"
 printf 'import sys\nprint("built", sys.argv[1:])\n' >"$proj/.agents/skills/report/scripts/build.py"
+# A script with PEP 723 inline metadata: it runs through `uv run --script` where uv is on the
+# PATH of VS Code's extension host (its login shell's).
+printf '# /// script\n# requires-python = ">=3.8"\n# dependencies = []\n# ///\nimport sys\nprint("inline", sys.argv[1:])\n' \
+  >"$proj/.agents/skills/report/scripts/inline.py"
 # Two skills naming each other and an AGENTS.md naming one (issue 28, item 4: references and
 # rename of a skill, its folder moved by VS Code).
 mkdir -p "$proj/.agents/skills/deploy" "$proj/.agents/skills/review"

@@ -142,7 +142,8 @@ async fn run_tool(b: &Backend, arg: Json, token: Option<ProgressToken>) -> Resul
         .map_err(jsonrpc::Error::invalid_params)?;
     // A skill's script takes its arguments (`args`: a list of strings, or `argsLine`: the
     // line a user typed, split as a shell splits words), not parameters.
-    let params = if kiwi_kernel::skill::script::is_script_tool(&tool) {
+    let is_script = kiwi_kernel::skill::script::is_script_tool(&tool);
+    let params = if is_script {
         let args: Vec<String> = match (arg.get("args"), arg.get("argsLine")) {
             (None | Some(Json::Null), Some(Json::String(line))) => {
                 kiwi_kernel::skill::script::split_args(line)
@@ -183,8 +184,19 @@ async fn run_tool(b: &Backend, arg: Json, token: Option<ProgressToken>) -> Resul
     };
     let t = tool.clone();
     // The kernel's one run path: a tool (or a link of its chain) with error-level
-    // diagnostics is refused, the diagnostics listed.
-    let plan = blocking(move || exec::prepare_item(&ws, &t, &req)).await?;
+    // diagnostics is refused, the diagnostics listed. A skill's script goes the way
+    // `kiwi run PATH` takes it: a pulled skill whose files drifted from the lock runs nothing,
+    // a PEP 723 script without uv says so.
+    let plan = blocking(move || {
+        if is_script {
+            let args = kiwi_kernel::skill::script::args_of(&req.params);
+            kiwi_kernel::skill::script::prepare(&ws, &t.path, &args, req.environment.clone())
+                .map(|(_, plan)| plan)
+        } else {
+            exec::prepare_item(&ws, &t, &req)
+        }
+    })
+    .await?;
     let plan = match plan {
         Ok(p) => p,
         Err(e) => return Ok(Some(run_error(&e))),

@@ -134,7 +134,24 @@ async function activate(context) {
     assert(ask.askArgs === true, `▶ Run… argument: ${JSON.stringify(ask)}`);
     const r = await withTimeout(vscode.commands.executeCommand('kiwi.runTool', { ...ask, argsLine: "Q3 'north east'" }), 30000, 'the script run with arguments');
     assert(r && r.exit_code === 0 && r.stdout.includes("built ['Q3', 'north east']"), `result: ${JSON.stringify(r)}; the Kiwi channel: ${channel()}`);
-    return { text: text.slice(0, 800), lenses: titles, stdout: r.stdout };
+    // The PEP 723 script: its hover says it runs through uv, and its ▶ Run runs it so.
+    const inlinePos = doc.positionAt(doc.getText().indexOf('scripts/inline.py') + 9);
+    const inline = await waitFor('a hover on the PEP 723 script', async () => {
+      const hovers = await vscode.commands.executeCommand('vscode.executeHoverProvider', uri, inlinePos);
+      const t = (hovers || []).flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : c.value))).join('\n');
+      return t.includes('uv run --script') && t.includes('PEP 723') && t;
+    }, 20000, 500);
+    const inlineLens = skillLenses.find((l) => l.command && l.command.title === '▶ Run' && String(l.command.arguments[0].path).endsWith('inline.py'));
+    assert(inlineLens, `no ▶ Run on the PEP 723 script: ${titles}`);
+    // Run through the LSP's command: uv runs it where VS Code's PATH has uv, else the reason
+    // names what is missing. (code-server's extension host takes PATH from the login shell,
+    // where the uv this suite installs under target/ is not: the Neovim suite runs it.)
+    const u = await withTimeout(vscode.commands.executeCommand('kiwi.runTool', { ...inlineLens.command.arguments[0], args: ['Q4'] }), 60000, 'the PEP 723 script run');
+    const ran = u && u.exit_code === 0 && u.stdout.includes("inline ['Q4']");
+    // The reason is `kiwi run`'s: the script declares PEP 723 metadata and uv is not on PATH.
+    const said = u && u.error && u.error.message.includes('PEP 723') && u.error.message.includes('`uv` is not on PATH') && u.exit_code === undefined;
+    assert(ran || said, `result: ${JSON.stringify(u)}; PATH=${process.env.PATH}`);
+    return { text: text.slice(0, 800), lenses: titles, stdout: r.stdout, inline: inline.slice(0, 300), inlineRun: ran ? u.stdout : u.error.message };
   });
 
   await check('▶ Run on HOST: the run goes to the environment the lens names, not the local machine', async () => {

@@ -408,6 +408,18 @@ pub fn is_script_tool(item: &Item) -> bool {
     item.item_type == ItemType::Tool && item.script.as_deref() == Some(item.path.as_path())
 }
 
+/// The arguments a [`request`] carries (`[]` when none).
+pub fn args_of(params: &serde_json::Value) -> Vec<String> {
+    params[ARGV]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// A script's arguments typed as one line (what an editor asks for): split as a POSIX shell
 /// splits words (quotes and backslashes), nothing expanded, nothing run by a shell.
 pub fn split_args(line: &str) -> Result<Vec<String>, String> {

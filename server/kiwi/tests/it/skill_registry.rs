@@ -127,6 +127,30 @@ fn skill_folder_published_by_one_user_pulled_verified_and_pinned_by_another() {
         "{err}"
     );
     fails(&bob, &["verify", "skill/pdf-forms"]);
+    // Its script run from the command line, or from the editor (the language server's run
+    // command, what ▶ Run sends): refused, nothing run.
+    let marker = bob.project.join("tampered-ran");
+    write(
+        &dst,
+        "scripts/fill.py",
+        &format!("open({:?}, 'w').write('x')\n", marker.display().to_string()),
+    );
+    let script = dst.join("scripts/fill.py");
+    let err = fails(&bob, &["run", script.to_str().unwrap()]);
+    assert!(err.contains("changed since"), "{err}");
+    let mut lsp = crate::common::lsp_with_env(
+        &bob.project,
+        &bob.space,
+        &[("HOME", bob.home.to_str().unwrap())],
+    );
+    let r = lsp.request(
+        "workspace/executeCommand",
+        serde_json::json!({"command": "kiwi.runTool", "arguments": [{"path": script}]}),
+    );
+    let msg = r["result"]["error"]["message"].as_str().unwrap_or_default();
+    assert!(msg.contains("changed since"), "{r}");
+    drop(lsp);
+    assert!(!marker.exists(), "the drifted script ran");
     // Restored by a pull that replaces the local edit (--force alone keeps an edit); then a
     // file slipped into the folder is caught too.
     bob.ok(&["pull", "skill/pdf-forms", "--overwrite-local"]);
