@@ -138,7 +138,7 @@ pub fn indexing(kiwi: &Path, project: &Path, user: &Path) -> Result<(Duration, f
 }
 
 pub fn run(kiwi: &Path, items: usize, runs: usize) -> Result<Vec<Figure>> {
-    let dir = std::env::temp_dir().join(format!("kiwi-bench-lsp-{items}"));
+    let dir = crate::scratch(&format!("kiwi-bench-lsp-{items}"))?;
     if !dir.join(".ai").is_dir() {
         generate(&dir, items)?;
     }

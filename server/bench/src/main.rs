@@ -345,6 +345,35 @@ impl std::fmt::Display for Value {
     }
 }
 
+/// Where the workloads are generated and kept between runs: `kiwi-bench-UID` in the
+/// temporary folder, this user's alone (mode 0700). A machine's `/tmp` is shared: a workload
+/// another user generated there is theirs to change (and git refuses a repository another
+/// user owns: CI failed on a registry workload an unprivileged run had left), so a folder of
+/// that name owned by someone else is refused, not used.
+pub fn scratch(name: &str) -> Result<PathBuf> {
+    scratch_in(&std::env::temp_dir(), name)
+}
+
+fn scratch_in(tmp: &Path, name: &str) -> Result<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    let base = tmp.join(format!("kiwi-bench-{uid}"));
+    match std::fs::DirBuilder::new().mode(0o700).create(&base) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e).with_context(|| format!("creating {}", base.display())),
+    }
+    let m = std::fs::symlink_metadata(&base)?;
+    if !m.is_dir() || m.uid() != uid || m.permissions().mode() & 0o077 != 0 {
+        bail!(
+            "{} is not a folder of this user's alone (uid {uid}, mode 0700): remove it, or set TMPDIR to another folder",
+            base.display()
+        );
+    }
+    Ok(base.join(name))
+}
+
 pub fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
@@ -404,7 +433,7 @@ fn kiwi_binary(kiwi: Option<PathBuf>) -> Result<PathBuf> {
 
 /// A generated workspace of `n` items under the temporary folder (made once, reused).
 pub fn workload(n: usize) -> Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("kiwi-bench-{n}"));
+    let dir = scratch(&format!("kiwi-bench-{n}"))?;
     // The generator's version: a workspace from an older generator is made again.
     let stamp = dir.join(".kiwi-bench-gen");
     if std::fs::read_to_string(&stamp).ok().as_deref() != Some(GEN_VERSION) {
@@ -625,7 +654,7 @@ Runs the {cat} workflow over the given target.
 /// Per-file parse time of each kind: median over rounds of the mean per file.
 fn parse_bench(items: usize, rounds: usize) -> Result<()> {
     use kiwi_kernel::ids::{ItemType, Space};
-    let dir = std::env::temp_dir().join(format!("kiwi-bench-parse-{items}"));
+    let dir = scratch(&format!("kiwi-bench-parse-{items}"))?;
     if !dir.join(".ai").is_dir() {
         generate(&dir, items)?;
     }
@@ -680,4 +709,25 @@ fn parse_bench(items: usize, rounds: usize) -> Result<()> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod scratch_tests {
+    /// The scratch folder is this user's alone: made 0700, and one that others may write
+    /// (or that another user owns) is refused rather than used.
+    #[test]
+    fn the_scratch_folder_is_this_users_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let p = super::scratch_in(tmp.path(), "kiwi-bench-7").unwrap();
+        let base = p.parent().unwrap().to_path_buf();
+        assert_eq!(
+            std::fs::metadata(&base).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
+        assert_eq!(super::scratch_in(tmp.path(), "x").unwrap(), base.join("x"));
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let e = super::scratch_in(tmp.path(), "x").unwrap_err().to_string();
+        assert!(e.contains("this user's alone"), "{e}");
+    }
 }

@@ -109,7 +109,7 @@ fn value_of(v: Fig) -> f64 {
 
 /// The real-shaped workload of `n` item files: `(project, every root of its files)`.
 pub fn workload(n: usize) -> Result<(PathBuf, PathBuf)> {
-    let root = std::env::temp_dir().join(format!("kiwi-bench-real-{n}"));
+    let root = crate::scratch(&format!("kiwi-bench-real-{n}"))?;
     let stamp = root.join(".kiwi-bench-gen");
     if std::fs::read_to_string(&stamp).ok().as_deref() != Some(GEN_VERSION) {
         if root.exists() {

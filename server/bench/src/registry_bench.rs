@@ -106,7 +106,7 @@ fn add_version(reg: &Path, i: usize, version: &str) -> Result<()> {
 
 /// A registry of `n` items under the temporary folder (made once, reused).
 fn registry(n: usize) -> Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("kiwi-bench-registry-{n}"));
+    let dir = crate::scratch(&format!("kiwi-bench-registry-{n}"))?;
     let stamp = dir.join(".git/kiwi-bench-gen");
     if std::fs::read_to_string(&stamp).ok().as_deref() == Some("1") {
         return Ok(dir);
@@ -140,7 +140,7 @@ pub fn run(kiwi: &Path, n: usize, runs: usize) -> Result<Vec<Figure>> {
         .canonicalize()
         .with_context(|| format!("{}", kiwi.display()))?;
     let reg = registry(n)?;
-    let work = std::env::temp_dir().join(format!("kiwi-bench-registry-{n}-user"));
+    let work = crate::scratch(&format!("kiwi-bench-registry-{n}-user"))?;
     let _ = std::fs::remove_dir_all(&work);
     let (us, project) = (work.join("userspace"), work.join("project"));
     std::fs::create_dir_all(project.join(".ai"))?;

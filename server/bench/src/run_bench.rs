@@ -67,7 +67,7 @@ pub fn overhead(kiwi: &Path, runs: usize) -> Result<f64> {
 }
 
 pub fn run(kiwi: &Path, runs: usize, flood_mb: usize) -> Result<Vec<Figure>> {
-    let dir = std::env::temp_dir().join(format!("kiwi-bench-run-{}", std::process::id()));
+    let dir = crate::scratch(&format!("kiwi-bench-run-{}", std::process::id()))?;
     let tools = dir.join(".ai/tools/bench");
     std::fs::create_dir_all(&tools)?;
     std::fs::create_dir_all(dir.join("user"))?;

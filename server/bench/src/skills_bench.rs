@@ -84,7 +84,7 @@ fn renamed(text: &str, name: &str) -> String {
 
 /// A project of `n` skills under the temporary folder (made once, reused).
 pub fn workload(n: usize) -> Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("kiwi-bench-skills-{n}"));
+    let dir = crate::scratch(&format!("kiwi-bench-skills-{n}"))?;
     let stamp = dir.join(".kiwi-bench-gen");
     if std::fs::read_to_string(&stamp).ok().as_deref() == Some(GEN_VERSION) {
         return Ok(dir);
