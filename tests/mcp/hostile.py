@@ -809,7 +809,11 @@ def rootless_podman(prefix, env):
     except Exception as e:  # noqa: BLE001
         return f"podman failed: {e}"
     if p.returncode != 0 or p.stdout.decode().strip() != "true":
-        return f"rootless podman does not answer: {p.stderr.decode(errors='replace')[-200:]}"
+        # The line that says why (podman's `Error:` line), not the warning it logs before it;
+        # one line, as the skip list shows it.
+        lines = [l.strip() for l in p.stderr.decode(errors="replace").splitlines() if l.strip()]
+        why = next((l for l in lines if l.lower().startswith("error")), lines[-1] if lines else f"exit {p.returncode}")
+        return f"rootless podman does not answer: {why[:300]}"
     return None
 
 
