@@ -32,6 +32,19 @@ local function hover_at(buf, needle, plus)
   return text
 end
 
+--- Wait until the run output buffer (kiwi://output) shows `want`: whether it did, and its text.
+local function output_shows(want)
+  local out = ''
+  vim.wait(timeout, function()
+    local b = vim.fn.bufnr('kiwi://output')
+    if b ~= -1 then
+      out = table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n')
+    end
+    return out:find(want, 1, true) ~= nil
+  end, 100)
+  return out:find(want, 1, true) ~= nil, out
+end
+
 local function main()
   vim.cmd('edit ' .. vim.fn.fnameescape(file))
   local buf = vim.api.nvim_get_current_buf()
@@ -75,15 +88,8 @@ local function main()
     cmd.arguments[1].args = { 'Q4' }
     local cl = (vim.lsp.get_clients or vim.lsp.get_active_clients)({ bufnr = buf })[1]
     vim.lsp.commands['kiwi.runTool'](cmd, { bufnr = buf, client_id = cl.id })
-    local out = ''
-    vim.wait(timeout, function()
-      local b = vim.fn.bufnr('kiwi://output')
-      if b ~= -1 then
-        out = table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n')
-      end
-      return out:find("inline ['Q4']", 1, true) ~= nil
-    end, 100)
-    check('▶ Run of the PEP 723 script runs it through uv', out:find("inline ['Q4']", 1, true) ~= nil, out)
+    local ok, out = output_shows("inline ['Q4']")
+    check('▶ Run of the PEP 723 script runs it through uv', ok, out)
   end
   local key = hover_at(buf, 'description:', 2)
   check('hover on description counts against its limit', key and key:find('/ 1024 characters', 1, true) ~= nil, key)
@@ -121,15 +127,8 @@ local function main()
     local client = (vim.lsp.get_clients or vim.lsp.get_active_clients)({ bufnr = sb })[1]
     vim.lsp.commands['kiwi.runTool'](lens.command, { bufnr = sb, client_id = client.id })
     vim.ui.input = input
-    local out = ''
-    vim.wait(timeout, function()
-      local b = vim.fn.bufnr('kiwi://output')
-      if b ~= -1 then
-        out = table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n')
-      end
-      return out:find("built ['Q3', 'north east']", 1, true) ~= nil
-    end, 100)
-    check('▶ Run… runs the script with the arguments typed', out:find("built ['Q3', 'north east']", 1, true) ~= nil, out)
+    local ok, out = output_shows("built ['Q3', 'north east']")
+    check('▶ Run… runs the script with the arguments typed', ok, out)
   end
 
   -- VS Code's custom agent file (issue 28, item 8): served on its own.

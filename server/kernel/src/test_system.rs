@@ -79,12 +79,7 @@ fn answers(bin: &str) -> Result<(), String> {
         _ => return Ok(()),
     };
     cell.get_or_init(|| {
-        let path = std::env::var_os("PATH").unwrap_or_default();
-        let program = std::env::split_paths(&path)
-            .chain(SYSTEM_DIRS.iter().map(Into::into))
-            .map(|d| d.join(bin))
-            .find(|p| is_executable(p))
-            .ok_or_else(|| format!("`{bin}` is not found"))?;
+        let program = find(bin).ok_or_else(|| format!("`{bin}` is not found"))?;
         let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
         crate::exec::environments::probes::run_short(
             &program,
@@ -99,10 +94,16 @@ fn answers(bin: &str) -> Result<(), String> {
 
 /// Whether `bin` is on `PATH` or in the usual system folders.
 pub fn installed(bin: &str) -> bool {
+    find(bin).is_some()
+}
+
+/// Where `bin` is: the first of `PATH`, then the usual system folders, that holds it.
+fn find(bin: &str) -> Option<std::path::PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .chain(SYSTEM_DIRS.iter().map(Into::into))
-        .any(|d| is_executable(&d.join(bin)))
+        .map(|d| d.join(bin))
+        .find(|p| is_executable(p))
 }
 
 fn is_executable(p: &Path) -> bool {

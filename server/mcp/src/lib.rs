@@ -492,17 +492,15 @@ where
 mod tests {
     use super::*;
 
-    /// Issue 16, point 10: a request whose params have the wrong shape is answered
-    /// -32602 (invalid params) with its id, a malformed request -32600; never -32601.
-    #[tokio::test]
-    async fn malformed_params_are_invalid_params() {
+    type Lines =
+        tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>;
+
+    /// `server` on an in-memory pipe, answered `initialize` (not sent `initialized`): the
+    /// client's lines and its writer.
+    async fn initialized_up_to(
+        server: KiwiServer,
+    ) -> (Lines, tokio::io::WriteHalf<tokio::io::DuplexStream>) {
         use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-        let dir = tempfile::tempdir().unwrap();
-        let host = kiwi_kernel::context::Host::for_tests(&[(
-            "KIWI_USERSPACE_DIR",
-            dir.path().join("u").to_str().unwrap(),
-        )]);
-        let server = KiwiServer::new(Service::new(None, host));
         let (client, server_end) = tokio::io::duplex(1 << 16);
         let (sr, sw) = tokio::io::split(server_end);
         tokio::spawn(async move {
@@ -515,6 +513,21 @@ mod tests {
             "clientInfo": {"name": "t", "version": "1"}}});
         w.write_all(format!("{init}\n").as_bytes()).await.unwrap();
         let _ = lines.next_line().await.unwrap().unwrap();
+        (lines, w)
+    }
+
+    /// Issue 16, point 10: a request whose params have the wrong shape is answered
+    /// -32602 (invalid params) with its id, a malformed request -32600; never -32601.
+    #[tokio::test]
+    async fn malformed_params_are_invalid_params() {
+        use tokio::io::AsyncWriteExt;
+        let dir = tempfile::tempdir().unwrap();
+        let host = kiwi_kernel::context::Host::for_tests(&[(
+            "KIWI_USERSPACE_DIR",
+            dir.path().join("u").to_str().unwrap(),
+        )]);
+        let server = KiwiServer::new(Service::new(None, host));
+        let (mut lines, mut w) = initialized_up_to(server).await;
         let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         w.write_all(format!("{note}\n").as_bytes()).await.unwrap();
         for (bad, code) in [
@@ -554,7 +567,7 @@ mod tests {
     /// in the MCP protocol suite under load).
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_change_before_initialized_is_told_after_it() {
-        use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+        use tokio::io::AsyncWriteExt;
         let dir = tempfile::tempdir().unwrap();
         let proj = dir.path().join("p");
         std::fs::create_dir_all(proj.join(".ai/directives")).unwrap();
@@ -568,18 +581,7 @@ mod tests {
         tokio::task::spawn_blocking(move || svc.warm())
             .await
             .unwrap();
-        let (client, server_end) = tokio::io::duplex(1 << 16);
-        let (sr, sw) = tokio::io::split(server_end);
-        tokio::spawn(async move {
-            let _ = serve_io(server, sr, sw).await.map_err(|e| e.to_string());
-        });
-        let (r, mut w) = tokio::io::split(client);
-        let mut lines = BufReader::new(r).lines();
-        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"}}});
-        w.write_all(format!("{init}\n").as_bytes()).await.unwrap();
-        let _ = lines.next_line().await.unwrap().unwrap();
+        let (mut lines, mut w) = initialized_up_to(server).await;
         // The watcher looks (every 300 ms) while nobody can hear: a directive appears.
         tokio::time::sleep(std::time::Duration::from_millis(700)).await;
         std::fs::write(
