@@ -14,6 +14,8 @@ lean="${KIWI_TEST_LEAN:-0}"
 # Downloads stay under target/: pip's and npm's caches too (cargo's crates go where cargo
 # keeps them, ~/.cargo/registry, as for any cargo build).
 export PIP_CACHE_DIR="$PWD/target/cache/pip" npm_config_cache="$PWD/target/cache/npm"
+# Python keeps its bytecode under target/ too, not beside the test scripts in the checkout.
+export PYTHONPYCACHEPREFIX="$PWD/target/cache/pycache"
 
 # System packages: installed with apt-get as root (CI), or through sudo when it needs no
 # password. Otherwise (a newcomer's unprivileged run) each part that needs a missing package is

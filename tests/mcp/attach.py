@@ -18,6 +18,7 @@ here (the editor) and the official MCP Python SDK (the agent):
 import asyncio
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -135,8 +136,7 @@ def logged(text):
     return lambda n: n["method"] == "window/logMessage" and text in n["params"]["message"]
 
 
-async def main():
-    tmp = Path(tempfile.mkdtemp(prefix="kiwi-attach-"))
+async def main(tmp):
     proj = tmp / "proj"
     (proj / ".ai/tools/test").mkdir(parents=True)
     (proj / ".ai/tools/test/slow.yaml").write_text(SLOW_TOOL)
@@ -287,10 +287,13 @@ async def main():
 
 
 if __name__ == "__main__":
+    tmp = Path(tempfile.mkdtemp(prefix="kiwi-attach-"))
     try:
-        asyncio.run(main())
+        asyncio.run(main(tmp))
     except Exception:
         traceback.print_exc()
         failed += 1
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)

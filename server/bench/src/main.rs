@@ -374,6 +374,16 @@ fn scratch_in(tmp: &Path, name: &str) -> Result<PathBuf> {
     Ok(base.join(name))
 }
 
+/// Copy a file into a workload as a new file of this user's (mode from the umask), not
+/// with the source's permissions as `std::fs::copy` does: the corpus's files are read-only
+/// (0444), and a workload rewrites some of its copies (the skills bench renames each
+/// `SKILL.md`), which only root could do to a read-only copy.
+pub fn copy_writable(from: &Path, to: &Path) -> Result<u64> {
+    let bytes = std::fs::read(from).with_context(|| format!("reading {}", from.display()))?;
+    std::fs::write(to, &bytes).with_context(|| format!("writing {}", to.display()))?;
+    Ok(bytes.len() as u64)
+}
+
 pub fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
@@ -729,5 +739,20 @@ mod scratch_tests {
         std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o777)).unwrap();
         let e = super::scratch_in(tmp.path(), "x").unwrap_err().to_string();
         assert!(e.contains("this user's alone"), "{e}");
+    }
+
+    /// A workload's copy of a read-only corpus file is this user's to rewrite (the
+    /// unprivileged run failed on the skills bench's rename of a copied 0444 `SKILL.md`).
+    #[test]
+    fn a_copy_of_a_read_only_file_can_be_rewritten() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let (from, to) = (tmp.path().join("from"), tmp.path().join("to"));
+        std::fs::write(&from, "x").unwrap();
+        std::fs::set_permissions(&from, std::fs::Permissions::from_mode(0o444)).unwrap();
+        assert_eq!(super::copy_writable(&from, &to).unwrap(), 1);
+        let mode = std::fs::metadata(&to).unwrap().permissions().mode();
+        assert!(mode & 0o200 != 0, "the copy is not writable: {mode:o}");
+        assert_eq!(std::fs::read_to_string(&to).unwrap(), "x");
     }
 }

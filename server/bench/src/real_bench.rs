@@ -179,8 +179,7 @@ pub fn generate(root: &Path, n: usize) -> Result<()> {
         if let Some(p) = to.parent() {
             std::fs::create_dir_all(p)?;
         }
-        std::fs::copy(from, to)
-            .with_context(|| format!("copying {} to {}", from.display(), to.display()))?;
+        crate::copy_writable(from, to)?;
         Ok(())
     };
     // rye's system space, as it is.

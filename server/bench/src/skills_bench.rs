@@ -55,7 +55,7 @@ fn copy_tree(from: &Path, to: &Path) -> Result<u64> {
         if t.is_dir() {
             bytes += copy_tree(&e.path(), &dest)?;
         } else if t.is_file() {
-            bytes += std::fs::copy(e.path(), &dest)?;
+            bytes += crate::copy_writable(&e.path(), &dest)?;
         }
     }
     Ok(bytes)
