@@ -24,6 +24,7 @@ use names::{check_declared_name, check_script_confined, check_shadowing};
 pub use names::{ryeos_category_folder, script_refusal};
 use paths::check_paths;
 pub use paths::folder_of;
+pub(crate) use paths::home_path as is_home_path;
 use references::{
     check_directive_references, check_grants_match_something, check_knowledge_references,
 };

@@ -34,7 +34,7 @@ pub fn folder_of(ws: &Workspace, item: &Item, name: &str) -> Option<std::path::P
 
 /// `/home/NAME/...`, `/Users/NAME/...` or `C:\Users\NAME\...`: a path that exists on one
 /// person's machine.
-fn home_path(s: &str) -> bool {
+pub(crate) fn home_path(s: &str) -> bool {
     let s = s.trim();
     let unix = ["/home/", "/Users/"]
         .iter()
@@ -54,13 +54,10 @@ pub(super) fn check_paths(ws: &Workspace, item: &Arc<Item>, out: &mut Vec<Diagno
     if item.is_builtin() {
         return;
     }
-    // E412: every string of the file's values (a YAML file whole, else the fields).
-    let whole;
+    // E412: every string of the file's values (a YAML file whole, found by its parse, else
+    // the fields).
     let values: Vec<&Value> = match tool.format {
-        crate::tool::ToolFormat::Yaml => {
-            whole = crate::yaml::parse(item.text(), 0).value;
-            whole.iter().collect()
-        }
+        crate::tool::ToolFormat::Yaml => tool.home_paths.iter().collect(),
         crate::tool::ToolFormat::Python | crate::tool::ToolFormat::Javascript => {
             tool.fields.iter().map(|f| &f.value).collect()
         }

@@ -49,11 +49,7 @@ pub fn apply(
         .iter()
         .enumerate()
         .filter(|(_, l)| !l.is_builtin() && is_yaml(&l.path))
-        .filter_map(|(i, l)| {
-            let doc = crate::yaml::parse(l.text(), 0);
-            let a = doc.value?.get("anchor")?.clone();
-            matches!(a.kind, ValueKind::Map(_)).then_some((i, a))
-        })
+        .filter_map(|(i, l)| Some((i, l.tool()?.anchor.as_deref()?.clone())))
         .collect();
     let (at, cfg) = anchors.first()?;
     let tool_dir = tool.path.parent()?;

@@ -196,6 +196,13 @@ pub struct ToolFile {
     pub ryeos_terminal: Option<String>,
     /// Read from a `# ryeos-tool:` comment header (a ryeos Python tool).
     pub ryeos_header: bool,
+    /// A YAML tool's top-level `anchor:` mapping, kept from the parse: the chains of every
+    /// tool that runs on this one read it ([`crate::env::anchor`]), and parsing the file
+    /// again for each of them was a tenth of indexing.
+    pub anchor: Option<Box<Value>>,
+    /// Every string of a YAML tool's document that is a path into one person's home folder
+    /// (E412), found while the document is parsed: the check reads them from here.
+    pub home_paths: Vec<Value>,
 }
 
 impl ToolFile {
@@ -292,6 +299,8 @@ pub(crate) fn parse_python_with(
         diagnostics,
         ryeos_terminal: None,
         ryeos_header: false,
+        anchor: None,
+        home_paths: Vec::new(),
     };
     if !tool.declares_anything() {
         if let Some(header) = ryeos_tool_header(text) {
@@ -385,6 +394,8 @@ pub(crate) fn parse_javascript_with(text: &str, file_checks: bool) -> ToolFile {
         diagnostics,
         ryeos_terminal: None,
         ryeos_header: false,
+        anchor: None,
+        home_paths: Vec::new(),
     };
     if file_checks && tool.declares_anything() {
         let unreadable: Vec<TextRange> = tool
@@ -436,6 +447,20 @@ pub(crate) fn parse_yaml_with(
         .and_then(|t| t.get("kind"))
         .and_then(Value::as_str)
         .map(str::to_string);
+    let anchor = doc
+        .value
+        .as_ref()
+        .and_then(|v| v.get("anchor"))
+        .filter(|a| matches!(a.kind, ValueKind::Map(_)))
+        .map(|a| Box::new(a.clone()));
+    let mut home_paths = Vec::new();
+    if let Some(v) = &doc.value {
+        v.walk(&mut |x| {
+            if x.as_str().is_some_and(crate::check::is_home_path) {
+                home_paths.push(x.clone());
+            }
+        });
+    }
     match &doc.value {
         Some(Value {
             kind: ValueKind::Map(entries),
@@ -475,6 +500,8 @@ pub(crate) fn parse_yaml_with(
         diagnostics,
         ryeos_terminal,
         ryeos_header: false,
+        anchor,
+        home_paths,
     };
     if file_checks {
         checks::check(&mut tool, text, &unreadable);
