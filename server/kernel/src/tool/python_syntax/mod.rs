@@ -158,6 +158,9 @@ mod tests {
             "async def f(s):\n    async with s.lock() as l:\n        async for x in s.rows():\n            await l.put(await x.json())\n    return await s.close()\n",
             "@app.get('/')\nasync def root():\n    pass\n",
             "s = f\"{d['a']} {x:>10}\" if 0 else f'{d[\"a\"]!r}' + f\"{'}'}\"\n",
+            // Digits grouped with underscores; soft keywords used as names.
+            "n = 1_000_000 + 0xf_f if 0 else 1_0.2_5e1_0 + 0b1_0\n",
+            "match = re.match(p, s)\nif match:\n    match.group(1)\ncase = 1; type = str\ntype(x).__name__\nmatch += 1\n",
         ] {
             assert!(surely_valid(ok), "{ok:?}");
         }
@@ -182,6 +185,10 @@ mod tests {
             "x = [1, 2)\n",
             "x = 007\n",
             "x = 1__0\n",
+            "x = 1_\n",
+            "x = 1_000_\n",
+            "match = \n",
+            "type(x) = 1\n",
             "for x in :\n    pass\n",
             "class :\n    pass\n",
             "x = f'{}'\n",

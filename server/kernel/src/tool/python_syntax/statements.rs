@@ -114,6 +114,15 @@ impl Parser<'_, '_> {
                     _ => None,
                 }
             }
+            // A soft keyword used as a name (`match = re.match(...)`, `match.group(1)`,
+            // `type(x)`): what follows it cannot start a `match` subject, a `case` pattern or
+            // a type alias's name.
+            Tok::Name("match" | "case") if soft_keyword_as_name(self.peek2(), false) => {
+                self.simple_statements()
+            }
+            Tok::Name("type") if soft_keyword_as_name(self.peek2(), true) => {
+                self.simple_statements()
+            }
             // Soft keywords and forms left to tree-sitter.
             Tok::Name("async" | "match" | "case" | "type") => None,
             // Python 2's `print x` and `exec code` are statements to tree-sitter.
@@ -386,5 +395,38 @@ impl Parser<'_, '_> {
             }
         }
         Some(())
+    }
+}
+
+/// Whether a soft keyword (`match`, `case`, `type`) at the start of a statement is a plain
+/// name, from the token after it: an assignment, an attribute, the end of the statement. A
+/// `match` subject or a `case` pattern may start with `(`, `[`, `-` or `*`; after `type` a
+/// type alias needs a name, so any operator (`type(x)`, `type[int]`) makes it a name.
+fn soft_keyword_as_name(next: Tok<'_>, is_type: bool) -> bool {
+    match next {
+        Tok::Newline => true,
+        Tok::Op(op) => {
+            is_type
+                || matches!(
+                    op,
+                    "=" | "."
+                        | ";"
+                        | ","
+                        | "+="
+                        | "-="
+                        | "*="
+                        | "/="
+                        | "//="
+                        | "%="
+                        | "**="
+                        | ">>="
+                        | "<<="
+                        | "&="
+                        | "|="
+                        | "^="
+                        | "@="
+                )
+        }
+        _ => false,
     }
 }

@@ -189,7 +189,16 @@ fn number(b: &[u8], mut i: usize) -> Option<usize> {
         i += 1;
     }
     let s = std::str::from_utf8(&b[start..i]).ok()?;
-    let digits = |d: &str, radix: u32| !d.is_empty() && d.chars().all(|c| c.is_digit(radix));
+    // Digits of the radix, with single underscores between two of them (`1_000_000`).
+    let digits = |d: &str, radix: u32| {
+        let b = d.as_bytes();
+        let digit = |k: usize| (b[k] as char).is_digit(radix);
+        !b.is_empty()
+            && (0..b.len()).all(|k| {
+                digit(k)
+                    || (b[k] == b'_' && k > 0 && k + 1 < b.len() && digit(k - 1) && digit(k + 1))
+            })
+    };
     let lower = s.to_ascii_lowercase();
     let ok = if let Some(d) = lower.strip_prefix("0x") {
         digits(d, 16)
