@@ -716,6 +716,14 @@ async def client_goes_away(s: Suite, params, errlog, env: str, marker: str):
     await s.probe(env, "the client goes away with tools running (close stdin, wait, SIGTERM)", scenario())
 
 
+def podman_why(p):
+    """Why podman failed, on one line as the skip list shows it: its `Error:` line, not the
+    warning it logs before it (the unprivileged run's skip line quoted that warning's tail)."""
+    lines = [l.strip() for l in p.stderr.decode(errors="replace").splitlines() if l.strip()]
+    why = next((l for l in lines if l.lower().startswith("error")), lines[-1] if lines else f"exit {p.returncode}")
+    return why[:300]
+
+
 def container_works():
     if not shutil.which("podman"):
         return "podman is not installed"
@@ -726,7 +734,7 @@ def container_works():
     except Exception as e:  # noqa: BLE001
         return f"podman failed: {e}"
     if p.returncode != 0:
-        return f"podman cannot run a container here: {p.stderr.decode(errors='replace')[-200:]}"
+        return f"podman cannot run a container here: {podman_why(p)}"
     return None
 
 
@@ -809,11 +817,7 @@ def rootless_podman(prefix, env):
     except Exception as e:  # noqa: BLE001
         return f"podman failed: {e}"
     if p.returncode != 0 or p.stdout.decode().strip() != "true":
-        # The line that says why (podman's `Error:` line), not the warning it logs before it;
-        # one line, as the skip list shows it.
-        lines = [l.strip() for l in p.stderr.decode(errors="replace").splitlines() if l.strip()]
-        why = next((l for l in lines if l.lower().startswith("error")), lines[-1] if lines else f"exit {p.returncode}")
-        return f"rootless podman does not answer: {why[:300]}"
+        return f"rootless podman does not answer: {podman_why(p)}"
     return None
 
 

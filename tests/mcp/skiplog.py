@@ -5,7 +5,8 @@ import os
 
 
 def skipped(suite: str, what: str) -> None:
-    line = f"{suite}: {what}"
+    # One line each: the list at the end of the run is read line by line.
+    line = " ".join(f"{suite}: {what}".split())
     print(f"SKIPPED: {line}", flush=True)
     log = os.environ.get("KIWI_SKIP_LOG")
     if log:

@@ -188,6 +188,8 @@ pub const SKIP_LOG: &str = "KIWI_SKIP_LOG";
 
 /// A test skips: its line on stderr, and in `$KIWI_SKIP_LOG` (with the test's name) when set.
 pub fn skipped(line: &str) {
+    // One line each: the list at the end of the run is read line by line.
+    let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
     eprintln!("{line}");
     if let Some(log) = std::env::var_os(SKIP_LOG) {
         use std::io::Write;
