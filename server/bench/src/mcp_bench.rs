@@ -22,7 +22,7 @@ fn spawn(kiwi: &Path, project: &Path) -> Result<McpClient> {
 }
 
 /// The bench's user space for a generated workspace (next to it).
-fn userspace(project: &Path) -> std::path::PathBuf {
+pub(crate) fn userspace(project: &Path) -> std::path::PathBuf {
     let mut name = project.file_name().unwrap_or_default().to_os_string();
     name.push("-userspace");
     project.with_file_name(name)
