@@ -16,6 +16,64 @@ pub fn tokenize(text: &str) -> Vec<String> {
 /// index built over every item's text splits some ten million words at 10,000 items.
 pub fn for_each_token(text: &str, f: &mut dyn FnMut(&str)) {
     let mut lower = String::new();
+    // Runs between ASCII bytes that are not letters or digits: a run of ASCII (most of every
+    // text) is split a byte at a time; one with other characters goes through `by_chars`,
+    // which splits on every character that is not alphanumeric (the two agree: the test
+    // `the_byte_path_splits_as_the_char_path`).
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i].is_ascii() && !bytes[i].is_ascii_alphanumeric() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut ascii = true;
+        let mut upper = false;
+        while i < bytes.len() && !(bytes[i].is_ascii() && !bytes[i].is_ascii_alphanumeric()) {
+            ascii &= bytes[i].is_ascii();
+            upper |= bytes[i].is_ascii_uppercase();
+            i += 1;
+        }
+        // (A run ends at an ASCII byte or the end: a character boundary.)
+        let run = &text[start..i];
+        if !ascii {
+            by_chars(run, &mut lower, f);
+        } else if run.len() <= 40 {
+            if upper {
+                ascii_camel(run.as_bytes(), &mut lower, f);
+            } else {
+                f(run);
+            }
+        }
+    }
+}
+
+/// An ASCII word with an uppercase letter, split at its camel-case boundaries (as
+/// `by_chars` does) and each part lowercased.
+fn ascii_camel(w: &[u8], lower: &mut String, f: &mut dyn FnMut(&str)) {
+    let mut emit = |part: &[u8], f: &mut dyn FnMut(&str)| {
+        lower.clear();
+        lower.extend(part.iter().map(|b| char::from(b.to_ascii_lowercase())));
+        f(lower);
+    };
+    let mut start = 0;
+    for i in 1..w.len() {
+        let (p, cur) = (w[i - 1], w[i]);
+        let next_lower = w.get(i + 1).is_some_and(u8::is_ascii_lowercase);
+        if cur.is_ascii_uppercase()
+            && (p.is_ascii_lowercase() || (p.is_ascii_uppercase() && next_lower))
+        {
+            emit(&w[start..i], f);
+            start = i;
+        }
+    }
+    emit(&w[start..], f);
+}
+
+/// [`for_each_token`] a character at a time: the words of `text` split on every character
+/// that is not alphanumeric, then at camel-case boundaries, lowercased.
+fn by_chars(text: &str, lower: &mut String, f: &mut dyn FnMut(&str)) {
     let mut emit = |w: &str, f: &mut dyn FnMut(&str)| {
         if w.bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
@@ -121,8 +179,65 @@ pub fn term_of(word: &str) -> String {
 
 /// A text with only its letters and digits, lowercased: what an exact id match compares.
 pub(super) fn squash(text: &str) -> String {
+    if text.is_ascii() {
+        // (Every id, and most names: a byte at a time.)
+        return text
+            .bytes()
+            .filter(u8::is_ascii_alphanumeric)
+            .map(|b| char::from(b.to_ascii_lowercase()))
+            .collect();
+    }
     text.chars()
         .filter(|c| c.is_alphanumeric())
         .flat_map(char::to_lowercase)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fast(text: &str) -> Vec<String> {
+        tokenize(text)
+    }
+
+    fn slow(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        by_chars(text, &mut String::new(), &mut |t| out.push(t.to_string()));
+        out
+    }
+
+    /// The byte-at-a-time path gives the words the character path gives, on odd strings and
+    /// on every text file of the real corpus.
+    #[test]
+    fn the_byte_path_splits_as_the_char_path() {
+        let odd = [
+            "",
+            "HTTPServer parseJSONData getX aB AB Ab a1B 1A A1b",
+            "snake_case kebab-case a/b x.y café naïveTest ÉtéXML 東京Tokyo İstanbul",
+            "ǅungla ǈ ß ẞtraße ΣΑΣ mixedÜber über-Über",
+            &"x".repeat(40),
+            &"y".repeat(41),
+            &format!("{}é", "z".repeat(39)),
+            "tab\tnew\nline\u{a0}nbsp\u{2003}em_space",
+        ];
+        for t in odd {
+            assert_eq!(fast(t), slow(t), "{t:?}");
+        }
+        let corpus = crate::test_corpus::find(env!("CARGO_MANIFEST_DIR")).expect("the corpus");
+        let mut files = 0;
+        let mut stack = vec![corpus];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if let Ok(t) = std::fs::read_to_string(&p) {
+                    files += 1;
+                    assert_eq!(fast(&t), slow(&t), "{}", p.display());
+                }
+            }
+        }
+        assert!(files > 500, "{files} files");
+    }
 }
