@@ -2,12 +2,14 @@
 //! outside the workspace (a registry's lines).
 
 use super::text::word_counts;
-use super::{meta, Doc, ExternalDoc, Index, Meta, W_BODY, W_CATEGORY, W_DESC, W_NAME, W_TAGS};
+use super::{
+    meta, Doc, ExternalDoc, Index, Meta, Postings, W_BODY, W_CATEGORY, W_DESC, W_NAME, W_TAGS,
+};
 use super::{squash, term_of};
 use crate::ids::{ItemType, Space};
 use crate::system;
 use crate::workspace::{Parsed, Workspace};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::path::PathBuf;
 
 impl Index {
@@ -130,10 +132,7 @@ impl Index {
         self.finish_lookups();
         self.docs.shrink_to_fit();
         self.terms.shrink_to_fit();
-        self.postings.shrink_to_fit();
-        for p in &mut self.postings {
-            p.shrink_to_fit();
-        }
+        self.postings = Postings::from_lists(std::mem::take(&mut self.building));
         let total: f32 = self.docs.iter().map(|d| d.len).sum();
         self.avg_len = if self.docs.is_empty() {
             1.0
@@ -180,24 +179,21 @@ impl Index {
                     let t = *self.vocab.entry(term.clone()).or_insert(next);
                     if t == next {
                         self.terms.push(term);
-                        self.postings.push(Vec::new());
+                        self.building.push(Vec::new());
                     }
                     self.words.insert(tok, t);
                     t
                 }
             };
-            let e = tf.entry(t).or_insert(0.0);
-            if *e == 0.0 {
-                self.postings[t as usize].push(doc_no);
-            }
-            *e += w;
+            *tf.entry(t).or_insert(0.0) += w;
             if in_name {
                 name_terms.push(t);
             }
             len += n as f32;
         }
-        let mut tf: Vec<(u32, f32)> = tf.into_iter().collect();
-        tf.sort_unstable_by_key(|(t, _)| *t);
+        for (t, f) in tf {
+            self.building[t as usize].push((doc_no, f));
+        }
         name_terms.sort_unstable();
         name_terms.dedup();
         self.docs.push(Doc {
@@ -206,7 +202,6 @@ impl Index {
             source,
             path,
             meta,
-            tf: tf.into_boxed_slice(),
             name_terms: name_terms.into_boxed_slice(),
             len,
         });
@@ -239,7 +234,7 @@ impl Index {
         }
         self.forms_by_len = forms_by_len;
         self.forms.shrink_to_fit();
-        let mut exact: HashMap<String, Vec<u32>> = HashMap::new();
+        let mut exact: HashMap<String, Vec<u32>> = HashMap::default();
         for (i, d) in self.docs.iter().enumerate() {
             let mut keys = vec![
                 squash(&d.id),

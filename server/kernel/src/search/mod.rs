@@ -21,8 +21,8 @@ pub use text::{term_of, tokenize, MAX_QUERY_TERMS};
 
 use crate::ids::{ItemType, Space};
 use crate::workspace::{Item, Parsed};
+use rustc_hash::FxHashMap as HashMap;
 use serde::Serialize;
-use std::collections::HashMap;
 use std::path::PathBuf;
 
 /// Field weights: name matches count most.
@@ -111,8 +111,6 @@ struct Doc {
     source: Option<Space>,
     path: Option<PathBuf>,
     meta: Meta,
-    /// Weighted term frequencies, sorted by term.
-    tf: Box<[(u32, f32)]>,
     /// The terms of its id and name, sorted.
     name_terms: Box<[u32]>,
     len: f32,
@@ -165,7 +163,7 @@ pub struct ExternalDoc {
 pub struct Index {
     vocab: HashMap<String, u32>,
     terms: Vec<String>,
-    postings: Vec<Vec<u32>>,
+    postings: Postings,
     docs: Vec<Doc>,
     avg_len: f32,
     /// (type, id) -> space of the winning item.
@@ -179,10 +177,53 @@ pub struct Index {
     exact: HashMap<String, Vec<u32>>,
     /// While building: each word seen -> its term (a word is stemmed once).
     words: HashMap<String, u32>,
+    /// While building: each term's documents with its weighted frequency in each (made
+    /// [`Postings`] when every document is in).
+    building: Vec<Vec<(u32, f32)>>,
     /// The words as written whose term differs (`greeting` -> `greet`), for typos.
     forms: Vec<(String, u32)>,
     /// Forms by their length in characters.
     forms_by_len: Vec<Vec<u32>>,
+}
+
+/// Every term's documents in one block (not a vector per term): term `t`'s are
+/// `docs[start[t]..start[t + 1]]`, in the order of their numbers, each beside the term's
+/// weighted frequency in it (`tf`). Kept on disk as it is and read back in bulk.
+#[derive(Debug, Default, PartialEq)]
+struct Postings {
+    start: Box<[u32]>,
+    docs: Box<[u32]>,
+    tf: Box<[f32]>,
+}
+
+impl Postings {
+    /// The documents of term `t` and its frequency in each.
+    fn of(&self, t: u32) -> (&[u32], &[f32]) {
+        let t = t as usize;
+        let (a, b) = (self.start[t] as usize, self.start[t + 1] as usize);
+        (&self.docs[a..b], &self.tf[a..b])
+    }
+
+    /// The postings of `per_term` (each list in the order of its documents' numbers).
+    fn from_lists(per_term: Vec<Vec<(u32, f32)>>) -> Postings {
+        let total: usize = per_term.iter().map(Vec::len).sum();
+        let mut start = Vec::with_capacity(per_term.len() + 1);
+        let mut docs = Vec::with_capacity(total);
+        let mut tf = Vec::with_capacity(total);
+        start.push(0);
+        for list in per_term {
+            for (d, f) in list {
+                docs.push(d);
+                tf.push(f);
+            }
+            start.push(docs.len() as u32);
+        }
+        Postings {
+            start: start.into_boxed_slice(),
+            docs: docs.into_boxed_slice(),
+            tf: tf.into_boxed_slice(),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -207,18 +207,14 @@ impl Index {
         for (qi, q) in q_terms.iter().enumerate() {
             for (t, weight) in self.expand(&q.text) {
                 let weight = weight * q.repeats;
-                let posting = &self.postings[t as usize];
+                let (posting, tfs) = self.postings.of(t);
                 let df = posting.len() as f32;
                 let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
-                for &d in posting {
+                for (&d, &tf) in posting.iter().zip(tfs) {
                     let doc = &self.docs[d as usize];
                     if !wanted(doc) {
                         continue;
                     }
-                    let tf = doc
-                        .tf
-                        .binary_search_by_key(&t, |(term, _)| *term)
-                        .map_or(0.0, |i| doc.tf[i].1);
                     let norm = K1 * (1.0 - B + B * doc.len / self.avg_len);
                     let s = idf * tf * (K1 + 1.0) / (tf + norm);
                     let acc = scores.entry(d).or_default();

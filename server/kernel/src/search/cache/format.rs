@@ -3,7 +3,7 @@
 
 use super::{fingerprint, Cached, Dirs, Extras, Files, FORMAT, MAGIC};
 use crate::ids::{ItemType, Space};
-use crate::search::{Doc, Index, Meta};
+use crate::search::{Doc, Index, Meta, Postings};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -24,6 +24,18 @@ impl W {
     }
     fn len(&mut self, n: usize) {
         self.u32(n as u32);
+    }
+    fn u32s(&mut self, v: &[u32]) {
+        self.len(v.len());
+        for x in v {
+            self.u32(*x);
+        }
+    }
+    fn f32s(&mut self, v: &[f32]) {
+        self.len(v.len());
+        for x in v {
+            self.f32(*x);
+        }
     }
     fn str(&mut self, s: &str) {
         self.len(s.len());
@@ -87,6 +99,26 @@ impl<'a> R<'a> {
     fn len(&mut self, min: usize) -> Option<usize> {
         let n = self.u32()? as usize;
         (n.saturating_mul(min.max(1)) <= self.0.len()).then_some(n)
+    }
+    /// A counted array of `u32`, read in one piece.
+    fn u32s(&mut self) -> Option<Vec<u32>> {
+        let n = self.len(4)?;
+        let b = self.take(n * 4)?;
+        Some(
+            b.chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+        )
+    }
+    /// A counted array of finite `f32`, read in one piece.
+    fn f32s(&mut self) -> Option<Vec<f32>> {
+        let n = self.len(4)?;
+        let b = self.take(n * 4)?;
+        let v: Vec<f32> = b
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        v.iter().all(|x| x.is_finite()).then_some(v)
     }
     fn str(&mut self) -> Option<&'a str> {
         let n = self.len(1)?;
@@ -229,17 +261,15 @@ pub(super) fn encode(
         for t in &d.meta.tags {
             w.str(t);
         }
-        w.len(d.tf.len());
-        for (t, f) in d.tf.iter() {
-            w.u32(*t);
-            w.f32(*f);
-        }
         w.len(d.name_terms.len());
         for t in d.name_terms.iter() {
             w.u32(*t);
         }
         w.f32(d.len);
     }
+    w.u32s(&idx.postings.start);
+    w.u32s(&idx.postings.docs);
+    w.f32s(&idx.postings.tf);
     let mut winners: Vec<_> = idx.winners.iter().collect();
     winners.sort_by(|a, b| (type_no(a.0 .0), &a.0 .1).cmp(&(type_no(b.0 .0), &b.0 .1)));
     w.len(winners.len());
@@ -345,10 +375,9 @@ pub(super) fn decode_index(r: &mut R, files: &Files, extras: &Extras) -> Option<
         }
         idx.forms.push((f, t));
     }
-    idx.postings = vec![Vec::new(); terms as usize];
     let n = r.len(16)?;
     idx.docs.reserve_exact(n);
-    for doc_no in 0..n as u32 {
+    for _ in 0..n {
         let item_type = type_of(r.u8()?)?;
         let id = r.string()?;
         let source = read_space(r, extras)?;
@@ -373,18 +402,6 @@ pub(super) fn decode_index(r: &mut R, files: &Files, extras: &Extras) -> Option<
         for _ in 0..k {
             tags.push(r.string()?);
         }
-        let k = r.len(8)?;
-        let mut tf = Vec::with_capacity(k);
-        let mut last = None;
-        for _ in 0..k {
-            let t = r.u32()?;
-            if t >= terms || last.is_some_and(|l| l >= t) {
-                return None;
-            }
-            last = Some(t);
-            tf.push((t, r.f32()?));
-            idx.postings[t as usize].push(doc_no);
-        }
         let k = r.len(4)?;
         let mut name_terms = Vec::with_capacity(k);
         for _ in 0..k {
@@ -407,11 +424,11 @@ pub(super) fn decode_index(r: &mut R, files: &Files, extras: &Extras) -> Option<
                 version,
                 tags,
             },
-            tf: tf.into_boxed_slice(),
             name_terms: name_terms.into_boxed_slice(),
             len,
         });
     }
+    idx.postings = read_postings(r, terms, idx.docs.len())?;
     let n = r.len(6)?;
     for _ in 0..n {
         let t = type_of(r.u8()?)?;
@@ -424,4 +441,32 @@ pub(super) fn decode_index(r: &mut R, files: &Files, extras: &Extras) -> Option<
     }
     idx.finish_lookups();
     Some(idx)
+}
+
+/// The postings: a start per term and one past the last, then the documents and frequencies
+/// (each term's documents in increasing order, every one a document of the index).
+fn read_postings(r: &mut R, terms: u32, docs: usize) -> Option<Postings> {
+    let start = r.u32s()?;
+    let doc_nos = r.u32s()?;
+    let tf = r.f32s()?;
+    if start.len() != terms as usize + 1
+        || start.first() != Some(&0)
+        || start.last().copied() != Some(doc_nos.len() as u32)
+        || tf.len() != doc_nos.len()
+    {
+        return None;
+    }
+    for w in start.windows(2) {
+        let (a, b) = (w[0] as usize, w[1] as usize);
+        let list = doc_nos.get(a..b)?;
+        if list.windows(2).any(|p| p[0] >= p[1]) || list.last().is_some_and(|&d| d as usize >= docs)
+        {
+            return None;
+        }
+    }
+    Some(Postings {
+        start: start.into_boxed_slice(),
+        docs: doc_nos.into_boxed_slice(),
+        tf: tf.into_boxed_slice(),
+    })
 }
