@@ -21,16 +21,17 @@ pub fn for_each_token(text: &str, f: &mut dyn FnMut(&str)) {
     // which splits on every character that is not alphanumeric (the two agree: the test
     // `the_byte_path_splits_as_the_char_path`).
     let bytes = text.as_bytes();
+    let between = |b: u8| b.is_ascii() && !b.is_ascii_alphanumeric();
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i].is_ascii() && !bytes[i].is_ascii_alphanumeric() {
+        if between(bytes[i]) {
             i += 1;
             continue;
         }
         let start = i;
         let mut ascii = true;
         let mut upper = false;
-        while i < bytes.len() && !(bytes[i].is_ascii() && !bytes[i].is_ascii_alphanumeric()) {
+        while i < bytes.len() && !between(bytes[i]) {
             ascii &= bytes[i].is_ascii();
             upper |= bytes[i].is_ascii_uppercase();
             i += 1;
@@ -86,7 +87,7 @@ fn by_chars(text: &str, lower: &mut String, f: &mut dyn FnMut(&str)) {
             } else {
                 lower.push_str(&w.to_lowercase());
             }
-            f(&lower);
+            f(lower);
         }
     };
     for w in text.split(|c: char| !c.is_alphanumeric()) {
