@@ -296,16 +296,17 @@ fn file_kind(t: std::fs::FileType) -> &'static str {
 /// blocking (`O_NONBLOCK`: opening a FIFO for reading otherwise waits for a writer) and its
 /// type checked again on the open descriptor (it may have been swapped in between).
 pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut file = open_regular(path)?;
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-    file.read_to_end(&mut bytes)?;
-    Ok(bytes)
+    let (file, len) = open_regular_sized(path)?;
+    read_sized(file, len)
 }
 
 /// Open a file for reading that must be a regular file (see [`read_regular`]).
 pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    open_regular_sized(path).map(|(file, _)| file)
+}
+
+/// [`open_regular`], with the file's size as its descriptor said.
+fn open_regular_sized(path: &Path) -> std::io::Result<(std::fs::File, u64)> {
     let refuse = |t| not_regular(path, t);
     let meta = std::fs::metadata(path)?;
     if !meta.is_file() {
@@ -323,7 +324,7 @@ pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
     if !meta.is_file() {
         return Err(refuse(meta.file_type()));
     }
-    Ok(file)
+    Ok((file, meta.len()))
 }
 
 /// The error for a file that is not a regular file.
@@ -346,20 +347,31 @@ fn not_regular(path: &Path, t: std::fs::FileType) -> std::io::Error {
 /// [`read_regular`]. `None`: not known this way (a link on the way, the file missing, a
 /// system without `openat2`): resolve as before, which also says why.
 pub fn read_beneath(root: &Path, path: &Path) -> Option<std::io::Result<Vec<u8>>> {
-    let file = open_beneath_regular(root, path)?;
-    Some(file.and_then(|mut file| {
-        use std::io::Read;
-        let len = file.metadata()?.len();
-        let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-        file.read_to_end(&mut bytes)?;
-        Ok(bytes)
-    }))
+    let opened = open_beneath_sized(root, path)?;
+    Some(opened.and_then(|(file, len)| read_sized(file, len)))
+}
+
+/// The whole of an open file whose descriptor said it holds `len` bytes: read into a buffer
+/// of that size and one byte more (a file that grew since is read to its end all the same).
+/// Through `Take`, which reads into the buffer it is given: `read_to_end` on a `File` asks
+/// the descriptor its size and position again, two system calls more per file (24,000 in a
+/// load of 12,000 items).
+fn read_sized(file: std::fs::File, len: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(1));
+    file.take(u64::MAX).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// Open `path`, which lies below `root` through plain names, as [`read_beneath`] does: in one
 /// call, beneath `root`, no link on the way, a regular file (checked on the descriptor).
 /// `None`: not known this way; resolve as before.
 pub fn open_beneath_regular(root: &Path, path: &Path) -> Option<std::io::Result<std::fs::File>> {
+    Some(open_beneath_sized(root, path)?.map(|(file, _)| file))
+}
+
+/// [`open_beneath_regular`], with the file's size as its descriptor said.
+fn open_beneath_sized(root: &Path, path: &Path) -> Option<std::io::Result<(std::fs::File, u64)>> {
     let rel = path.strip_prefix(root).ok()?;
     if rel.as_os_str().is_empty()
         || !rel
@@ -370,7 +382,7 @@ pub fn open_beneath_regular(root: &Path, path: &Path) -> Option<std::io::Result<
     }
     let file = open_beneath(root, rel)?;
     Some(match file.metadata() {
-        Ok(m) if m.is_file() => Ok(file),
+        Ok(m) if m.is_file() => Ok((file, m.len())),
         Ok(m) => Err(not_regular(path, m.file_type())),
         Err(e) => Err(e),
     })
@@ -520,5 +532,23 @@ mod tests {
         }
         #[cfg(unix)]
         assert!(confine(&space, &space.join("link.txt")).is_err());
+    }
+    /// A file read whole whatever its size did after it was opened: grown, shrunk, empty.
+    #[test]
+    fn a_file_is_read_to_its_end_not_to_the_size_first_seen() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f.md");
+        for (first, then) in [("abc", "abcdef"), ("abcdef", "ab"), ("", "x"), ("x", "")] {
+            std::fs::write(&p, first).unwrap();
+            let (file, len) = open_regular_sized(&p).unwrap();
+            assert_eq!(len, first.len() as u64);
+            let mut w = std::fs::File::create(&p).unwrap();
+            w.write_all(then.as_bytes()).unwrap();
+            assert_eq!(read_sized(file, len).unwrap(), then.as_bytes());
+        }
+        let big = "y".repeat(100_000);
+        std::fs::write(&p, &big).unwrap();
+        assert_eq!(read_regular(&p).unwrap(), big.as_bytes());
     }
 }
