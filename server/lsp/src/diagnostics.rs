@@ -45,43 +45,48 @@ impl Backend {
             (ws, st.enc, versions, st.caps.code_description)
         };
         let computed = blocking(move || {
-            let mut out = Vec::new();
             let items: Vec<Arc<Item>> = paths.iter().filter_map(|p| ws.item(p).cloned()).collect();
             // In parallel: the whole workspace is checked after indexing.
             let all = kiwi_kernel::check::check_items(&ws, &items);
-            let mut by_path: HashMap<&Path, (&Arc<Item>, &Vec<diag::Diagnostic>)> = items
+            let by_path: HashMap<&Path, (&Arc<Item>, &Vec<diag::Diagnostic>)> = items
                 .iter()
                 .zip(all.iter())
                 .map(|(i, d)| (i.path.as_path(), (i, d)))
                 .collect();
-            for p in &paths {
-                let Some(uri) = to_uri(p) else { continue };
-                let Some((item, diags)) = by_path.remove(p.as_path()) else {
-                    // Not an item (any more): clear what was published.
-                    out.push((uri, p.clone(), Vec::new()));
-                    continue;
-                };
-                let other = |q: &Path| ws.item(q).map(|i| i.source.clone());
-                let lsp: Vec<Diagnostic> = diags
-                    .iter()
-                    .map(|d| convert::diagnostic(&item.source, p, d, enc, &other))
-                    .map(|mut d| {
-                        if !code_description {
-                            d.code_description = None;
-                        }
-                        // A read-only space's file (opened from a project, by go to
-                        // definition): its problems are not the author's to fix, and stay
-                        // out of the Problems panel: hints, marked with the space.
-                        if !item.space.is_writable() {
-                            d.severity = Some(tower_lsp_server::ls_types::DiagnosticSeverity::HINT);
-                            d.message = format!("(read-only {} space) {}", item.space, d.message);
-                        }
-                        d
-                    })
-                    .collect();
-                out.push((uri, p.clone(), lsp));
-            }
-            out
+            // Made in parallel too (positions in each item's text): 30 ms at 5,000 items
+            // with diagnostics, one after the other.
+            use rayon::prelude::*;
+            paths
+                .par_iter()
+                .filter_map(|p| {
+                    let uri = to_uri(p)?;
+                    let Some(&(item, diags)) = by_path.get(p.as_path()) else {
+                        // Not an item (any more): clear what was published.
+                        return Some((uri, p.clone(), Vec::new()));
+                    };
+                    let other = |q: &Path| ws.item(q).map(|i| i.source.clone());
+                    let lsp: Vec<Diagnostic> = diags
+                        .iter()
+                        .map(|d| convert::diagnostic(&item.source, p, d, enc, &other))
+                        .map(|mut d| {
+                            if !code_description {
+                                d.code_description = None;
+                            }
+                            // A read-only space's file (opened from a project, by go to
+                            // definition): its problems are not the author's to fix, and stay
+                            // out of the Problems panel: hints, marked with the space.
+                            if !item.space.is_writable() {
+                                d.severity =
+                                    Some(tower_lsp_server::ls_types::DiagnosticSeverity::HINT);
+                                d.message =
+                                    format!("(read-only {} space) {}", item.space, d.message);
+                            }
+                            d
+                        })
+                        .collect();
+                    Some((uri, p.clone(), lsp))
+                })
+                .collect::<Vec<_>>()
         })
         .await;
         let Ok(computed) = computed else { return };

@@ -53,13 +53,16 @@ impl Backend {
             paths
         };
         self.shared.loaded_notify.notify_waiters();
-        self.watch_if_client_cannot(&key).await;
         let n = paths.len();
         let what = match &key {
             Some(p) => p.display().to_string(),
             None => "the user space".into(),
         };
-        self.publish(key.clone(), paths, None).await;
+        // The watch (when the client cannot watch) is set up while the items are checked.
+        tokio::join!(
+            self.watch_if_client_cannot(&key),
+            self.publish(key.clone(), paths, None)
+        );
         self.publish_lockfile(key, false).await;
         // Checking every item allocated and freed a lot; give that back now.
         kiwi_kernel::workspace::release_free_memory();
