@@ -125,26 +125,27 @@ fn by_chars(text: &str, lower: &mut String, f: &mut dyn FnMut(&str)) {
 /// or more), and how many there were. What the index adds of a document, made in parallel
 /// with the other documents' (one lookup per distinct word where there was one per word).
 pub fn word_counts(fields: &[(&str, f32)], name_at: f32) -> Vec<(String, f32, bool, u32)> {
-    let mut out: Vec<(String, f32, bool, u32)> = Vec::new();
     // FxHash: short keys hashed by the million (SipHash was a tenth of building the index).
-    let mut at: rustc_hash::FxHashMap<String, usize> = Default::default();
+    // Each distinct word is copied once (as the key), beside the order it first came in.
+    let mut at: rustc_hash::FxHashMap<String, (u32, f32, bool, u32)> = Default::default();
     for (text, w) in fields {
         for_each_token(text, &mut |t| {
-            let i = match at.get(t) {
-                Some(&i) => i,
-                None => {
-                    at.insert(t.to_string(), out.len());
-                    out.push((t.to_string(), 0.0, false, 0));
-                    out.len() - 1
-                }
-            };
-            let e = &mut out[i];
-            e.1 += *w;
-            e.2 |= *w >= name_at;
-            e.3 += 1;
+            if let Some(e) = at.get_mut(t) {
+                e.1 += *w;
+                e.2 |= *w >= name_at;
+                e.3 += 1;
+            } else {
+                let first = at.len() as u32;
+                at.insert(t.to_string(), (first, *w, *w >= name_at, 1));
+            }
         });
     }
-    out
+    let mut out: Vec<(u32, (String, f32, bool, u32))> = at
+        .into_iter()
+        .map(|(word, (first, w, named, n))| (first, (word, w, named, n)))
+        .collect();
+    out.sort_unstable_by_key(|(first, _)| *first);
+    out.into_iter().map(|(_, e)| e).collect()
 }
 
 /// The term a lowercase word is indexed as: its English stem (Porter2), with British `-ise`
