@@ -137,6 +137,10 @@ impl Workspace {
     /// A server keeps the workspace: the memory the parse used and freed is given back.
     pub fn load_all(&self) {
         testing::wait_while_held(self.project.as_deref());
+        // A walk of every entry (counted: a caller per item made a check quadratic).
+        if let Ok(mut cache) = self.derived.lock() {
+            cache.walks += 1;
+        }
         let before = self
             .items
             .values()
