@@ -46,7 +46,12 @@ pub struct FirstSearches {
 
 /// The first search of a fresh server over a real-shaped project (`real_bench`), without and
 /// with the kept index, and the RSS of a loaded server.
-pub fn first_searches(kiwi: &Path, dir: &Path, runs: usize) -> Result<FirstSearches> {
+pub fn first_searches(
+    kiwi: &Path,
+    dir: &Path,
+    cold_runs: usize,
+    kept_runs: usize,
+) -> Result<FirstSearches> {
     let cache = userspace(dir).join("cache");
     let search = |linger: std::time::Duration| -> Result<(std::time::Duration, String)> {
         let t0 = std::time::Instant::now();
@@ -71,7 +76,7 @@ pub fn first_searches(kiwi: &Path, dir: &Path, runs: usize) -> Result<FirstSearc
         }
     };
     let mut cold = Vec::new();
-    for _ in 0..runs.max(1) {
+    for _ in 0..cold_runs.max(1) {
         clear();
         cold.push(search(std::time::Duration::ZERO)?.0);
     }
@@ -81,7 +86,7 @@ pub fn first_searches(kiwi: &Path, dir: &Path, runs: usize) -> Result<FirstSearc
         id = search(linger)?.1;
     }
     let mut kept = Vec::new();
-    for _ in 0..runs.max(1) {
+    for _ in 0..kept_runs.max(1) {
         kept.push(search(std::time::Duration::ZERO)?.0);
     }
     cold.sort();
