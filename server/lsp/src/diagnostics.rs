@@ -44,60 +44,26 @@ impl Backend {
                 .collect();
             (ws, st.enc, versions, st.caps.code_description)
         };
-        let computed = blocking(move || {
-            let items: Vec<Arc<Item>> = paths.iter().filter_map(|p| ws.item(p).cloned()).collect();
-            // In parallel: the whole workspace is checked after indexing.
-            let all = kiwi_kernel::check::check_items(&ws, &items);
-            let by_path: HashMap<&Path, (&Arc<Item>, &Vec<diag::Diagnostic>)> = items
-                .iter()
-                .zip(all.iter())
-                .map(|(i, d)| (i.path.as_path(), (i, d)))
-                .collect();
-            // Made in parallel too (positions in each item's text): 30 ms at 5,000 items
-            // with diagnostics, one after the other.
-            use rayon::prelude::*;
-            paths
-                .par_iter()
-                .filter_map(|p| {
-                    let uri = to_uri(p)?;
-                    let Some(&(item, diags)) = by_path.get(p.as_path()) else {
-                        // Not an item (any more): clear what was published.
-                        return Some((uri, p.clone(), Vec::new()));
-                    };
-                    let other = |q: &Path| ws.item(q).map(|i| i.source.clone());
-                    let lsp: Vec<Diagnostic> = diags
-                        .iter()
-                        .map(|d| convert::diagnostic(&item.source, p, d, enc, &other))
-                        .map(|mut d| {
-                            if !code_description {
-                                d.code_description = None;
-                            }
-                            // A read-only space's file (opened from a project, by go to
-                            // definition): its problems are not the author's to fix, and stay
-                            // out of the Problems panel: hints, marked with the space.
-                            if !item.space.is_writable() {
-                                d.severity =
-                                    Some(tower_lsp_server::ls_types::DiagnosticSeverity::HINT);
-                                d.message =
-                                    format!("(read-only {} space) {}", item.space, d.message);
-                            }
-                            d
-                        })
-                        .collect();
-                    Some((uri, p.clone(), lsp))
-                })
-                .collect::<Vec<_>>()
-        })
-        .await;
-        let Ok(computed) = computed else { return };
-        for (uri, path, diags) in computed {
-            if let Some((p, g)) = &only_if {
-                if *p == path && self.lock().generation.get(p).copied().unwrap_or(0) != *g {
-                    continue;
+        // A chunk is checked (in parallel) while the one before it is sent: the first index
+        // of 5,000 items spent 50 ms checking, then 80 ms sending, one after the other.
+        let compute = |chunk: Vec<PathBuf>| {
+            let ws = ws.clone();
+            tokio::task::spawn_blocking(move || diagnostics_of(&ws, &chunk, enc, code_description))
+        };
+        let mut chunks = paths.chunks(PUBLISH_CHUNK).map(<[PathBuf]>::to_vec);
+        let mut next = chunks.next().map(compute);
+        while let Some(checking) = next.take() {
+            let Ok(computed) = checking.await else { return };
+            next = chunks.next().map(compute);
+            for (uri, path, diags) in computed {
+                if let Some((p, g)) = &only_if {
+                    if *p == path && self.lock().generation.get(p).copied().unwrap_or(0) != *g {
+                        continue;
+                    }
                 }
+                let version = versions.get(&path).copied();
+                self.client.publish_diagnostics(uri, diags, version).await;
             }
-            let version = versions.get(&path).copied();
-            self.client.publish_diagnostics(uri, diags, version).await;
         }
     }
 
@@ -257,4 +223,57 @@ fn lens_signature(ws: &Workspace, path: &Path) -> Option<u64> {
         serde_json::to_string(&l.args).ok().hash(&mut h);
     }
     Some(h.finish())
+}
+
+/// How many items' diagnostics are sent while the next ones are checked.
+const PUBLISH_CHUNK: usize = 1024;
+
+/// The LSP diagnostics of the items at `paths` (in parallel), each with its URI and path; an
+/// empty list for a path that is no item (any more): what was published is cleared.
+fn diagnostics_of(
+    ws: &Workspace,
+    paths: &[PathBuf],
+    enc: kiwi_kernel::text::Encoding,
+    code_description: bool,
+) -> Vec<(tower_lsp_server::ls_types::Uri, PathBuf, Vec<Diagnostic>)> {
+    let items: Vec<Arc<Item>> = paths.iter().filter_map(|p| ws.item(p).cloned()).collect();
+    // In parallel: the whole workspace is checked after indexing.
+    let all = kiwi_kernel::check::check_items(ws, &items);
+    let by_path: HashMap<&Path, (&Arc<Item>, &Vec<diag::Diagnostic>)> = items
+        .iter()
+        .zip(all.iter())
+        .map(|(i, d)| (i.path.as_path(), (i, d)))
+        .collect();
+    // Made in parallel too (positions in each item's text): 30 ms at 5,000 items
+    // with diagnostics, one after the other.
+    use rayon::prelude::*;
+    paths
+        .par_iter()
+        .filter_map(|p| {
+            let uri = to_uri(p)?;
+            let Some(&(item, diags)) = by_path.get(p.as_path()) else {
+                // Not an item (any more): clear what was published.
+                return Some((uri, p.clone(), Vec::new()));
+            };
+            let other = |q: &Path| ws.item(q).map(|i| i.source.clone());
+            let lsp: Vec<Diagnostic> = diags
+                .iter()
+                .map(|d| convert::diagnostic(&item.source, p, d, enc, &other))
+                .map(|mut d| {
+                    if !code_description {
+                        d.code_description = None;
+                    }
+                    // A read-only space's file (opened from a project, by go to
+                    // definition): its problems are not the author's to fix, and stay
+                    // out of the Problems panel: hints, marked with the space.
+                    if !item.space.is_writable() {
+                        d.severity = Some(tower_lsp_server::ls_types::DiagnosticSeverity::HINT);
+                        d.message = format!("(read-only {} space) {}", item.space, d.message);
+                    }
+                    d
+                })
+                .collect();
+            Some((uri, p.clone(), lsp))
+        })
+        .collect::<Vec<_>>()
 }
