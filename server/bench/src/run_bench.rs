@@ -29,8 +29,10 @@ if __name__ == "__main__":
     line = b"x" * 999 + b"\n"
     block = line * 1024
     out = sys.stdout.buffer
-    for _ in range(mb * 1000 * 1000 // len(block)):
+    total = mb * 1000 * 1000
+    for _ in range(total // len(block)):
         out.write(block)
+    out.write(block[: total % len(block)])
     out.flush()
 "#;
 
