@@ -43,4 +43,10 @@ nvim_check() {
   echo "--- $("$nv" --version | head -1)"
   cat "$work/out.log"
   grep -q -- '--- all checks passed' "$work/out.log" || { fail=1; echo "FAIL: not every check passed"; }
+  # An error the editor printed from a callback (the user sees it) fails the run too, checks
+  # passed or not: Neovim 0.7 printed "Invalid buffer id" after a rename moved a file.
+  if grep -q -- 'Error executing' "$work/out.log"; then
+    fail=1
+    echo "FAIL: the editor printed an error"
+  fi
 }

@@ -160,8 +160,16 @@ function M.refresh_lenses(bufnr)
   elseif vim.fn.has('nvim-0.10') == 1 then
     cl.refresh({ bufnr = bufnr })
   elseif bufnr == vim.api.nvim_get_current_buf() then
-    -- Before 0.10, refresh() always works on the current buffer.
-    cl.refresh()
+    -- Before 0.10, refresh() works on the current buffer, and its handler draws the answer
+    -- on a buffer that may be gone by then (a rename that moves the file wipes it: Neovim 0.7
+    -- printed "Invalid buffer id"): asked here, the answer is dropped for a gone buffer.
+    local params = { textDocument = vim.lsp.util.make_text_document_params() }
+    vim.lsp.buf_request(bufnr, 'textDocument/codeLens', params, function(err, result, ctx, cfg)
+      if not vim.api.nvim_buf_is_valid(ctx.bufnr) then
+        return
+      end
+      return cl.on_codelens(err, result, ctx, cfg)
+    end)
   end
 end
 
