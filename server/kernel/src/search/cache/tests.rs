@@ -106,12 +106,25 @@ fn foreign_corrupt_and_stale_caches_are_refused() {
             "cut at {cut}"
         );
     }
-    // Every byte changed in turn (a sample): refused or read, never a panic; what is read
-    // names only listed files.
+    // Every byte changed in turn (a sample): refused or read, never a panic, neither reading
+    // nor answering queries from what was read; what is read names only listed files.
+    let mut read_back = 0;
     for i in (0..good.len()).step_by(13) {
         let mut bad = good.clone();
         bad[i] ^= 0x5a;
         if let Some(c) = decode(&bad, &user, Some(&proj), &NO_EXTRAS) {
+            read_back += 1;
+            // Queried: each hit of the project or user space is a listed file.
+            for q in ["count", "wrod", "deploy web", "*"] {
+                for t in ItemType::ALL {
+                    for h in c.index.search_all(t, q, None, 50).0 {
+                        if h.source == "project" || h.source == "user" {
+                            let p = std::path::PathBuf::from(h.path.expect("a path"));
+                            assert!(c.files.contains_key(&p), "{p:?}");
+                        }
+                    }
+                }
+            }
             for doc in &c.index.docs {
                 if matches!(doc.source, Some(Space::Project | Space::User)) {
                     assert!(c.files.contains_key(doc.path.as_ref().unwrap()));
@@ -119,6 +132,8 @@ fn foreign_corrupt_and_stale_caches_are_refused() {
             }
         }
     }
+    // Some changes are still a valid cache (a frequency, a time): those were queried.
+    assert!(read_back > 0);
     // A listed file that names no real item: refused when the listing lacks the path.
     let mut fewer = files.clone();
     let gone = fewer.keys().next().unwrap().clone();
