@@ -129,6 +129,7 @@ impl Index {
             .collect();
         forms.sort_unstable();
         self.forms = forms;
+        self.vocab = HashMap::default();
         self.finish_lookups();
         self.docs.shrink_to_fit();
         self.terms.shrink_to_fit();
@@ -234,7 +235,7 @@ impl Index {
         }
         self.forms_by_len = forms_by_len;
         self.forms.shrink_to_fit();
-        let mut exact: HashMap<String, Vec<u32>> = HashMap::default();
+        let mut exact: Vec<(Box<str>, u32)> = Vec::new();
         for (i, d) in self.docs.iter().enumerate() {
             let mut keys = vec![
                 squash(&d.id),
@@ -245,10 +246,10 @@ impl Index {
             keys.sort_unstable();
             keys.dedup();
             for k in keys {
-                exact.entry(k).or_default().push(i as u32);
+                exact.push((k.into_boxed_str(), i as u32));
             }
         }
-        exact.shrink_to_fit();
-        self.exact = exact;
+        exact.sort_unstable();
+        self.exact = exact.into_boxed_slice();
     }
 }

@@ -20,10 +20,30 @@ impl Index {
         self.docs.is_empty()
     }
 
+    /// The number of a term (`None`: not in the vocabulary).
+    pub(super) fn term_no(&self, term: &str) -> Option<u32> {
+        let at = self
+            .sorted_terms
+            .partition_point(|&t| self.terms[t as usize].as_str() < term);
+        self.sorted_terms
+            .get(at)
+            .copied()
+            .filter(|&t| self.terms[t as usize] == term)
+    }
+
+    /// The documents whose id, name or bare id squashed is `key`.
+    pub(super) fn exact_docs<'a>(&'a self, key: &'a str) -> impl Iterator<Item = u32> + 'a {
+        let from = self.exact.partition_point(|(k, _)| &**k < key);
+        self.exact[from..]
+            .iter()
+            .take_while(move |(k, _)| &**k == key)
+            .map(|&(_, d)| d)
+    }
+
     /// The vocabulary terms a query term stands for, each with a weight: itself (1.0), else
     /// close spellings (typos) and longer words it begins.
     pub(super) fn expand(&self, q: &str) -> Vec<(u32, f32)> {
-        let exact = self.vocab.get(q).copied();
+        let exact = self.term_no(q);
         let out: Vec<(u32, f32)> = exact.map(|t| (t, 1.0)).into_iter().collect();
         let qn = q.chars().count();
         if qn < 3 {
@@ -85,7 +105,7 @@ impl Index {
         if !word.is_ascii() || word.len() > 32 {
             return None;
         }
-        let indexed = |w: &str| self.vocab.contains_key(&term_of(w));
+        let indexed = |w: &str| self.term_no(&term_of(w)).is_some();
         let mut best: Option<(usize, Vec<String>)> = None;
         for i in 2..word.len().saturating_sub(1) {
             let (left, right) = word.split_at(i);
@@ -131,7 +151,7 @@ impl Index {
         let words: Vec<String> = tokenize(query).into_iter().take(MAX_QUERY_TERMS).collect();
         for (i, w) in words.iter().enumerate() {
             let term = term_of(w);
-            if !self.vocab.contains_key(&term) {
+            if self.term_no(&term).is_none() {
                 if let Some(parts) = self.split_joined(w, 3) {
                     for p in parts {
                         push(p, 1.0);
@@ -145,7 +165,7 @@ impl Index {
             // Two words written apart that the index has as one ("web search").
             if let Some(next) = words.get(i + 1) {
                 let joined = term_of(&format!("{w}{next}"));
-                if self.vocab.contains_key(&joined) {
+                if self.term_no(&joined).is_some() {
                     push(joined, 2.0);
                 }
             }
@@ -207,10 +227,10 @@ impl Index {
         for (qi, q) in q_terms.iter().enumerate() {
             for (t, weight) in self.expand(&q.text) {
                 let weight = weight * q.repeats;
-                let (posting, tfs) = self.postings.of(t);
-                let df = posting.len() as f32;
+                let (df, posting) = self.postings.of(t);
+                let df = df as f32;
                 let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
-                for (&d, &tf) in posting.iter().zip(tfs) {
+                for (d, tf) in posting {
                     let doc = &self.docs[d as usize];
                     if !wanted(doc) {
                         continue;
@@ -241,7 +261,7 @@ impl Index {
         // An exact id or name match of the whole query (letters and digits) comes first.
         let ql = squash(query);
         if !ql.is_empty() {
-            for &i in self.exact.get(&ql).into_iter().flatten() {
+            for i in self.exact_docs(&ql) {
                 if wanted(&self.docs[i as usize]) {
                     *scored.entry(i).or_insert(0.0) += EXACT_BONUS;
                 }

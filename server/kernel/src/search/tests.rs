@@ -48,7 +48,7 @@ fn ranks_name_matches_first_and_tolerates_typos() {
 /// The expansion by scanning the whole vocabulary (the lookups replaced it).
 fn expand_by_scan(idx: &Index, q: &str) -> Vec<(u32, f32)> {
     let mut out = Vec::new();
-    if let Some(&t) = idx.vocab.get(q) {
+    if let Some(t) = idx.terms.iter().position(|x| x == q).map(|t| t as u32) {
         out.push((t, 1.0));
     }
     let qn = q.chars().count();
@@ -174,11 +174,7 @@ fn lookups_equal_the_scan() {
                 .map(|(i, _)| i as u32)
                 .collect();
             let mut by_map: Vec<u32> = idx
-                .exact
-                .get(&ql)
-                .into_iter()
-                .flatten()
-                .copied()
+                .exact_docs(&ql)
                 .filter(|&i| idx.docs[i as usize].item_type == t)
                 .collect();
             by_map.sort_unstable();
@@ -290,4 +286,68 @@ fn joined_words_forms_typos_and_exact_ids() {
     assert_eq!(first("websearch"), "web/webSearch");
     let (_, total) = idx.search_all(ItemType::Tool, "json", Some(Space::Project), 1);
     assert_eq!(total, 2);
+}
+
+/// Postings keep each term's documents and frequencies exactly; what reads them back refuses
+/// a list cut short, a count that is not the list's, a document out of order or not in the
+/// index.
+#[test]
+fn postings_keep_every_document_and_frequency() {
+    let lists: Vec<Vec<(u32, f32)>> = vec![
+        vec![(0, 1.0)],
+        vec![
+            (3, 0.5),
+            (4, 4.0),
+            (200, 1.5),
+            (70_000, 12345.5),
+            (u32::MAX - 1, 2.0),
+        ],
+        vec![(1, 300.0), (2, 1.0)],
+    ];
+    let p = Postings::from_lists(lists.clone());
+    for (t, list) in lists.iter().enumerate() {
+        let (n, it) = p.of(t as u32);
+        assert_eq!(n, list.len());
+        assert_eq!(&it.collect::<Vec<_>>(), list);
+    }
+    let docs = u32::MAX as usize;
+    let again = Postings::checked(p.start.to_vec(), p.bytes.to_vec(), 3, docs);
+    assert_eq!(again.as_ref(), Some(&p));
+    // Too few documents in the index for the last one of term 1.
+    assert!(Postings::checked(p.start.to_vec(), p.bytes.to_vec(), 3, 70_001).is_none());
+    // The last byte cut off (the starts still say where the bytes end).
+    let mut start = p.start.to_vec();
+    *start.last_mut().unwrap() -= 1;
+    let cut = p.bytes[..p.bytes.len() - 1].to_vec();
+    assert!(Postings::checked(start, cut, 3, docs).is_none());
+    // Term 0 says two documents and has one.
+    let mut bytes = p.bytes.to_vec();
+    bytes[0] = 2;
+    assert!(Postings::checked(p.start.to_vec(), bytes, 3, docs).is_none());
+    // Term 2's second document before its first (gap 0: the same document again).
+    let mut bytes = p.bytes.to_vec();
+    let at = p.start[2] as usize;
+    // count, gap 1, tf 600 (two bytes), then gap 1 -> 0.
+    assert_eq!(bytes[at + 4], 1);
+    bytes[at + 4] = 0;
+    assert!(Postings::checked(p.start.to_vec(), bytes, 3, docs).is_none());
+    // Starts that do not cover the bytes, or are not in order.
+    assert!(Postings::checked(
+        vec![0, 2, 1, p.bytes.len() as u32],
+        p.bytes.to_vec(),
+        3,
+        docs
+    )
+    .is_none());
+    assert!(Postings::checked(p.start.to_vec(), p.bytes.to_vec(), 2, docs).is_none());
+}
+
+/// Every field weight is a multiple of ½: the postings keep twice a term's weighted
+/// frequency as a whole number, so they keep it exactly.
+#[test]
+fn field_weights_are_multiples_of_a_half() {
+    use super::{W_BODY, W_CATEGORY, W_DESC, W_NAME, W_TAGS};
+    for w in [W_NAME, W_NAME / 2.0, W_DESC, W_CATEGORY, W_TAGS, W_BODY] {
+        assert_eq!((w * 2.0).fract(), 0.0, "{w}");
+    }
 }

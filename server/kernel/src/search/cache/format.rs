@@ -31,12 +31,6 @@ impl W {
             self.u32(*x);
         }
     }
-    fn f32s(&mut self, v: &[f32]) {
-        self.len(v.len());
-        for x in v {
-            self.f32(*x);
-        }
-    }
     fn str(&mut self, s: &str) {
         self.len(s.len());
         self.0.extend_from_slice(s.as_bytes());
@@ -109,16 +103,6 @@ impl<'a> R<'a> {
                 .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
                 .collect(),
         )
-    }
-    /// A counted array of finite `f32`, read in one piece.
-    fn f32s(&mut self) -> Option<Vec<f32>> {
-        let n = self.len(4)?;
-        let b = self.take(n * 4)?;
-        let v: Vec<f32> = b
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
-        v.iter().all(|x| x.is_finite()).then_some(v)
     }
     fn str(&mut self) -> Option<&'a str> {
         let n = self.len(1)?;
@@ -268,8 +252,8 @@ pub(super) fn encode(
         w.f32(d.len);
     }
     w.u32s(&idx.postings.start);
-    w.u32s(&idx.postings.docs);
-    w.f32s(&idx.postings.tf);
+    w.len(idx.postings.bytes.len());
+    w.0.extend_from_slice(&idx.postings.bytes);
     let mut winners: Vec<_> = idx.winners.iter().collect();
     winners.sort_by(|a, b| (type_no(a.0 .0), &a.0 .1).cmp(&(type_no(b.0 .0), &b.0 .1)));
     w.len(winners.len());
@@ -356,13 +340,8 @@ pub(super) fn decode_index(r: &mut R, files: &Files, extras: &Extras) -> Option<
     };
     let n = r.len(4)?;
     idx.terms.reserve_exact(n);
-    idx.vocab.reserve(n);
-    for i in 0..n {
-        let t = r.string()?;
-        if idx.vocab.insert(t.clone(), i as u32).is_some() {
-            return None;
-        }
-        idx.terms.push(t);
+    for _ in 0..n {
+        idx.terms.push(r.string()?);
     }
     let terms = idx.terms.len() as u32;
     let n = r.len(8)?;
@@ -440,33 +419,23 @@ pub(super) fn decode_index(r: &mut R, files: &Files, extras: &Extras) -> Option<
         return None;
     }
     idx.finish_lookups();
-    Some(idx)
-}
-
-/// The postings: a start per term and one past the last, then the documents and frequencies
-/// (each term's documents in increasing order, every one a document of the index).
-fn read_postings(r: &mut R, terms: u32, docs: usize) -> Option<Postings> {
-    let start = r.u32s()?;
-    let doc_nos = r.u32s()?;
-    let tf = r.f32s()?;
-    if start.len() != terms as usize + 1
-        || start.first() != Some(&0)
-        || start.last().copied() != Some(doc_nos.len() as u32)
-        || tf.len() != doc_nos.len()
+    // Each term once (a term is looked up among the sorted terms).
+    let text = |t: u32| &idx.terms[t as usize];
+    if idx
+        .sorted_terms
+        .windows(2)
+        .any(|w| text(w[0]) == text(w[1]))
     {
         return None;
     }
-    for w in start.windows(2) {
-        let (a, b) = (w[0] as usize, w[1] as usize);
-        let list = doc_nos.get(a..b)?;
-        if list.windows(2).any(|p| p[0] >= p[1]) || list.last().is_some_and(|&d| d as usize >= docs)
-        {
-            return None;
-        }
-    }
-    Some(Postings {
-        start: start.into_boxed_slice(),
-        docs: doc_nos.into_boxed_slice(),
-        tf: tf.into_boxed_slice(),
-    })
+    Some(idx)
+}
+
+/// The postings: a start per term and one past the last, then the bytes
+/// ([`Postings::checked`]: every list whole, in order, naming documents of the index).
+fn read_postings(r: &mut R, terms: u32, docs: usize) -> Option<Postings> {
+    let start = r.u32s()?;
+    let n = r.len(1)?;
+    let bytes = r.take(n)?.to_vec();
+    Postings::checked(start, bytes, terms as usize, docs)
 }

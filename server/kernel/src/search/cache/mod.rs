@@ -32,7 +32,7 @@ pub type Dirs = HashMap<PathBuf, Option<SystemTime>>;
 pub type Extras = Vec<(Space, PathBuf)>;
 
 const MAGIC: &[u8] = b"KIWI-SEARCH-INDEX\n";
-const FORMAT: u32 = 3;
+const FORMAT: u32 = 4;
 
 /// An index read from the cache, with the listing it describes.
 #[derive(Debug)]

@@ -162,3 +162,16 @@ fn foreign_corrupt_and_stale_caches_are_refused() {
     );
     let _ = (user2, idx2);
 }
+
+/// A cache that holds a term twice is refused: terms are looked up among the sorted terms,
+/// where only one of the two would be found.
+#[test]
+fn a_term_held_twice_is_refused() {
+    let (_d, user, proj, mut idx, files, dirs) = sample();
+    write(&user, Some(&proj), &NO_EXTRAS, &files, &dirs, &idx).unwrap();
+    assert!(read(&user, Some(&proj), &NO_EXTRAS).is_some());
+    let first = idx.terms[0].clone();
+    idx.terms[1] = first;
+    write(&user, Some(&proj), &NO_EXTRAS, &files, &dirs, &idx).unwrap();
+    assert!(read(&user, Some(&proj), &NO_EXTRAS).is_none());
+}
