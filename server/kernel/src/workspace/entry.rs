@@ -4,7 +4,7 @@
 use super::discover::{load_file, Found};
 use super::item::{parse_item, Item, PromptSummary};
 use crate::ids::{ItemType, Space};
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::Arc;
 
 /// Where an entry's item comes from.
@@ -12,7 +12,7 @@ use std::sync::Arc;
 pub(super) enum Origin {
     /// A file of a space on disk, read on first use (and refused when it resolves outside
     /// the space root).
-    Disk { root: PathBuf },
+    Disk { root: Arc<Path> },
     /// A file compiled into the binary.
     Builtin(&'static str),
     /// An item given ready-made (by the language server, from an editor buffer).

@@ -5,7 +5,7 @@ use super::item::Item;
 use super::Workspace;
 use crate::ids::{self, IdError, ItemType, Space};
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::Arc;
 
 /// The result of looking a reference up ([`Workspace::lookup`]); its error for every face
@@ -246,7 +246,7 @@ impl Workspace {
             return ids;
         }
         cache.scans += 1;
-        let allowed = |p: &PathBuf| {
+        let allowed = |p: &Arc<Path>| {
             self.items
                 .get(p)
                 .is_some_and(|e| only.is_none_or(|s| e.space == s) && e.exists())

@@ -59,9 +59,12 @@ pub struct Workspace {
     // Persistent maps: cloning a workspace (the language server does it whenever a request
     // still holds the previous snapshot while a document changes) shares all but the
     // changed paths, instead of copying 10,000 entries.
-    items: imbl::HashMap<PathBuf, Arc<Entry>>,
+    // A path is held once, shared by `items` and `by_id` (and a space root by its
+    // entries): copies of each path were a sixth of a loaded MCP server's heap at 10,000
+    // items (`heaptrack`).
+    items: imbl::HashMap<Arc<Path>, Arc<Entry>>,
     /// (type, id) -> paths, highest precedence first.
-    by_id: imbl::HashMap<(ItemType, String), Vec<PathBuf>>,
+    by_id: imbl::HashMap<(ItemType, String), Vec<Arc<Path>>>,
     /// (type, bare name) -> ids that end with it.
     by_bare: imbl::HashMap<(ItemType, String), BTreeSet<String>>,
     /// The ids [`Workspace::suggest`] scans, per type and space restriction, made on first
@@ -118,6 +121,7 @@ impl Workspace {
                     .map(|(space, root)| (space, crate::skill::discover_skills(&root), root)),
             );
         for (space, found, root) in found {
+            let root: Arc<Path> = Arc::from(root);
             for found in found {
                 ws.add(Arc::new(Entry {
                     found,
@@ -315,7 +319,7 @@ impl Workspace {
 
     fn add(&mut self, entry: Arc<Entry>) {
         self.derived = Default::default();
-        let path = entry.found.path.clone();
+        let path: Arc<Path> = Arc::from(entry.found.path.as_path());
         if let Some(old) = self.items.get(&path) {
             if old.found.item_type == entry.found.item_type
                 && old.found.id == entry.found.id
@@ -335,7 +339,7 @@ impl Workspace {
         let paths = self.by_id.entry(key).or_default();
         paths.push(path.clone());
         let items = &self.items;
-        let rank = |p: &PathBuf| items.get(p).map(|e| e.space).unwrap_or(entry.space);
+        let rank = |p: &Arc<Path>| items.get(p).map(|e| e.space).unwrap_or(entry.space);
         paths.sort_by(|a, b| {
             rank(a)
                 .cmp(&rank(b))
@@ -363,7 +367,7 @@ impl Workspace {
         self.derived = Default::default();
         let key = (old.found.item_type, old.found.id.clone());
         if let Some(paths) = self.by_id.get_mut(&key) {
-            paths.retain(|p| p != path);
+            paths.retain(|p| **p != *path);
             if paths.is_empty() {
                 self.by_id.remove(&key);
                 let bare = (
