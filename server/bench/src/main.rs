@@ -683,7 +683,7 @@ fn parse_bench(items: usize, rounds: usize) -> Result<()> {
             (ItemType::Tool, _) => 2,
             _ => 3,
         };
-        kinds[slot].2.push((f.path, bytes));
+        kinds[slot].2.push((f.path.to_path_buf(), bytes));
     }
     for item in kiwi_kernel::workspace::builtin_items() {
         if item.path.extension().is_some_and(|e| e == "yaml") {

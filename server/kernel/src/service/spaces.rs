@@ -141,7 +141,7 @@ pub(super) struct Spaces<'a> {
 /// What keeps one workspace true to the disk.
 pub(super) struct Kept {
     /// Every item file: its sidecar script and its stamp when last read.
-    pub(super) files: HashMap<PathBuf, (Option<PathBuf>, Stamp)>,
+    pub(super) files: search::cache::Files,
     /// Every folder that can hold items (the space roots, type folders and their subfolders,
     /// present or not), with its modification time: a file added or removed changes it
     /// (looked at where the set cannot watch).
@@ -232,7 +232,7 @@ impl Spaces<'_> {
             collect_dirs(&root, &mut dirs);
             for f in workspace::discover(&root) {
                 let s = stamp(&f.path, f.script.as_deref());
-                files.insert(f.path, (f.script, s));
+                files.insert(self.ws.shared_path(f.path), (f.script, s));
             }
         }
         // Each skills folder and the folders in it (present or not); each `SKILL.md` with
@@ -246,7 +246,7 @@ impl Spaces<'_> {
             for f in crate::skill::discover_skills(&root) {
                 let dir = f.path.parent().map(Path::to_path_buf);
                 let s = stamp(&f.path, dir.as_deref());
-                files.insert(f.path, (dir, s));
+                files.insert(self.ws.shared_path(f.path), (dir, s));
             }
         }
         if apply {
@@ -278,7 +278,7 @@ impl Spaces<'_> {
         let mut changed = false;
         let mut rescan = false;
         for (p, item) in modified {
-            if let Some(e) = self.k.files.get_mut(&p) {
+            if let Some(e) = self.k.files.get_mut(p.as_path()) {
                 let s = stamp(&p, e.0.as_deref());
                 if s != e.1 {
                     e.1 = s;
@@ -326,7 +326,7 @@ impl Spaces<'_> {
             self.scan(true);
             return;
         }
-        let changed: Vec<(PathBuf, Stamp)> = self
+        let changed: Vec<(Arc<Path>, Stamp)> = self
             .k
             .files
             .par_iter()
@@ -673,5 +673,45 @@ impl Service {
     /// its client that its lists or a followed item changed.
     pub fn generation(&self, project_path: Option<&str>) -> Res<u64> {
         self.with(project_path, |sp| sp.k.generation)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The listing a loaded project keeps holds each item file's path as the workspace's own
+    /// allocation (one copy of a path, not one per holder).
+    #[test]
+    fn the_listing_shares_the_workspace_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let proj = dir.path().join("proj");
+        for (rel, text) in [
+            ("tools/a/echo.py", "__version__ = \"1.0.0\"\n"),
+            ("knowledge/k.md", "---\nname: k\n---\n\nbody\n"),
+            (
+                "skills/greet/SKILL.md",
+                "---\nname: greet\ndescription: Greets.\n---\n",
+            ),
+        ] {
+            let p = proj.join(".ai").join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        let user = dir.path().join("user");
+        let host = Host::for_tests(&[("KIWI_USERSPACE_DIR", user.to_str().unwrap())]);
+        let mut all = Projects::new(host);
+        let key = Some(proj);
+        all.load(&key);
+        let ws = all.set.get(&key).expect("loaded").clone();
+        let files = &all.kept[&key].files;
+        assert!(files.len() >= 3, "{files:?}");
+        for p in files.keys() {
+            assert!(
+                Arc::ptr_eq(&ws.shared_path(p.clone()), p),
+                "{} is held twice",
+                p.display()
+            );
+        }
     }
 }

@@ -75,7 +75,7 @@ pub fn discover_skills(root: &Path) -> Vec<Found> {
                 .then_some(Found {
                     item_type: ItemType::Skill,
                     id: name,
-                    path,
+                    path: path.into(),
                     script: None,
                 })
         })
@@ -113,7 +113,7 @@ pub fn load_loose(skill_md: &Path) -> Option<crate::workspace::Item> {
     let found = Found {
         item_type: ItemType::Skill,
         id,
-        path: skill_md.to_path_buf(),
+        path: skill_md.into(),
         script: None,
     };
     crate::workspace::load_file(&found, crate::ids::Space::Project, dir)

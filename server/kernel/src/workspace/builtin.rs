@@ -40,7 +40,7 @@ pub(super) fn builtin_entries() -> &'static [Arc<Entry>] {
                 found: Found {
                     item_type,
                     id,
-                    path,
+                    path: path.into(),
                     script: None,
                 },
                 space: Space::Builtin,

@@ -34,7 +34,8 @@ pub fn skip_dir(name: &str) -> bool {
 pub struct Found {
     pub item_type: ItemType,
     pub id: String,
-    pub path: PathBuf,
+    /// Shared by the workspace's maps and the listing of its files (one copy of each path).
+    pub path: std::sync::Arc<Path>,
     pub script: Option<PathBuf>,
 }
 
@@ -109,7 +110,7 @@ pub fn discover(root: &Path) -> Vec<Found> {
             out.push(Found {
                 item_type,
                 id,
-                path: path.clone(),
+                path: path.as_path().into(),
                 script,
             });
         }
@@ -127,7 +128,7 @@ pub fn load_file(found: &Found, space: Space, space_root: &Path) -> Option<Item>
                 found.item_type,
                 found.id.clone(),
                 space,
-                found.path.clone(),
+                found.path.to_path_buf(),
                 &bytes,
             )?,
             Err(e) => unreadable(found, space, format!("cannot read this file: {e}")),
@@ -138,7 +139,7 @@ pub fn load_file(found: &Found, space: Space, space_root: &Path) -> Option<Item>
     // A file reached through no symlink is inside its space: no need to resolve both paths
     // (two `realpath`s per file, a component each).
     let real = if ids::inside_without_links(space_root, &found.path) {
-        Ok(found.path.clone())
+        Ok(found.path.to_path_buf())
     } else {
         ids::confine(space_root, &found.path)
     };
@@ -148,7 +149,7 @@ pub fn load_file(found: &Found, space: Space, space_root: &Path) -> Option<Item>
                 found.item_type,
                 found.id.clone(),
                 space,
-                found.path.clone(),
+                found.path.to_path_buf(),
                 &bytes,
             )?,
             Err(e) => unreadable(found, space, format!("cannot read this file: {e}")),
@@ -168,7 +169,7 @@ fn unreadable(found: &Found, space: Space, msg: String) -> Item {
         item_type: found.item_type,
         id: found.id.clone(),
         space,
-        path: found.path.clone(),
+        path: found.path.to_path_buf(),
         script: None,
         source: SourceText::new(""),
         parsed: Parsed::Unreadable(Diagnostic::new(Code::K006, TextRange::empty(0), msg)),

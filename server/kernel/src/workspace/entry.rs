@@ -67,7 +67,7 @@ impl Entry {
                     f.item_type,
                     f.id.clone(),
                     self.space,
-                    f.path.clone(),
+                    f.path.to_path_buf(),
                     text.as_bytes(),
                 )
             }
@@ -144,7 +144,7 @@ impl Entry {
             found: Found {
                 item_type: item.item_type,
                 id: item.id.clone(),
-                path: item.path.clone(),
+                path: item.path.as_path().into(),
                 script: item.script.clone(),
             },
             space: item.space,

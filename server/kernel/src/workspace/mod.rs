@@ -59,8 +59,9 @@ pub struct Workspace {
     // Persistent maps: cloning a workspace (the language server does it whenever a request
     // still holds the previous snapshot while a document changes) shares all but the
     // changed paths, instead of copying 10,000 entries.
-    // A path is held once, shared by `items` and `by_id` (and a space root by its
-    // entries): copies of each path were a sixth of a loaded MCP server's heap at 10,000
+    // A path is held once: the entry's own (`Found::path`), shared by `items`, `by_id` and
+    // the service's listing of the files ([`Workspace::shared_path`]); a space root by its
+    // entries. Six copies of each path were a sixth of a loaded MCP server's heap at 10,000
     // items (`heaptrack`).
     items: imbl::HashMap<Arc<Path>, Arc<Entry>>,
     /// (type, id) -> paths, highest precedence first.
@@ -319,7 +320,7 @@ impl Workspace {
 
     fn add(&mut self, entry: Arc<Entry>) {
         self.derived = Default::default();
-        let path: Arc<Path> = Arc::from(entry.found.path.as_path());
+        let path = entry.found.path.clone();
         if let Some(old) = self.items.get(&path) {
             if old.found.item_type == entry.found.item_type
                 && old.found.id == entry.found.id
@@ -354,6 +355,15 @@ impl Workspace {
             .or_default()
             .insert(entry.found.id.clone());
         self.items.insert(path, entry);
+    }
+
+    /// The workspace's own copy of a path it knows (one allocation for every holder of the
+    /// path: its maps, the listing of the files); `path` itself when it knows none.
+    pub fn shared_path(&self, path: Arc<Path>) -> Arc<Path> {
+        match self.items.get_key_value(&path) {
+            Some((known, _)) => known.clone(),
+            None => path,
+        }
     }
 
     /// Remove the item of a path; returns it.
@@ -406,7 +416,7 @@ impl Workspace {
         let mut found = Found {
             item_type,
             id,
-            path: path.to_path_buf(),
+            path: path.into(),
             script: None,
         };
         if item_type == ItemType::Tool {
@@ -466,7 +476,7 @@ impl Workspace {
             .filter(|e| matches!(e.origin, Origin::Disk { .. }))
             .map(|e| {
                 let n = e.parses.load(std::sync::atomic::Ordering::Relaxed);
-                (e.found.path.clone(), n)
+                (e.found.path.to_path_buf(), n)
             })
             .filter(|(_, n)| *n > 1)
             .collect();

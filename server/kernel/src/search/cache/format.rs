@@ -321,7 +321,7 @@ pub(super) fn decode_listing(
             _ => return None,
         };
         let stamp = (r.time()?, r.u64()?, r.time()?);
-        files.insert(p, (script, stamp));
+        files.insert(p.into(), (script, stamp));
     }
     let n = r.len(2)?;
     let mut dirs = Dirs::with_capacity(n);
@@ -368,7 +368,9 @@ pub(super) fn decode_index(r: &mut R, files: &Files, extras: &Extras) -> Option<
         // An item of the project or user space is one of the listed files: the cache cannot
         // name a file the listing (compared with the disk) lacks.
         if matches!(source, Some(Space::Project | Space::User))
-            && !path.as_ref().is_some_and(|p| files.contains_key(p))
+            && !path
+                .as_ref()
+                .is_some_and(|p| files.contains_key(p.as_path()))
         {
             return None;
         }

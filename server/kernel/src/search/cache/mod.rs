@@ -24,8 +24,9 @@ use std::time::SystemTime;
 
 /// A file's modification time and size, and its sidecar script's time.
 pub type Stamp = (Option<SystemTime>, u64, Option<SystemTime>);
-/// Every item file: its sidecar script and its stamp.
-pub type Files = HashMap<PathBuf, (Option<PathBuf>, Stamp)>;
+/// Every item file: its sidecar script and its stamp (the path shared with the workspace's
+/// entry of the file, where it has one).
+pub type Files = HashMap<std::sync::Arc<Path>, (Option<PathBuf>, Stamp)>;
 /// Every folder that can hold items, with its modification time.
 pub type Dirs = HashMap<PathBuf, Option<SystemTime>>;
 /// The extra spaces of a workspace, in precedence order: each space and its root.

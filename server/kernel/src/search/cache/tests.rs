@@ -120,14 +120,14 @@ fn foreign_corrupt_and_stale_caches_are_refused() {
                     for h in c.index.search_all(t, q, None, 50).0 {
                         if h.source == "project" || h.source == "user" {
                             let p = std::path::PathBuf::from(h.path.expect("a path"));
-                            assert!(c.files.contains_key(&p), "{p:?}");
+                            assert!(c.files.contains_key(p.as_path()), "{p:?}");
                         }
                     }
                 }
             }
             for doc in &c.index.docs {
                 if matches!(doc.source, Some(Space::Project | Space::User)) {
-                    assert!(c.files.contains_key(doc.path.as_ref().unwrap()));
+                    assert!(c.files.contains_key(doc.path.as_deref().unwrap()));
                 }
             }
         }
