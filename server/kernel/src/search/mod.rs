@@ -204,7 +204,6 @@ struct Postings {
 }
 
 /// The documents of one term with its frequency in each ([`Postings::of`]).
-#[derive(Clone)]
 struct PostingIter<'a> {
     bytes: &'a [u8],
     doc: u32,

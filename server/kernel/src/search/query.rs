@@ -20,11 +20,15 @@ impl Index {
         self.docs.is_empty()
     }
 
+    /// Where `text` is or would be among the sorted terms.
+    fn sorted_from(&self, text: &str) -> usize {
+        self.sorted_terms
+            .partition_point(|&t| self.terms[t as usize].as_str() < text)
+    }
+
     /// The number of a term (`None`: not in the vocabulary).
     pub(super) fn term_no(&self, term: &str) -> Option<u32> {
-        let at = self
-            .sorted_terms
-            .partition_point(|&t| self.terms[t as usize].as_str() < term);
+        let at = self.sorted_from(term);
         self.sorted_terms
             .get(at)
             .copied()
@@ -51,10 +55,7 @@ impl Index {
         }
         let mut more = Vec::new();
         // Longer words it begins: a range of the sorted terms.
-        let from = self
-            .sorted_terms
-            .partition_point(|&t| self.terms[t as usize].as_str() < q);
-        for &t in &self.sorted_terms[from..] {
+        for &t in &self.sorted_terms[self.sorted_from(q)..] {
             let term = &self.terms[t as usize];
             if !term.starts_with(q) {
                 break;
