@@ -219,13 +219,15 @@ pub fn write(
     let path = path_for(user, project);
     let dir = path.parent().unwrap_or(user);
     std::fs::create_dir_all(dir)?;
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("search");
+    remove_abandoned_temps(dir, name);
     // A temporary file of this process and thread, renamed over the cache: a reader sees the
     // old file or the new one, never a part.
     let tmp = dir.join(format!(
-        ".{}.{}.{:?}.tmp",
-        path.file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("search"),
+        ".{name}.{}.{:?}.tmp",
         std::process::id(),
         std::thread::current().id()
     ));
@@ -239,6 +241,48 @@ pub fn write(
         let _ = std::fs::remove_file(&tmp);
     }
     written
+}
+
+/// Remove the temporary files of cache file `name` that a writer killed mid-write left in
+/// `dir` (`.NAME.PID.THREAD.tmp` of a process that no longer exists: several megabytes each,
+/// kept for good otherwise); a live writer's are kept.
+fn remove_abandoned_temps(dir: &Path, name: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = format!(".{name}.");
+    for e in entries.flatten() {
+        let file = e.file_name();
+        let pid = file
+            .to_str()
+            .and_then(|f| f.strip_prefix(&prefix))
+            .and_then(|rest| rest.strip_suffix(".tmp"))
+            .and_then(|rest| rest.split('.').next())
+            .and_then(|pid| pid.parse::<u32>().ok());
+        if pid.is_some_and(|p| p != std::process::id() && !process_exists(p)) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Whether a process of this number exists (one of another user's included; where this
+/// cannot be asked, every process is taken to exist: nothing is removed).
+fn process_exists(pid: u32) -> bool {
+    #[cfg(unix)]
+    let exists = match i32::try_from(pid) {
+        Ok(p) if p > 0 => {
+            // SAFETY: signal 0 only asks whether the process exists.
+            let answered = unsafe { libc::kill(p, 0) } == 0;
+            answered || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+        }
+        _ => true,
+    };
+    #[cfg(not(unix))]
+    let exists = {
+        let _ = pid;
+        true
+    };
+    exists
 }
 
 #[cfg(test)]

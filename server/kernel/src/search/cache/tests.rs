@@ -175,3 +175,26 @@ fn a_term_held_twice_is_refused() {
     write(&user, Some(&proj), &NO_EXTRAS, &files, &dirs, &idx).unwrap();
     assert!(read(&user, Some(&proj), &NO_EXTRAS).is_none());
 }
+
+/// A writer killed mid-write leaves its temporary file; the next write removes it (its
+/// process is gone), and keeps what a live writer or anything else left.
+#[test]
+fn a_killed_writers_temporary_file_is_removed_by_the_next_write() {
+    let (_d, user, proj, idx, files, dirs) = sample();
+    let target = path_for(&user, Some(&proj));
+    let dir = target.parent().unwrap();
+    let name = target.file_name().unwrap().to_str().unwrap();
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    let abandoned = dir.join(format!(".{name}.{dead}.ThreadId(3).tmp"));
+    let live = dir.join(format!(".{name}.1.ThreadId(3).tmp"));
+    let other = dir.join(format!(".search-other.idx.{dead}.ThreadId(3).tmp"));
+    for f in [&abandoned, &live, &other] {
+        std::fs::write(f, b"half a cache").unwrap();
+    }
+    write(&user, Some(&proj), &NO_EXTRAS, &files, &dirs, &idx).unwrap();
+    assert!(!abandoned.exists(), "the killed writer's file is left");
+    assert!(live.exists() && other.exists());
+    assert!(read(&user, Some(&proj), &NO_EXTRAS).is_some());
+}
