@@ -45,9 +45,11 @@ impl Projects {
     }
 
     /// Load workspace `key` from disk into the set, watched by the set (its changes queued
-    /// from before the walk that stamps its files: nothing changed after it is missed), and
-    /// what keeps it true to the disk.
+    /// from before its files are stamped: nothing changed after it is missed), and what
+    /// keeps it true to the disk. The listing is the workspace's own walk; a folder changed
+    /// since that walk began (before the watch could see it) makes it walk again.
     pub(super) fn load(&mut self, key: &Key) {
+        let walked = std::time::SystemTime::now();
         let ws = Workspace::load(key.clone(), self.set.host().clone());
         self.set.set_loaded(key, ws);
         // Where watching is not possible the files are stated.
@@ -61,7 +63,15 @@ impl Projects {
             open: Default::default(),
         };
         let ws = Arc::make_mut(self.set.get_mut(key).expect("loaded above"));
-        Spaces { ws, k: &mut k }.scan(false);
+        let mut sp = Spaces { ws, k: &mut k };
+        sp.scan(false);
+        // (A second of slack: a folder's time is a coarse clock's.)
+        let since = walked
+            .checked_sub(std::time::Duration::from_secs(1))
+            .unwrap_or(walked);
+        if sp.k.dirs.values().any(|m| m.is_some_and(|m| m >= since)) {
+            sp.scan(true);
+        }
         self.kept.insert(key.clone(), k);
     }
 
@@ -224,31 +234,68 @@ impl Spaces<'_> {
     }
 
     /// Walk the spaces: every file's stamp, every folder's time; with `apply`, re-read what
-    /// changed and drop what is gone.
+    /// changed and drop what is gone. Without `apply` (the load, which has just walked the
+    /// spaces), the files are the workspace's own: the listing is what was loaded, and the
+    /// spaces are not walked a second time (at 10,000 items the second walk, one stat after
+    /// another, was a seventh of a first search without a kept index).
     fn scan(&mut self, apply: bool) {
-        let mut dirs = HashMap::new();
-        let mut files = HashMap::new();
-        for root in Self::roots(self.ws) {
-            collect_dirs(&root, &mut dirs);
-            for f in workspace::discover(&root) {
-                let s = stamp(&f.path, f.script.as_deref());
-                files.insert(self.ws.shared_path(f.path), (f.script, s));
+        // (path, what its stamp includes besides itself: a YAML tool's script, a skill's
+        // folder.)
+        let found: Vec<workspace::Found> = if apply {
+            let mut v = Vec::new();
+            for root in Self::roots(self.ws) {
+                v.extend(workspace::discover(&root));
             }
-        }
-        // Each skills folder and the folders in it (present or not); each `SKILL.md` with
-        // its folder as its "script" (stamped with the latest time of any file in it).
-        for (_, root) in self.ws.skill_roots() {
-            dirs.insert(root.clone(), dir_mtime(&root));
-            for d in crate::skill::skill_dirs(&root) {
-                let m = dir_mtime(&d);
-                dirs.insert(d, m);
+            for (_, root) in self.ws.skill_roots() {
+                v.extend(crate::skill::discover_skills(&root));
             }
-            for f in crate::skill::discover_skills(&root) {
-                let dir = f.path.parent().map(Path::to_path_buf);
-                let s = stamp(&f.path, dir.as_deref());
-                files.insert(self.ws.shared_path(f.path), (dir, s));
-            }
-        }
+            v
+        } else {
+            self.ws.found_on_disk().cloned().collect()
+        };
+        let found: Vec<(Arc<Path>, Option<PathBuf>)> = found
+            .into_iter()
+            .map(|f| {
+                // Each `SKILL.md` with its folder as its "script" (stamped with the latest
+                // time of any file in it).
+                let script = match f.item_type {
+                    ItemType::Skill => f.path.parent().map(Path::to_path_buf),
+                    _ => f.script,
+                };
+                (self.ws.shared_path(f.path), script)
+            })
+            .collect();
+        let ws = &*self.ws;
+        // The folders walked while the files are stated (in parallel).
+        let (dirs, stamps) = rayon::join(
+            || {
+                let mut dirs = HashMap::new();
+                for root in Self::roots(ws) {
+                    collect_dirs(&root, &mut dirs);
+                }
+                // Each skills folder and the folders in it (present or not).
+                for (_, root) in ws.skill_roots() {
+                    dirs.insert(root.clone(), dir_mtime(&root));
+                    for d in crate::skill::skill_dirs(&root) {
+                        let m = dir_mtime(&d);
+                        dirs.insert(d, m);
+                    }
+                }
+                dirs
+            },
+            || {
+                use rayon::prelude::*;
+                found
+                    .par_iter()
+                    .map(|(p, script)| stamp(p, script.as_deref()))
+                    .collect::<Vec<_>>()
+            },
+        );
+        let files: search::cache::Files = found
+            .into_iter()
+            .zip(stamps)
+            .map(|((p, script), s)| (p, (script, s)))
+            .collect();
         if apply {
             let mut changed = false;
             for p in self.k.files.keys() {
@@ -679,6 +726,96 @@ impl Service {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The listing a load makes from the workspace's own walk is the one a walk of the
+    /// spaces makes: every item file, a YAML tool's script, a skill's folder, the user
+    /// space's files; no builtin item.
+    #[test]
+    fn the_listing_made_at_the_load_is_the_one_a_walk_makes() {
+        let dir = tempfile::tempdir().unwrap();
+        let proj = dir.path().join("proj");
+        let user = dir.path().join("user");
+        let tool = "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n";
+        for (p, text) in [
+            (proj.join(".ai/tools/a/echo.py"), tool),
+            (
+                proj.join(".ai/tools/a/conv.yaml"),
+                "tool_type: python\nversion: 1.0.0\n",
+            ),
+            (proj.join(".ai/tools/a/conv.py"), "print(1)\n"),
+            (
+                proj.join(".ai/tools/a/lib/helper.py"),
+                "def f():\n    pass\n",
+            ),
+            (
+                proj.join(".ai/knowledge/k.md"),
+                "---\nname: k\n---\n\nbody\n",
+            ),
+            (
+                proj.join(".ai/directives/d.md"),
+                "<directive name=\"d\" version=\"1.0.0\"></directive>\n",
+            ),
+            (
+                proj.join(".ai/skills/greet/SKILL.md"),
+                "---\nname: greet\ndescription: Greets.\n---\n",
+            ),
+            (proj.join(".ai/skills/greet/scripts/run.sh"), "echo hi\n"),
+            (user.join("knowledge/u.md"), "---\nname: u\n---\n"),
+        ] {
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        // Folders an hour old: the load does not walk again (a folder changed since its
+        // walk began would make it).
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        for e in ignore::WalkBuilder::new(dir.path())
+            .standard_filters(false)
+            .build()
+        {
+            let e = e.unwrap();
+            std::fs::File::open(e.path())
+                .unwrap()
+                .set_modified(old)
+                .unwrap();
+        }
+        let host = Host::for_tests(&[("KIWI_USERSPACE_DIR", user.to_str().unwrap())]);
+        let mut all = Projects::new(host);
+        let key = Some(proj);
+        all.load(&key);
+        let at_load = all.kept[&key].files.clone();
+        let generation = all.kept[&key].generation;
+        let mut names: Vec<String> = at_load
+            .iter()
+            .map(|(p, (script, _))| {
+                let rel = |p: &Path| {
+                    p.strip_prefix(dir.path())
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned()
+                };
+                match script {
+                    Some(s) => format!("{} + {}", rel(p), rel(s)),
+                    None => rel(p),
+                }
+            })
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                "proj/.ai/directives/d.md",
+                "proj/.ai/knowledge/k.md",
+                "proj/.ai/skills/greet/SKILL.md + proj/.ai/skills/greet",
+                "proj/.ai/tools/a/conv.yaml + proj/.ai/tools/a/conv.py",
+                "proj/.ai/tools/a/echo.py",
+                "proj/.ai/tools/a/lib/helper.py",
+                "user/knowledge/u.md",
+            ]
+        );
+        all.get_mut(&key).unwrap().scan(true);
+        assert_eq!(all.kept[&key].files, at_load);
+        assert_eq!(all.kept[&key].generation, generation, "nothing read again");
+    }
 
     /// The listing a loaded project keeps holds each item file's path as the workspace's own
     /// allocation (one copy of a path, not one per holder).

@@ -357,6 +357,15 @@ impl Workspace {
         self.items.insert(path, entry);
     }
 
+    /// The files of its spaces the workspace found when it walked them (or found since), as
+    /// found: the builtin items and the editor's documents are not among them.
+    pub fn found_on_disk(&self) -> impl Iterator<Item = &Found> {
+        self.items
+            .values()
+            .filter(|e| matches!(e.origin, Origin::Disk { .. }))
+            .map(|e| &e.found)
+    }
+
     /// The workspace's own copy of a path it knows (one allocation for every holder of the
     /// path: its maps, the listing of the files); `path` itself when it knows none.
     pub fn shared_path(&self, path: Arc<Path>) -> Arc<Path> {
