@@ -1,7 +1,7 @@
 //! Building an index: from a workspace's items and the system catalogue, or from documents
 //! outside the workspace (a registry's lines).
 
-use super::text::word_counts;
+use super::text::{word_counts, word_hash, Words};
 use super::{
     meta, Doc, ExternalDoc, Index, Meta, Postings, W_BODY, W_CATEGORY, W_DESC, W_NAME, W_TAGS,
 };
@@ -125,7 +125,8 @@ impl Index {
     fn finish(&mut self) {
         let mut forms: Vec<(String, u32)> = std::mem::take(&mut self.words)
             .into_iter()
-            .filter(|(w, t)| self.terms[*t as usize] != *w)
+            .filter(|(w, t)| *self.terms[*t as usize] != **w)
+            .map(|(w, t)| (w.into_string(), t))
             .collect();
         forms.sort_unstable();
         self.forms = forms;
@@ -165,33 +166,43 @@ impl Index {
         source: Option<Space>,
         path: Option<PathBuf>,
         meta: Meta,
-        words: Vec<(String, f32, bool, u32)>,
+        words: Words,
     ) {
         let doc_no = self.docs.len() as u32;
-        let mut tf: rustc_hash::FxHashMap<u32, f32> = Default::default();
+        // (term, weighted frequency): words of one term (`run`, `runs`) summed below.
+        let mut tf: Vec<(u32, f32)> = Vec::with_capacity(words.count());
         let mut name_terms = Vec::new();
         let mut len = 0.0;
-        for (tok, w, in_name, n) in words {
-            let t = match self.words.get(&tok) {
-                Some(&t) => t,
+        for (tok, w) in words.iter() {
+            let t = match self.words.find(w.hash, |(known, _)| **known == *tok) {
+                Some(&(_, t)) => t,
                 None => {
-                    let term = term_of(&tok);
+                    let term = term_of(tok);
                     let next = self.terms.len() as u32;
                     let t = *self.vocab.entry(term.clone()).or_insert(next);
                     if t == next {
                         self.terms.push(term);
                         self.building.push(Vec::new());
                     }
-                    self.words.insert(tok, t);
+                    self.words
+                        .insert_unique(w.hash, (tok.into(), t), |(k, _)| word_hash(k));
                     t
                 }
             };
-            *tf.entry(t).or_insert(0.0) += w;
-            if in_name {
+            tf.push((t, w.weight));
+            if w.named {
                 name_terms.push(t);
             }
-            len += n as f32;
+            len += w.count as f32;
         }
+        tf.sort_unstable_by_key(|(t, _)| *t);
+        tf.dedup_by(|later, first| {
+            let same = later.0 == first.0;
+            if same {
+                first.1 += later.1;
+            }
+            same
+        });
         for (t, f) in tf {
             self.building[t as usize].push((doc_no, f));
         }

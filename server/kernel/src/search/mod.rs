@@ -177,8 +177,9 @@ pub struct Index {
     /// Id, name and bare id, letters and digits only, lowercased, beside each document that
     /// has it (each once), in the order of the keys: a key's documents are a range.
     exact: Box<[(Box<str>, u32)]>,
-    /// While building: each word seen -> its term (a word is stemmed once).
-    words: HashMap<String, u32>,
+    /// While building: each word seen and its term (a word is stemmed once), found by the
+    /// word's hash ([`text::word_hash`], made where the words were counted).
+    words: hashbrown::HashTable<(Box<str>, u32)>,
     /// While building: each term's documents with its weighted frequency in each (made
     /// [`Postings`] when every document is in).
     building: Vec<Vec<(u32, f32)>>,
