@@ -76,6 +76,54 @@ pub struct Workspace {
     derived: derived::Derived,
 }
 
+/// Walk the spaces, in their order: on two threads when there are extra spaces (a walk waits
+/// on the disk a folder at a time; at 10,000 items in seven spaces the walk was 60 ms of the
+/// language server's indexing), on this one alone otherwise (a `kiwi run` in a project starts
+/// no thread for it). Not on rayon's threads: a `kiwi run` never starts them.
+fn walk_spaces(
+    walks: Vec<(Space, PathBuf, bool)>,
+    alone: bool,
+) -> Vec<(Space, Vec<Found>, PathBuf)> {
+    let walk = |(space, root, skills): &(Space, PathBuf, bool)| {
+        let found = if *skills {
+            crate::skill::discover_skills(root)
+        } else {
+            discover(root)
+        };
+        (*space, found, root.clone())
+    };
+    if alone {
+        return walks.iter().map(walk).collect();
+    }
+    std::thread::scope(|s| {
+        // The other thread walks every second space, this one the rest.
+        let other = std::thread::Builder::new()
+            .name("kiwi-walk".into())
+            .spawn_scoped(s, || {
+                walks
+                    .iter()
+                    .skip(1)
+                    .step_by(2)
+                    .map(walk)
+                    .collect::<Vec<_>>()
+            });
+        let Ok(other) = other else {
+            return walks.iter().map(walk).collect();
+        };
+        let mine: Vec<_> = walks.iter().step_by(2).map(walk).collect();
+        let theirs = other
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        let mut out = Vec::with_capacity(walks.len());
+        let mut theirs = theirs.into_iter();
+        for m in mine {
+            out.push(m);
+            out.extend(theirs.next());
+        }
+        out
+    })
+}
+
 impl Workspace {
     /// An empty workspace holding only the builtin space.
     pub fn new(project: Option<PathBuf>, host: Host) -> Self {
@@ -112,15 +160,17 @@ impl Workspace {
             roots.push((Space::Project, p.join(".ai")));
         }
         roots.extend(ws.extra.iter().map(|x| (x.space, x.root.clone())));
-        let skills = ws.skill_roots();
-        let found = roots
+        // (space, root, whether it is a skills folder)
+        let walks: Vec<(Space, PathBuf, bool)> = roots
             .into_iter()
-            .map(|(space, root)| (space, discover(&root), root))
+            .map(|(space, root)| (space, root, false))
             .chain(
-                skills
+                ws.skill_roots()
                     .into_iter()
-                    .map(|(space, root)| (space, crate::skill::discover_skills(&root), root)),
-            );
+                    .map(|(space, root)| (space, root, true)),
+            )
+            .collect();
+        let found = walk_spaces(walks, ws.extra.is_empty());
         for (space, found, root) in found {
             let root: Arc<Path> = Arc::from(root);
             for found in found {
@@ -620,3 +670,58 @@ impl Workspace {
 /// (at most a minute). Nothing holds a load unless a test asks.
 #[doc(hidden)]
 pub mod testing;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Walked on two threads or on one, the spaces give the same files in the same order.
+    #[test]
+    fn spaces_walked_on_two_threads_come_in_their_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut walks = Vec::new();
+        for (i, space) in [
+            Space::User,
+            Space::Project,
+            Space::Builtin,
+            Space::User,
+            Space::Project,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let root = dir.path().join(format!("s{i}"));
+            for n in 0..=i {
+                let p = root.join(format!("knowledge/k{n}.md"));
+                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                std::fs::write(p, "---\nname: k\n---\n").unwrap();
+            }
+            let skill = root.join(format!("skills/s{i}/SKILL.md"));
+            std::fs::create_dir_all(skill.parent().unwrap()).unwrap();
+            std::fs::write(skill, "---\nname: s\n---\n").unwrap();
+            walks.push((space, root.clone(), false));
+            walks.push((space, root.join("skills"), true));
+        }
+        let shape = |v: Vec<(Space, Vec<Found>, PathBuf)>| -> Vec<(Space, PathBuf, Vec<PathBuf>)> {
+            v.into_iter()
+                .map(|(s, f, r)| (s, r, f.iter().map(|f| f.path.to_path_buf()).collect()))
+                .collect()
+        };
+        let alone = shape(walk_spaces(walks.clone(), true));
+        let two = shape(walk_spaces(walks.clone(), false));
+        assert_eq!(alone.len(), walks.len());
+        assert_eq!(
+            alone
+                .iter()
+                .map(|(s, r, _)| (*s, r.clone()))
+                .collect::<Vec<_>>(),
+            walks
+                .iter()
+                .map(|(s, r, _)| (*s, r.clone()))
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(alone[8].2.len(), 5, "{alone:?}");
+        assert_eq!(alone[9].2.len(), 1, "{alone:?}");
+        assert_eq!(two, alone);
+    }
+}

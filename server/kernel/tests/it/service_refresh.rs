@@ -14,8 +14,32 @@ fn text_of(agent: &Agent, id: &str) -> String {
         .to_string()
 }
 
+/// Every file and folder below `dir` an hour old.
+fn age(dir: &std::path::Path) {
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            age(&p);
+        }
+        std::fs::File::open(&p).unwrap().set_modified(old).unwrap();
+    }
+    std::fs::File::open(dir).unwrap().set_modified(old).unwrap();
+}
+
 #[test]
 fn a_service_workspace_follows_the_disk_between_calls() {
+    follows_the_disk(false);
+}
+
+/// The same, for a project whose folders are old: its load keeps the listing its own walk
+/// made (a folder changed since that walk began makes it walk again; none did here).
+#[test]
+fn a_service_workspace_of_old_folders_follows_the_disk_between_calls() {
+    follows_the_disk(true);
+}
+
+fn follows_the_disk(aged: bool) {
     let f = Fixture::new(&format!(
         "//- project/.ai/knowledge/k/note.md\n{NOTE}\
 //- user/knowledge/k/mine.md\n{}\
@@ -23,6 +47,9 @@ fn a_service_workspace_follows_the_disk_between_calls() {
 //- project/.ai/tools/t/x.sh\necho hi\n",
         NOTE.replace("id: note", "id: mine")
     ));
+    if aged {
+        age(f.root());
+    }
     let agent = Agent::new(&f);
     let generation = || agent.service.generation(None).unwrap();
     assert!(text_of(&agent, "k/note").contains("Some text."));
