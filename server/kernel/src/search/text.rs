@@ -167,10 +167,34 @@ pub fn word_hash(word: &str) -> u64 {
 /// The words are copied into one buffer, not a `String` each (an allocation per distinct
 /// word of every document was a tenth of building the index at 10,000 items).
 pub fn word_counts(fields: &[(&str, f32)], name_at: f32) -> Words {
+    // The table that finds a word is the thread's own, emptied for each document (made anew
+    // for each, it was allocated and zeroed ten thousand times); one that grew past 64k
+    // words is not kept.
+    thread_local! {
+        static TABLE: std::cell::RefCell<hashbrown::HashTable<u32>> =
+            const { std::cell::RefCell::new(hashbrown::HashTable::new()) };
+    }
+    TABLE.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut table) => {
+            table.clear();
+            let words = count_words(&mut table, fields, name_at);
+            if table.capacity() > 1 << 16 {
+                *table = hashbrown::HashTable::new();
+            }
+            words
+        }
+        Err(_) => count_words(&mut hashbrown::HashTable::new(), fields, name_at),
+    })
+}
+
+/// [`word_counts`] with a table (empty) that finds a word's index in the list by its hash.
+fn count_words(
+    table: &mut hashbrown::HashTable<u32>,
+    fields: &[(&str, f32)],
+    name_at: f32,
+) -> Words {
     let mut buf = String::new();
     let mut list: Vec<Word> = Vec::new();
-    // Indexes into `list`, found by the word's hash.
-    let mut table: hashbrown::HashTable<u32> = hashbrown::HashTable::new();
     for (text, w) in fields {
         for_each_token(text, &mut |t| {
             let hash = word_hash(t);
