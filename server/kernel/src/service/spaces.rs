@@ -239,8 +239,6 @@ impl Spaces<'_> {
     /// spaces are not walked a second time (at 10,000 items the second walk, one stat after
     /// another, was a seventh of a first search without a kept index).
     fn scan(&mut self, apply: bool) {
-        // (path, what its stamp includes besides itself: a YAML tool's script, a skill's
-        // folder.)
         let found: Vec<workspace::Found> = if apply {
             let mut v = Vec::new();
             for root in Self::roots(self.ws) {
@@ -253,6 +251,8 @@ impl Spaces<'_> {
         } else {
             self.ws.found_on_disk().cloned().collect()
         };
+        // (path, what its stamp includes besides itself: a YAML tool's script, a skill's
+        // folder.)
         let found: Vec<(Arc<Path>, Option<PathBuf>)> = found
             .into_iter()
             .map(|f| {
