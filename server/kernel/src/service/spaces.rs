@@ -727,6 +727,15 @@ impl Service {
 mod tests {
     use super::*;
 
+    /// Write each (path below `root`, text), with the folders it needs.
+    fn write_files(root: &Path, files: &[(&str, &str)]) {
+        for (rel, text) in files {
+            let p = root.join(rel);
+            std::fs::create_dir_all(p.parent().expect("a file below root")).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+    }
+
     /// The listing a load makes from the workspace's own walk is the one a walk of the
     /// spaces makes: every item file, a YAML tool's script, a skill's folder, the user
     /// space's files; no builtin item.
@@ -736,35 +745,29 @@ mod tests {
         let proj = dir.path().join("proj");
         let user = dir.path().join("user");
         let tool = "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n";
-        for (p, text) in [
-            (proj.join(".ai/tools/a/echo.py"), tool),
-            (
-                proj.join(".ai/tools/a/conv.yaml"),
-                "tool_type: python\nversion: 1.0.0\n",
-            ),
-            (proj.join(".ai/tools/a/conv.py"), "print(1)\n"),
-            (
-                proj.join(".ai/tools/a/lib/helper.py"),
-                "def f():\n    pass\n",
-            ),
-            (
-                proj.join(".ai/knowledge/k.md"),
-                "---\nname: k\n---\n\nbody\n",
-            ),
-            (
-                proj.join(".ai/directives/d.md"),
-                "<directive name=\"d\" version=\"1.0.0\"></directive>\n",
-            ),
-            (
-                proj.join(".ai/skills/greet/SKILL.md"),
-                "---\nname: greet\ndescription: Greets.\n---\n",
-            ),
-            (proj.join(".ai/skills/greet/scripts/run.sh"), "echo hi\n"),
-            (user.join("knowledge/u.md"), "---\nname: u\n---\n"),
-        ] {
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        }
+        write_files(
+            dir.path(),
+            &[
+                ("proj/.ai/tools/a/echo.py", tool),
+                (
+                    "proj/.ai/tools/a/conv.yaml",
+                    "tool_type: python\nversion: 1.0.0\n",
+                ),
+                ("proj/.ai/tools/a/conv.py", "print(1)\n"),
+                ("proj/.ai/tools/a/lib/helper.py", "def f():\n    pass\n"),
+                ("proj/.ai/knowledge/k.md", "---\nname: k\n---\n\nbody\n"),
+                (
+                    "proj/.ai/directives/d.md",
+                    "<directive name=\"d\" version=\"1.0.0\"></directive>\n",
+                ),
+                (
+                    "proj/.ai/skills/greet/SKILL.md",
+                    "---\nname: greet\ndescription: Greets.\n---\n",
+                ),
+                ("proj/.ai/skills/greet/scripts/run.sh", "echo hi\n"),
+                ("user/knowledge/u.md", "---\nname: u\n---\n"),
+            ],
+        );
         // Folders an hour old: the load does not walk again (a folder changed since its
         // walk began would make it).
         let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
@@ -823,18 +826,17 @@ mod tests {
     fn the_listing_shares_the_workspace_paths() {
         let dir = tempfile::tempdir().unwrap();
         let proj = dir.path().join("proj");
-        for (rel, text) in [
-            ("tools/a/echo.py", "__version__ = \"1.0.0\"\n"),
-            ("knowledge/k.md", "---\nname: k\n---\n\nbody\n"),
-            (
-                "skills/greet/SKILL.md",
-                "---\nname: greet\ndescription: Greets.\n---\n",
-            ),
-        ] {
-            let p = proj.join(".ai").join(rel);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        }
+        write_files(
+            &proj.join(".ai"),
+            &[
+                ("tools/a/echo.py", "__version__ = \"1.0.0\"\n"),
+                ("knowledge/k.md", "---\nname: k\n---\n\nbody\n"),
+                (
+                    "skills/greet/SKILL.md",
+                    "---\nname: greet\ndescription: Greets.\n---\n",
+                ),
+            ],
+        );
         let user = dir.path().join("user");
         let host = Host::for_tests(&[("KIWI_USERSPACE_DIR", user.to_str().unwrap())]);
         let mut all = Projects::new(host);
