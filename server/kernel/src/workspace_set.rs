@@ -174,9 +174,12 @@ impl WorkspaceSet {
         self.loading.insert(key.clone())
     }
 
-    /// Load a workspace from disk, every item parsed (slow: call it off any lock).
+    /// Load a workspace from disk, every item parsed (slow: call it off any lock). The
+    /// texts of the items of other spaces than its own are let go of once parsed
+    /// ([`Workspace::let_go_of_texts_once_parsed`]).
     pub fn load(key: &Key, host: &Host) -> Workspace {
-        let ws = Workspace::load(key.clone(), host.clone());
+        let mut ws = Workspace::load(key.clone(), host.clone());
+        ws.let_go_of_texts_once_parsed(Self::own_space(key));
         ws.load_all();
         ws
     }
@@ -189,6 +192,16 @@ impl WorkspaceSet {
         self.loading.insert(key.clone());
         self.loaded.insert(key.clone());
         self.apply_overlays(key);
+    }
+
+    /// Let go of the texts of workspace `key`'s items read from disk
+    /// ([`Workspace::let_go_of_texts`]); nothing while a snapshot of it is held elsewhere.
+    /// How many bytes of text were let go of.
+    pub fn let_go_of_texts(&mut self, key: &Key) -> usize {
+        self.spaces
+            .get_mut(key)
+            .and_then(Arc::get_mut)
+            .map_or(0, Workspace::let_go_of_texts)
     }
 
     /// Parse the open documents of workspace `key` into it.
@@ -317,11 +330,7 @@ impl WorkspaceSet {
 
     /// The paths of the items a workspace checks: those of its own space.
     pub fn own_item_paths(&self, key: &Key) -> Vec<PathBuf> {
-        let space = if key.is_some() {
-            Space::Project
-        } else {
-            Space::User
-        };
+        let space = Self::own_space(key);
         self.spaces
             .get(key)
             .map(|ws| {
@@ -331,6 +340,15 @@ impl WorkspaceSet {
                     .collect()
             })
             .unwrap_or_default()
+    }
+
+    /// The space whose items a workspace checks: the project's, or the user space's.
+    fn own_space(key: &Key) -> Space {
+        if key.is_some() {
+            Space::Project
+        } else {
+            Space::User
+        }
     }
 
     /// What a change of `path` on disk concerns: the workspaces that hold it as an item

@@ -223,7 +223,7 @@ pub fn run(paths: &[PathBuf], format: Format, locked: bool) -> Result<ExitCode> 
                 .iter()
                 .map(|(path, src, diags)| FileReport {
                     path,
-                    text: &src.text,
+                    text: src.text(),
                     lines: src.lines(),
                     diagnostics: diags,
                 }),
@@ -234,7 +234,7 @@ pub fn run(paths: &[PathBuf], format: Format, locked: bool) -> Result<ExitCode> 
                 .zip(&lock_display)
                 .map(|((_, src, diags), path)| FileReport {
                     path,
-                    text: &src.text,
+                    text: src.text(),
                     lines: src.lines(),
                     diagnostics: diags,
                 }),

@@ -65,6 +65,11 @@ impl Backend {
                 self.client.publish_diagnostics(uri, diags, version).await;
             }
         }
+        // The items keep their parse; the texts of those read from disk are read again when
+        // something looks into them (more than half of the heap at 10,000 items). Those the
+        // check read again are let go of now that it is done.
+        drop(ws);
+        self.lock().set.let_go_of_texts(&key);
     }
 
     /// The lockfile of workspace `key`'s own space (the project's `.ai/kiwi.lock`, or the

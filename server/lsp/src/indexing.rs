@@ -63,7 +63,9 @@ impl Backend {
             self.watch_if_client_cannot(&key),
             self.publish(key.clone(), paths, None)
         );
-        self.publish_lockfile(key, false).await;
+        self.publish_lockfile(key.clone(), false).await;
+        // As after every check (see `publish`), and now that the watch is set too.
+        self.lock().set.let_go_of_texts(&key);
         // Checking every item allocated and freed a lot; give that back now.
         kiwi_kernel::workspace::release_free_memory();
         self.client

@@ -333,7 +333,7 @@ impl Backend {
         };
         let off = convert::offset(&snap.source, pos, snap.enc);
         let (ws, path, text) = (snap.ws.clone(), snap.path.clone(), snap.source.clone());
-        let value = blocking(move || f(&ws, &path, &text.text, off)).await?;
+        let value = blocking(move || f(&ws, &path, text.text(), off)).await?;
         Ok(Some((snap, value)))
     }
 

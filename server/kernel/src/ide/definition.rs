@@ -13,7 +13,7 @@ pub fn definition(ws: &Workspace, item: &Arc<Item>, offset: usize) -> Vec<Target
     let target_of = |i: &Arc<Item>| Target {
         path: i.path.clone(),
         range: TextRange::empty(0),
-        builtin_text: i.is_builtin().then(|| i.source.text.clone()),
+        builtin_text: i.is_builtin().then(|| i.source.shared()),
     };
     if let Some(t) = item.tool() {
         if let Some(f) = t.get(Field::ExecutorId) {

@@ -158,7 +158,9 @@ pub fn occurrences(ws: &Workspace, target: &Item) -> Vec<Occurrence> {
         if i.is_builtin() {
             continue;
         }
-        let text = i.text();
+        // Looked into only where a reference may name the target (a language server reads
+        // again a text it let go of).
+        let text = || i.text();
         match &i.parsed {
             Parsed::Directive(d) => {
                 for r in &d.references {
@@ -170,7 +172,7 @@ pub fn occurrences(ws: &Workspace, target: &Item) -> Vec<Occurrence> {
                         None => resolve_any(ws, None, &r.id).is_some_and(|x| x.path == target.path),
                     };
                     if named {
-                        if let Some(range) = id_range(text, r.range, &r.id) {
+                        if let Some(range) = id_range(text(), r.range, &r.id) {
                             out.push(Occurrence {
                                 path: i.path.clone(),
                                 range,
@@ -193,9 +195,9 @@ pub fn occurrences(ws: &Workspace, target: &Item) -> Vec<Occurrence> {
                         continue;
                     }
                     let range = if d.ryeos.is_some() {
-                        ryeos_pattern_range(text, c.range, &c.pattern)
+                        ryeos_pattern_range(text(), c.range, &c.pattern)
                     } else {
-                        pattern_range(text, c.range, &target.id)
+                        pattern_range(text(), c.range, &target.id)
                     };
                     if let Some(range) = range {
                         out.push(Occurrence {
@@ -213,7 +215,7 @@ pub fn occurrences(ws: &Workspace, target: &Item) -> Vec<Occurrence> {
                         if let Some((id, _)) = id.filter(|(id, _)| may_name(id)) {
                             if resolves_to(ws, ItemType::Tool, &id, target) {
                                 if let Some(range) =
-                                    executor_id_range(ws, text, f.value.range, reference)
+                                    executor_id_range(ws, text(), f.value.range, reference)
                                 {
                                     out.push(Occurrence {
                                         path: i.path.clone(),
@@ -238,9 +240,9 @@ pub fn occurrences(ws: &Workspace, target: &Item) -> Vec<Occurrence> {
                         continue;
                     }
                     if resolve_any(ws, t, bare_ref).is_some_and(|x| x.path == target.path) {
-                        if let Some(r) = id_range(text, range, bare_ref).or_else(|| {
+                        if let Some(r) = id_range(text(), range, bare_ref).or_else(|| {
                             // `tool:a/b`: the id after the type.
-                            let s = text.get(range.start..range.end)?;
+                            let s = text().get(range.start..range.end)?;
                             let at = s.find(bare_ref)?;
                             Some(TextRange::new(
                                 range.start + at,

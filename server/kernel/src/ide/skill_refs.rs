@@ -359,7 +359,10 @@ pub(super) fn mention_occurrences(ws: &Workspace, target: &Item) -> Vec<Occurren
             continue;
         }
         if let Some(skill) = i.skill() {
-            push(&i.path, mentions_in(ws, &i.path, i.text(), Some(skill)));
+            push(
+                &i.path,
+                mentions_in(ws, &i.path, &i.source.text_once(), Some(skill)),
+            );
         }
     }
     for path in disk_files(ws) {

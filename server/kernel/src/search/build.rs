@@ -24,10 +24,12 @@ impl Index {
                 let tags = m.tags.join(" ");
                 let desc = m.description.clone().unwrap_or_default();
                 let cat = m.category.clone().unwrap_or_default();
-                let body = match &item.parsed {
-                    Parsed::Unreadable(_) => "",
-                    _ => item.text(),
+                // Read once, not held again (a language server let go of most texts).
+                let text = match &item.parsed {
+                    Parsed::Unreadable(_) => None,
+                    _ => Some(item.source.text_once()),
                 };
+                let body = text.as_deref().unwrap_or("");
                 let fields: [(&str, f32); 6] = [
                     (&item.id, W_NAME),
                     (&m.name, W_NAME),

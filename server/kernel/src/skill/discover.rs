@@ -116,7 +116,7 @@ pub fn load_loose(skill_md: &Path) -> Option<crate::workspace::Item> {
         path: skill_md.into(),
         script: None,
     };
-    crate::workspace::load_file(&found, crate::ids::Space::Project, dir)
+    crate::workspace::load_file(&found, crate::ids::Space::Project, &dir.into())
 }
 
 /// The latest modification time of a skill's folder and of every file and folder in it

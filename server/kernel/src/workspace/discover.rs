@@ -4,10 +4,11 @@
 use super::item::{parse_item, Item, Parsed};
 use crate::diag::{Code, Diagnostic};
 use crate::ids::{self, ItemType, Space};
-use crate::text::{SourceText, TextRange};
+use crate::text::{SourceText, TextFile, TextRange};
 use std::collections::{BTreeSet, HashMap};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The file extensions that can hold items of a type.
 pub(super) fn is_item_file(item_type: ItemType, path: &Path) -> bool {
@@ -119,42 +120,29 @@ pub fn discover(root: &Path) -> Vec<Found> {
 }
 
 /// Read and parse one file of a space, refusing a file that resolves outside the space.
-pub fn load_file(found: &Found, space: Space, space_root: &Path) -> Option<Item> {
-    // The common case in one pass: a file reached through no symlink, opened beneath the
-    // space root by the kernel (no `lstat` per component before the open).
-    if let Some(read) = ids::read_beneath(space_root, &found.path) {
-        let mut item = match read {
-            Ok(bytes) => parse_item(
+/// The item's text may be let go of ([`SourceText::let_go`]): it is read again the same way.
+pub fn load_file(found: &Found, space: Space, space_root: &Arc<Path>) -> Option<Item> {
+    let mut item = match read_in_space(space_root, &found.path) {
+        Ok(bytes) => {
+            let mut item = parse_item(
                 found.item_type,
                 found.id.clone(),
                 space,
                 found.path.to_path_buf(),
                 &bytes,
-            )?,
-            Err(e) => unreadable(found, space, format!("cannot read this file: {e}")),
-        };
-        item.script = found.script.clone();
-        return Some(item);
-    }
-    // A file reached through no symlink is inside its space: no need to resolve both paths
-    // (two `realpath`s per file, a component each).
-    let real = if ids::inside_without_links(space_root, &found.path) {
-        Ok(found.path.to_path_buf())
-    } else {
-        ids::confine(space_root, &found.path)
-    };
-    let mut item = match real {
-        Ok(real) => match ids::read_regular(&real) {
-            Ok(bytes) => parse_item(
-                found.item_type,
-                found.id.clone(),
-                space,
-                found.path.to_path_buf(),
-                &bytes,
-            )?,
-            Err(e) => unreadable(found, space, format!("cannot read this file: {e}")),
-        },
-        Err(e) => unreadable(
+            )?;
+            if !matches!(item.parsed, Parsed::Unreadable(_)) {
+                item.source =
+                    std::mem::replace(&mut item.source, SourceText::new("")).read_from(TextFile {
+                        root: space_root.clone(),
+                        path: found.path.clone(),
+                        read: read_again,
+                    });
+            }
+            item
+        }
+        Err(Unread::Failed(e)) => unreadable(found, space, format!("cannot read this file: {e}")),
+        Err(Unread::Refused(e)) => unreadable(
             found,
             space,
             format!("refused: {e}; an item file must lie inside its space"),
@@ -162,6 +150,35 @@ pub fn load_file(found: &Found, space: Space, space_root: &Path) -> Option<Item>
     };
     item.script = found.script.clone();
     Some(item)
+}
+
+/// Why a file of a space was not read.
+enum Unread {
+    /// It resolves outside its space.
+    Refused(std::io::Error),
+    Failed(std::io::Error),
+}
+
+/// Read a file of a space, refusing one that resolves outside it.
+fn read_in_space(space_root: &Path, path: &Path) -> Result<Vec<u8>, Unread> {
+    // The common case in one pass: a file reached through no symlink, opened beneath the
+    // space root by the kernel (no `lstat` per component before the open).
+    if let Some(read) = ids::read_beneath(space_root, path) {
+        return read.map_err(Unread::Failed);
+    }
+    // A file reached through no symlink is inside its space: no need to resolve both paths
+    // (two `realpath`s per file, a component each).
+    let real = if ids::inside_without_links(space_root, path) {
+        path.to_path_buf()
+    } else {
+        ids::confine(space_root, path).map_err(Unread::Refused)?
+    };
+    ids::read_regular(&real).map_err(Unread::Failed)
+}
+
+/// Read a file's text again (after it was let go of), as it was read first.
+fn read_again(space_root: &Path, path: &Path) -> std::io::Result<Vec<u8>> {
+    read_in_space(space_root, path).map_err(|(Unread::Refused(e) | Unread::Failed(e))| e)
 }
 
 fn unreadable(found: &Found, space: Space, msg: String) -> Item {

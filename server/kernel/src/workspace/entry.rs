@@ -11,8 +11,9 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub(super) enum Origin {
     /// A file of a space on disk, read on first use (and refused when it resolves outside
-    /// the space root).
-    Disk { root: Arc<Path> },
+    /// the space root). `let_go`: its text is let go of once parsed, to be read again when
+    /// something looks into it ([`Workspace::let_go_of_texts`](super::Workspace::let_go_of_texts)).
+    Disk { root: Arc<Path>, let_go: bool },
     /// A file compiled into the binary.
     Builtin(&'static str),
     /// An item given ready-made (by the language server, from an editor buffer).
@@ -46,8 +47,11 @@ impl Entry {
             .get_or_init(|| {
                 self.parse().map(|mut item| {
                     self.keep_prompt(&item);
-                    if matches!(self.origin, Origin::Disk { .. }) {
+                    if let Origin::Disk { let_go, .. } = self.origin {
                         item.drop_tree();
+                        if let_go {
+                            item.source.let_go();
+                        }
                     }
                     Arc::new(item)
                 })
@@ -60,7 +64,7 @@ impl Entry {
         self.parses
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         match &self.origin {
-            Origin::Disk { root } => load_file(&self.found, self.space, root),
+            Origin::Disk { root, .. } => load_file(&self.found, self.space, root),
             Origin::Builtin(text) => {
                 let f = &self.found;
                 parse_item(

@@ -47,7 +47,7 @@ pub struct Item {
 
 impl Item {
     pub fn text(&self) -> &str {
-        &self.source.text
+        self.source.text()
     }
     pub fn directive(&self) -> Option<&Directive> {
         match &self.parsed {
@@ -126,7 +126,7 @@ impl Item {
             Parsed::Directive(d) => d.description.as_ref().map(|s| s.value.as_str()),
             Parsed::Tool(t) => t.str(crate::tool::Field::Description),
             Parsed::Knowledge(k) => k.title(),
-            Parsed::Skill(s) => s.description(&self.source.text),
+            Parsed::Skill(s) => s.description(self.source.text()),
             Parsed::Unreadable(_) => None,
         }
     }

@@ -13,6 +13,10 @@ pub fn set_release_free_memory(release: fn()) {
 /// would hold them for good.
 pub fn release_free_memory() {
     if let Some(release) = RELEASE_FREE_MEMORY.get() {
+        // On every thread of the pool too: memory freed on another thread than the one that
+        // allocated it (a text let go of) is given back by its own thread's heap (11 MB more
+        // of the language server's resident memory at 10,000 items).
+        rayon::broadcast(|_| release());
         release();
         return;
     }

@@ -177,7 +177,10 @@ impl Workspace {
                 ws.add(Arc::new(Entry {
                     found,
                     space,
-                    origin: Origin::Disk { root: root.clone() },
+                    origin: Origin::Disk {
+                        root: root.clone(),
+                        let_go: false,
+                    },
                     item: std::sync::OnceLock::new(),
                     exists: std::sync::OnceLock::new(),
                     parses: Default::default(),
@@ -216,6 +219,48 @@ impl Workspace {
         pending.par_iter().for_each(|e| {
             e.get();
         });
+    }
+
+    /// For a server that keeps every item parsed and checks those of one space (the
+    /// language server, `own`), called before they are parsed: the texts of the other
+    /// spaces' items are let go of as soon as they are parsed (nothing checks them; what
+    /// looks into one reads it again). The own space's are let go of once checked
+    /// ([`Self::let_go_of_texts`]). Let go of all at once after the parse, the texts were
+    /// freed among the parse's other allocations, whose pages the allocator kept: at 10,000
+    /// items 49.7 MB of text made the resident size 14 MB smaller, against 34 MB this way.
+    pub fn let_go_of_texts_once_parsed(&mut self, own: Space) {
+        for (_, entry) in self.items.iter_mut() {
+            if let Some(entry) = Arc::get_mut(entry) {
+                let space = entry.space;
+                if let Origin::Disk { let_go, .. } = &mut entry.origin {
+                    *let_go = space != own;
+                }
+            }
+        }
+    }
+
+    /// Let go of the texts of the items read from disk, to be read again when something
+    /// looks into them ([`SourceText::let_go`](crate::text::SourceText::let_go)): for a
+    /// server that keeps every item parsed (the language server), once their diagnostics
+    /// are made; an item read again after a change on disk too. An item a snapshot or a
+    /// request still holds keeps its text, and so does a text not read from a file (an open
+    /// document's, a builtin item's). How many bytes of text were let go of.
+    pub fn let_go_of_texts(&mut self) -> usize {
+        let mut texts: Vec<&mut crate::text::SourceText> = Vec::new();
+        for (_, entry) in self.items.iter_mut() {
+            let Some(entry) = Arc::get_mut(entry) else {
+                continue;
+            };
+            if let Some(Some(item)) = entry.item.get_mut() {
+                if let Some(item) = Arc::get_mut(item) {
+                    if item.source.is_held() {
+                        texts.push(&mut item.source);
+                    }
+                }
+            }
+        }
+        // Each text is hashed, to be known again: in parallel.
+        texts.par_iter_mut().map(|t| t.let_go()).sum()
     }
 
     /// The root of a space on disk (`None` for builtin, or no project).
@@ -481,7 +526,7 @@ impl Workspace {
         if item_type == ItemType::Tool {
             found.script = discover_script(path);
         }
-        match load_file(&found, space, &root) {
+        match load_file(&found, space, &Arc::from(root.as_path())) {
             // Kept from disk, as by a load: without a directive's element tree.
             Some(mut item) => {
                 item.drop_tree();
@@ -603,8 +648,8 @@ impl Workspace {
     }
 
     /// Items of the workspace whose diagnostics may depend on the item at `path`: those that
-    /// reference it (a call, a relationship, an executor; knowledge by mention) and those with
-    /// the same id (shadowing).
+    /// reference it (a call, a relationship, an executor; a knowledge entry's `references`,
+    /// `extends` or `used_by`) and those with the same id (shadowing).
     pub fn dependents(&self, path: &Path) -> Vec<PathBuf> {
         let Some(item) = self.item(path) else {
             return Vec::new();
@@ -623,7 +668,10 @@ impl Workspace {
                             Parsed::Tool(t) => {
                                 t.str(crate::tool::Field::ExecutorId).is_some_and(names)
                             }
-                            Parsed::Knowledge(_) => i.text().contains(bare),
+                            Parsed::Knowledge(k) => k
+                                .references()
+                                .iter()
+                                .any(|(_, r, _)| knowledge_names(r, item.item_type, id)),
                             Parsed::Skill(_) | Parsed::Unreadable(_) => false,
                         })
                     && i.path.as_os_str() != path.as_os_str()
@@ -663,6 +711,26 @@ impl Workspace {
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
+}
+
+/// Whether a knowledge entry's reference (`references`, `extends`, `used_by`, maybe written
+/// `type:id`) names the item `id` of this type: what its check (N604) looks up, an id that
+/// is the reference or ends with it segment by segment.
+fn knowledge_names(reference: &str, item_type: ItemType, id: &str) -> bool {
+    let reference = match reference.split_once(':') {
+        Some((t, rest)) if ItemType::parse(t).is_some() => {
+            if ItemType::parse(t) != Some(item_type) {
+                return false;
+            }
+            rest
+        }
+        _ => reference,
+    }
+    .trim();
+    !reference.is_empty()
+        && id
+            .strip_suffix(reference)
+            .is_some_and(|head| head.is_empty() || head.ends_with('/'))
 }
 
 /// A hook for tests of what a server answers while a workspace loads: while a

@@ -20,9 +20,9 @@ fn every_builtin_item_is_clean() {
         // build time): this is where those checks run.
         if item.item_type == ItemType::Tool {
             let file = if item.path.extension().is_some_and(|e| e == "py") {
-                parse_python(&item.source.text)
+                parse_python(item.source.text())
             } else {
-                parse_yaml(&item.source.text)
+                parse_yaml(item.source.text())
             };
             for d in file.diagnostics {
                 bad.push(format!(

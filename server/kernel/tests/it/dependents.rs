@@ -43,3 +43,25 @@ fn a_tool_is_depended_on_by_the_directives_that_call_it() {
     // Not an item of the workspace: nothing.
     assert!(ws.dependents(&ai.join("tools/text/none.py")).is_empty());
 }
+
+/// A knowledge entry depends on the items its `references`, `extends` and `used_by` name
+/// (the only thing its checks look up, N604), not on a name its prose mentions: finding
+/// that meant reading every entry's text after each edit, which a language server that let
+/// go of the texts read again from disk each time.
+#[test]
+fn a_knowledge_entry_depends_on_what_its_references_name() {
+    let f = crate::common::Fixture::new(
+        "//- project/.ai/tools/app/greet.py\n__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = null\nprint('hi')\n\
+//- project/.ai/knowledge/by_id.md\n---\nid: by_id\ntitle: T\nentry_type: reference\nreferences: [tool:app/greet]\n---\nBody.\n\
+//- project/.ai/knowledge/by_tail.md\n---\nid: by_tail\ntitle: T\nentry_type: reference\nused_by:\n  - greet\n---\nBody.\n\
+//- project/.ai/knowledge/other_type.md\n---\nid: other_type\ntitle: T\nentry_type: reference\nextends: directive:app/greet\n---\nBody.\n\
+//- project/.ai/knowledge/prose.md\n---\nid: prose\ntitle: T\nentry_type: reference\n---\nRun app/greet to say hello.\n\
+//- project/.ai/knowledge/longer.md\n---\nid: longer\ntitle: T\nentry_type: reference\nreferences: [app/greet_all, reet]\n---\nBody.\n",
+    );
+    let ws = f.workspace(&[]);
+    let ai = f.project().join(".ai");
+    assert_eq!(
+        rel(&ai, ws.dependents(&ai.join("tools/app/greet.py"))),
+        ["knowledge/by_id.md", "knowledge/by_tail.md"]
+    );
+}

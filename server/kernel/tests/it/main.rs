@@ -18,6 +18,7 @@ mod grammars;
 mod imports;
 mod init;
 mod javascript_tools;
+mod let_go_texts;
 mod lookup_errors;
 mod overlays;
 mod quick_fixes;
