@@ -296,8 +296,13 @@ fn file_kind(t: std::fs::FileType) -> &'static str {
 /// blocking (`O_NONBLOCK`: opening a FIFO for reading otherwise waits for a writer) and its
 /// type checked again on the open descriptor (it may have been swapped in between).
 pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+    read_regular_at_most(path, u64::MAX)
+}
+
+/// [`read_regular`], reading no more than `max` bytes of the file.
+pub fn read_regular_at_most(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
     let (file, len) = open_regular_sized(path)?;
-    read_sized(file, len)
+    read_sized(file, len, max)
 }
 
 /// Open a file for reading that must be a regular file (see [`read_regular`]).
@@ -347,8 +352,17 @@ fn not_regular(path: &Path, t: std::fs::FileType) -> std::io::Error {
 /// [`read_regular`]. `None`: not known this way (a link on the way, the file missing, a
 /// system without `openat2`): resolve as before, which also says why.
 pub fn read_beneath(root: &Path, path: &Path) -> Option<std::io::Result<Vec<u8>>> {
+    read_beneath_at_most(root, path, u64::MAX)
+}
+
+/// [`read_beneath`], reading no more than `max` bytes of the file.
+pub fn read_beneath_at_most(
+    root: &Path,
+    path: &Path,
+    max: u64,
+) -> Option<std::io::Result<Vec<u8>>> {
     let opened = open_beneath_sized(root, path)?;
-    Some(opened.and_then(|(file, len)| read_sized(file, len)))
+    Some(opened.and_then(|(file, len)| read_sized(file, len, max)))
 }
 
 /// The whole of an open file whose descriptor said it holds `len` bytes: read into a buffer
@@ -356,10 +370,11 @@ pub fn read_beneath(root: &Path, path: &Path) -> Option<std::io::Result<Vec<u8>>
 /// Through `Take`, which reads into the buffer it is given: `read_to_end` on a `File` asks
 /// the descriptor its size and position again, two system calls more per file (24,000 in a
 /// load of 12,000 items).
-fn read_sized(file: std::fs::File, len: u64) -> std::io::Result<Vec<u8>> {
+fn read_sized(file: std::fs::File, len: u64, max: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
+    let len = len.min(max);
     let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(1));
-    file.take(u64::MAX).read_to_end(&mut bytes)?;
+    file.take(max).read_to_end(&mut bytes)?;
     Ok(bytes)
 }
 
@@ -545,7 +560,7 @@ mod tests {
             assert_eq!(len, first.len() as u64);
             let mut w = std::fs::File::create(&p).unwrap();
             w.write_all(then.as_bytes()).unwrap();
-            assert_eq!(read_sized(file, len).unwrap(), then.as_bytes());
+            assert_eq!(read_sized(file, len, u64::MAX).unwrap(), then.as_bytes());
         }
         let big = "y".repeat(100_000);
         std::fs::write(&p, &big).unwrap();

@@ -244,7 +244,8 @@ pub struct SourceText {
 pub struct TextFile {
     pub root: std::sync::Arc<std::path::Path>,
     pub path: std::sync::Arc<std::path::Path>,
-    pub read: fn(&std::path::Path, &std::path::Path) -> std::io::Result<Vec<u8>>,
+    /// Read (the space's root, the file, the most bytes to read).
+    pub read: fn(&std::path::Path, &std::path::Path, u64) -> std::io::Result<Vec<u8>>,
 }
 
 /// The hash a text let go of is known again by: SipHash with this process's random keys, so
@@ -308,7 +309,8 @@ impl SourceText {
         let (Some(file), Some((len, hash))) = (&self.file, self.sum) else {
             return "".into();
         };
-        match (file.read)(&file.root, &file.path) {
+        let max = u64::try_from(len).unwrap_or(u64::MAX).saturating_add(1);
+        match (file.read)(&file.root, &file.path, max) {
             Ok(bytes) if bytes.len() == len && text_hash(&bytes) == hash => {
                 match String::from_utf8(bytes) {
                     Ok(text) => text.into(),
@@ -430,7 +432,7 @@ mod tests {
         let mut read = SourceText::new("a\nbé\n").read_from(TextFile {
             root: dir.path().into(),
             path: path.clone(),
-            read: |_, p| std::fs::read(p),
+            read: |_, p, _| std::fs::read(p),
         });
         let lines = read.position(4, Encoding::Utf16);
         assert_eq!(read.let_go(), 6);

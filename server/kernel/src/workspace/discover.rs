@@ -122,7 +122,7 @@ pub fn discover(root: &Path) -> Vec<Found> {
 /// Read and parse one file of a space, refusing a file that resolves outside the space.
 /// The item's text may be let go of ([`SourceText::let_go`]): it is read again the same way.
 pub fn load_file(found: &Found, space: Space, space_root: &Arc<Path>) -> Option<Item> {
-    let mut item = match read_in_space(space_root, &found.path) {
+    let mut item = match read_in_space(space_root, &found.path, u64::MAX) {
         Ok(bytes) => {
             let mut item = parse_item(
                 found.item_type,
@@ -159,11 +159,12 @@ enum Unread {
     Failed(std::io::Error),
 }
 
-/// Read a file of a space, refusing one that resolves outside it.
-fn read_in_space(space_root: &Path, path: &Path) -> Result<Vec<u8>, Unread> {
+/// Read a file of a space (no more than `max` bytes of it), refusing one that resolves
+/// outside it.
+fn read_in_space(space_root: &Path, path: &Path, max: u64) -> Result<Vec<u8>, Unread> {
     // The common case in one pass: a file reached through no symlink, opened beneath the
     // space root by the kernel (no `lstat` per component before the open).
-    if let Some(read) = ids::read_beneath(space_root, path) {
+    if let Some(read) = ids::read_beneath_at_most(space_root, path, max) {
         return read.map_err(Unread::Failed);
     }
     // A file reached through no symlink is inside its space: no need to resolve both paths
@@ -173,12 +174,14 @@ fn read_in_space(space_root: &Path, path: &Path) -> Result<Vec<u8>, Unread> {
     } else {
         ids::confine(space_root, path).map_err(Unread::Refused)?
     };
-    ids::read_regular(&real).map_err(Unread::Failed)
+    ids::read_regular_at_most(&real, max).map_err(Unread::Failed)
 }
 
-/// Read a file's text again (after it was let go of), as it was read first.
-fn read_again(space_root: &Path, path: &Path) -> std::io::Result<Vec<u8>> {
-    read_in_space(space_root, path).map_err(|(Unread::Refused(e) | Unread::Failed(e))| e)
+/// Read a file's text again (after it was let go of), as it was read first: no more than
+/// `max` bytes (one more than the text, so that a file grown since is told from it without
+/// reading all of it).
+fn read_again(space_root: &Path, path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    read_in_space(space_root, path, max).map_err(|(Unread::Refused(e) | Unread::Failed(e))| e)
 }
 
 fn unreadable(found: &Found, space: Space, msg: String) -> Item {

@@ -147,12 +147,21 @@ fn a_file_changed_since_reads_as_blanks_never_as_its_new_bytes() {
     std::os::unix::fs::symlink(&secret, &directive).unwrap();
     // Removed.
     std::fs::remove_file(&runtime).unwrap();
+    // Grown to 64 GiB (sparse): told from the text by its first bytes more, never read whole.
+    let knowledge = f.project().join(".ai/knowledge/notes/greeting.md");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&knowledge)
+        .unwrap()
+        .set_len(64 << 30)
+        .unwrap();
 
     let ws = ws(&set, &key);
     for (path, len) in [
         (&tool, TOOL.len()),
         (&directive, DIRECTIVE.len()),
         (&runtime, RUNTIME.len()),
+        (&knowledge, KNOWLEDGE.len()),
     ] {
         let item = ws.item(path).expect("still an item until the watcher says");
         assert_eq!(item.text(), " ".repeat(len), "{}", path.display());
