@@ -119,10 +119,24 @@ pub fn discover(root: &Path) -> Vec<Found> {
     out
 }
 
-/// Read and parse one file of a space, refusing a file that resolves outside the space.
+/// The largest item file kiwi reads (64 MiB). An item is read whole, parsed, checked and
+/// searched; a bigger file under `.ai/` (a data dump) is none of that, and one bigger than
+/// the memory made the read's allocation fail: every face aborted.
+pub const MAX_ITEM_BYTES: u64 = 64 << 20;
+
+/// Read and parse one file of a space, refusing a file that resolves outside the space, and
+/// not reading one larger than [`MAX_ITEM_BYTES`].
 /// The item's text may be let go of ([`SourceText::let_go`]): it is read again the same way.
 pub fn load_file(found: &Found, space: Space, space_root: &Arc<Path>) -> Option<Item> {
-    let mut item = match read_in_space(space_root, &found.path, u64::MAX) {
+    let mut item = match read_in_space(space_root, &found.path, MAX_ITEM_BYTES + 1) {
+        Ok(bytes) if bytes.len() as u64 > MAX_ITEM_BYTES => unreadable(
+            found,
+            space,
+            format!(
+                "this file is larger than {} MiB: kiwi does not read it (an item is a text an agent reads, read whole to be checked and searched)",
+                MAX_ITEM_BYTES >> 20
+            ),
+        ),
         Ok(bytes) => {
             let mut item = parse_item(
                 found.item_type,

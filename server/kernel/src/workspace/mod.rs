@@ -25,7 +25,7 @@ mod order;
 mod spaces;
 
 pub use builtin::{builtin_file, builtin_items};
-pub use discover::{discover, load_file, skip_dir, Found};
+pub use discover::{discover, load_file, skip_dir, Found, MAX_ITEM_BYTES};
 pub use item::{parse_item, parse_item_incremental, Item, Parsed, PromptSummary};
 pub use lookup::Lookup;
 pub use memory::{release_free_memory, set_release_free_memory};

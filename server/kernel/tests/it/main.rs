@@ -17,6 +17,7 @@ mod fuzz_regressions;
 mod grammars;
 mod imports;
 mod init;
+mod item_size;
 mod javascript_tools;
 mod let_go_texts;
 mod lookup_errors;
