@@ -15,8 +15,9 @@ pub fn release_free_memory() {
     if let Some(release) = RELEASE_FREE_MEMORY.get() {
         // On every thread of the pool too: memory freed on another thread than the one that
         // allocated it (a text let go of) is given back by its own thread's heap (11 MB more
-        // of the language server's resident memory at 10,000 items).
-        rayon::broadcast(|_| release());
+        // of the language server's resident memory at 10,000 items). Not waited for: a
+        // caller may hold a lock that a busy thread of the pool waits for.
+        rayon::spawn_broadcast(move |_| release());
         release();
         return;
     }
