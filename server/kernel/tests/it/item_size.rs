@@ -15,12 +15,7 @@ fn an_item_file_larger_than_kiwi_reads_is_a_k006_not_an_abort() {
     );
     let dump = f.project().join(".ai/knowledge/notes/dump.md");
     // 64 GiB, sparse: reading it whole cannot succeed here.
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&dump)
-        .unwrap()
-        .set_len(64 << 30)
-        .unwrap();
+    crate::common::set_len(&dump, 64 << 30);
     let ws = f.workspace(&[]);
     let item = ws.item(&dump).expect("still an item, not read").clone();
     let diags = check::check_item(&ws, &item);
@@ -35,12 +30,7 @@ fn an_item_file_larger_than_kiwi_reads_is_a_k006_not_an_abort() {
     // The rest of the workspace is read as before; a file of exactly the limit is read.
     let small = f.project().join(".ai/knowledge/notes/small.md");
     assert!(check::check_item(&ws, ws.item(&small).expect("small")).is_empty());
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&dump)
-        .unwrap()
-        .set_len(MAX_ITEM_BYTES)
-        .unwrap();
+    crate::common::set_len(&dump, MAX_ITEM_BYTES);
     let ws = f.workspace(&[]);
     let item = ws.item(&dump).expect("read");
     assert_eq!(item.text().len() as u64, MAX_ITEM_BYTES);

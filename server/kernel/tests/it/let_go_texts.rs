@@ -29,6 +29,13 @@ fn fixture() -> Fixture {
     ))
 }
 
+/// The project loaded as a language server loads it, every text let go of.
+fn loaded_let_go(f: &Fixture) -> (WorkspaceSet, Option<PathBuf>) {
+    let (mut set, key) = loaded(f);
+    set.let_go_of_texts(&key);
+    (set, key)
+}
+
 /// The project loaded as a language server loads it, put in a set.
 fn loaded(f: &Fixture) -> (WorkspaceSet, Option<PathBuf>) {
     let spaces = f.root().join("sys").display().to_string();
@@ -127,8 +134,7 @@ fn texts_let_go_of_are_read_again_as_they_were() {
 #[test]
 fn a_file_changed_since_reads_as_blanks_never_as_its_new_bytes() {
     let f = fixture();
-    let (mut set, key) = loaded(&f);
-    set.let_go_of_texts(&key);
+    let (set, key) = loaded_let_go(&f);
     let tool = f.project().join(".ai/tools/app/greet.py");
     let directive = f.project().join(".ai/directives/greet.md");
     let runtime = f.root().join("sys/.ai/tools/sys/runtimes/python.yaml");
@@ -149,12 +155,7 @@ fn a_file_changed_since_reads_as_blanks_never_as_its_new_bytes() {
     std::fs::remove_file(&runtime).unwrap();
     // Grown to 64 GiB (sparse): told from the text by its first bytes more, never read whole.
     let knowledge = f.project().join(".ai/knowledge/notes/greeting.md");
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&knowledge)
-        .unwrap()
-        .set_len(64 << 30)
-        .unwrap();
+    crate::common::set_len(&knowledge, 64 << 30);
 
     let ws = ws(&set, &key);
     for (path, len) in [
@@ -191,8 +192,7 @@ fn an_item_held_elsewhere_keeps_its_text() {
 #[test]
 fn a_scan_over_every_item_does_not_hold_their_texts_again() {
     let f = fixture();
-    let (mut set, key) = loaded(&f);
-    set.let_go_of_texts(&key);
+    let (set, key) = loaded_let_go(&f);
     let ws = ws(&set, &key);
     let runtime = ws
         .items()
@@ -221,8 +221,7 @@ fn a_scan_over_every_item_does_not_hold_their_texts_again() {
 #[test]
 fn an_item_read_again_after_a_change_on_disk_is_let_go_of_too() {
     let f = fixture();
-    let (mut set, key) = loaded(&f);
-    set.let_go_of_texts(&key);
+    let (mut set, key) = loaded_let_go(&f);
     let tool = f.project().join(".ai/tools/app/greet.py");
     let changed = TOOL.replace("print('hi')", "print('hello')");
     std::fs::write(&tool, &changed).unwrap();

@@ -176,6 +176,16 @@ pub fn render(item: &Item, diags: &[Diagnostic], root: &Path) -> String {
 }
 
 /// A multi-thread runtime for the execution tests.
+/// Make the file at `path` `len` bytes long (cut, or grown sparse: no disk used).
+pub fn set_len(path: &Path, len: u64) {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .expect("open for writing")
+        .set_len(len)
+        .expect("set_len");
+}
+
 pub fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
