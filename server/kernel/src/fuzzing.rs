@@ -245,8 +245,8 @@ pub fn python_tool(data: &[u8]) {
     );
 }
 
-/// The YAML tool reader (tree-sitter-yaml, top-level keys and checks), and the YAML reader
-/// itself with a non-zero base.
+/// The YAML tool reader (top-level keys and checks), and the YAML reader itself: its quick
+/// reader against tree-sitter's.
 pub fn yaml_tool(data: &[u8]) {
     let text = text(data);
     let t = crate::tool::parse_yaml(&text);
@@ -258,6 +258,14 @@ pub fn yaml_tool(data: &[u8]) {
     }
     if let Some(v) = &doc.value {
         c.value("yaml", v, 0);
+    }
+    // Where the quick reader answers, tree-sitter's reader answers the same.
+    if let (Some(quick), slow) = crate::yaml::parse_both(&text, 0) {
+        assert_eq!(
+            format!("{quick:?}"),
+            format!("{slow:?}"),
+            "the quick YAML reader and tree-sitter disagree"
+        );
     }
 }
 

@@ -305,7 +305,7 @@ pub(crate) fn parse_python_with(
     if !tool.declares_anything() {
         if let Some(header) = ryeos_tool_header(text) {
             // ryeos's tools keep their metadata as YAML in a `# ryeos-tool:` comment block.
-            let (mut meta, _) = parse_yaml_with(&header, None, file_checks);
+            let (mut meta, _) = parse_yaml_with(&header, None, false, file_checks);
             meta.ryeos_header = true;
             drop_python_era_requirements(&mut meta);
             if file_checks {
@@ -414,7 +414,7 @@ pub(crate) fn parse_javascript_with(text: &str, file_checks: bool) -> ToolFile {
 /// the checks that need only this file. YAML syntax errors are T301 (the metadata cannot be
 /// read); when there are any, no field is reported missing.
 pub fn parse_yaml(text: &str) -> ToolFile {
-    parse_yaml_incremental(text, None).0
+    parse_yaml_with(text, None, false, true).0
 }
 
 /// [`parse_yaml`], re-using the syntax tree of the previous version of the text (edited to
@@ -423,7 +423,7 @@ pub fn parse_yaml_incremental(
     text: &str,
     old: Option<&tree_sitter::Tree>,
 ) -> (ToolFile, Option<tree_sitter::Tree>) {
-    parse_yaml_with(text, old, true)
+    parse_yaml_with(text, old, true, true)
 }
 
 /// The parse, with or without the checks that need only this file (see
@@ -431,9 +431,15 @@ pub fn parse_yaml_incremental(
 pub(crate) fn parse_yaml_with(
     text: &str,
     old: Option<&tree_sitter::Tree>,
+    want_tree: bool,
     file_checks: bool,
 ) -> (ToolFile, Option<tree_sitter::Tree>) {
-    let (doc, tree) = crate::yaml::parse_incremental(text, 0, old);
+    // A text read once (no tree wanted): YAML of the usual shapes without tree-sitter.
+    let (doc, tree) = if want_tree {
+        crate::yaml::parse_incremental(text, 0, old)
+    } else {
+        (crate::yaml::parse(text, 0), None)
+    };
     let mut diagnostics: Vec<Diagnostic> = doc
         .errors
         .iter()

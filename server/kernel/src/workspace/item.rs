@@ -158,8 +158,8 @@ pub fn parse_item_incremental(
     parse_item_with(item_type, id, space, path, bytes, Some(syntax))
 }
 
-/// `syntax`: `None` when no tree is wanted (a file read once: Python metadata of the common
-/// shape is then read without tree-sitter), else as for [`parse_item_incremental`].
+/// `syntax`: `None` when no tree is wanted (a file read once: Python metadata and YAML of the
+/// common shapes are then read without tree-sitter), else as for [`parse_item_incremental`].
 fn parse_item_with(
     item_type: ItemType,
     id: String,
@@ -205,7 +205,8 @@ fn parse_item_with(
                     Parsed::Tool(Box::new(t))
                 }
                 ItemType::Tool => {
-                    let (t, tree) = crate::tool::parse_yaml_with(text, old.as_ref(), file_checks);
+                    let (t, tree) =
+                        crate::tool::parse_yaml_with(text, old.as_ref(), want_tree, file_checks);
                     if let Some(s) = syntax {
                         *s = tree;
                     }

@@ -35,6 +35,7 @@ use std::thread::LocalKey;
 use tree_sitter::{Language, Node, Parser, Tree};
 
 mod errors;
+mod quick;
 mod scalars;
 #[cfg(test)]
 mod tests;
@@ -217,7 +218,7 @@ fn limit_indentation(text: &str) -> Option<(String, TextRange)> {
 /// Parse `text`; every range in the result is shifted by `base` (the offset of `text`
 /// inside the file it comes from, e.g. a frontmatter block).
 pub fn parse(text: &str, base: usize) -> YamlDoc {
-    parse_incremental(text, base, None).0
+    read(text, base, None, false).0
 }
 
 /// [`parse`], re-using `old` (the tree of the previous version of the same text, already
@@ -225,6 +226,12 @@ pub fn parse(text: &str, base: usize) -> YamlDoc {
 /// when it describes `text` itself (not when too-deep or too-long parts had to be blanked
 /// or cut, which the next parse could not re-use).
 pub fn parse_incremental(text: &str, base: usize, old: Option<&Tree>) -> (YamlDoc, Option<Tree>) {
+    read(text, base, old, true)
+}
+
+/// [`parse_incremental`]; without `want_tree` (a text read once), YAML of the usual shapes is
+/// read without tree-sitter ([`quick`]) and no tree is returned.
+fn read(text: &str, base: usize, old: Option<&Tree>, want_tree: bool) -> (YamlDoc, Option<Tree>) {
     let mut notes = Vec::new();
     let limited = limit_indentation(text);
     let mut text = match &limited {
@@ -248,12 +255,33 @@ pub fn parse_incremental(text: &str, base: usize, old: Option<&Tree>) -> (YamlDo
         text = &text[..cut];
     }
     let as_is = notes.is_empty();
-    let (mut doc, tree) = parse_limited(text, base, if as_is { old } else { None });
+    let (mut doc, tree) = if want_tree {
+        parse_with_tree_sitter(text, base, if as_is { old } else { None })
+    } else {
+        match quick::parse(text, base) {
+            Some(doc) => (doc, None),
+            None => parse_with_tree_sitter(text, base, None),
+        }
+    };
     if !notes.is_empty() {
         notes.append(&mut doc.errors);
         doc.errors = notes;
     }
     (doc, tree.filter(|_| as_is))
+}
+
+/// A text (read as it is: not limited) by both readers: the quick one's answer, if it has
+/// one, and tree-sitter's. For the tests and the fuzz target that hold them equal.
+#[doc(hidden)]
+pub fn parse_both(text: &str, base: usize) -> (Option<YamlDoc>, YamlDoc) {
+    // A text [`parse`] limits (too deep, too long) never reaches tree-sitter whole.
+    if limit_indentation(text).is_some() || nth_line(text, MAX_YAML_LINES).is_some() {
+        return (None, parse(text, base));
+    }
+    (
+        quick::parse(text, base),
+        parse_with_tree_sitter(text, base, None).0,
+    )
 }
 
 /// How many lines of a YAML text are read.
@@ -286,7 +314,8 @@ fn nth_line(text: &str, n: usize) -> Option<(usize, usize)> {
     None
 }
 
-fn parse_limited(text: &str, base: usize, old: Option<&Tree>) -> (YamlDoc, Option<Tree>) {
+/// tree-sitter's reader: for a tree, and for the texts [`quick`] leaves alone.
+fn parse_with_tree_sitter(text: &str, base: usize, old: Option<&Tree>) -> (YamlDoc, Option<Tree>) {
     let Some(tree) = parse_tree(&PARSER, yaml_language, text, &[], old) else {
         let doc = YamlDoc {
             value: None,

@@ -221,3 +221,359 @@ fn deep_nesting() {
         Some(32_000)
     );
 }
+
+/// The quick reader's answer, where it gives one, is tree-sitter's, value for value and range
+/// for range (the `Debug` form compares every field, NaN included).
+fn same_as_tree_sitter(text: &str, base: usize) -> bool {
+    let (quick, slow) = parse_both(text, base);
+    match quick {
+        Some(q) => {
+            let (q, slow) = (format!("{q:#?}"), format!("{slow:#?}"));
+            if q != slow {
+                // The first line that differs, with the lines before it.
+                let (ql, sl): (Vec<&str>, Vec<&str>) =
+                    (q.lines().collect(), slow.lines().collect());
+                let at = ql
+                    .iter()
+                    .zip(&sl)
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(ql.len().min(sl.len()));
+                let from = at.saturating_sub(12);
+                panic!(
+                    "the quick reader and tree-sitter disagree on {text:?}\nquick:\n{}\ntree-sitter:\n{}",
+                    ql[from..(at + 3).min(ql.len())].join("\n"),
+                    sl[from..(at + 3).min(sl.len())].join("\n"),
+                );
+            }
+            true
+        }
+        None => false,
+    }
+}
+
+/// Metadata in its usual shapes is read by the quick reader (not left to tree-sitter), and
+/// read as tree-sitter reads it; what it does not read is left.
+#[test]
+fn quick_reads_the_usual_shapes() {
+    let read = [
+        "",
+        "# only a comment\n",
+        "a: 1\n",
+        "# rye:validated:x\nname: x\nversion: '1.0.0'\ntags:\n  - a\n  - b\n",
+        "tags:\n- a\n- b\nnext: 1\n",
+        "k:\n  nested: true\n  deeper:\n    x: ~\n  list: [a, \"b\", 1.5]\n  empty: []\ne: \n",
+        "- a: 1\n  b: two\n- c\n-\n- d\n",
+        "description: 'Resolves a name\n  to an id.\n\n  Twice: ''quoted''.'\nx: 1\n",
+        "d: \"esc \\\" \\n \\\\ done\"  # trailing\nurl: http://example.com/a#b\n",
+        "\"quoted key\": v\n'k2' : w\nk3:\n",
+        "params:\n  - name: path\n    type: string\n    required: true\n  - name: n\n    type: integer\n",
+        "é: ünïcode value\n",
+        "schema: { type: single, prim: sequence, elements: { type: single, prim: string } }\nroles: {user: user, 'a b': \"c\"}\nnone: {}\n- \n"
+            .trim_end_matches("- \n"),
+        "- {a: [1, 2], b: []}\n- [x, {y: z}]\n",
+    ];
+    for t in read {
+        assert!(same_as_tree_sitter(t, 7), "left to tree-sitter: {t:?}");
+    }
+    let left = [
+        "a: &x 1\nb: *x\n",
+        "a: !!str 1\n",
+        "a: |\n  block\n",
+        "a: >-\n  folded\n",
+        "a: plain\n  continued\n",
+        "---\na: 1\n",
+        "a:\tb\n",
+        "a: 1\r\nb: 2\r\n",
+        "a: {b}\n",
+        "a: {b: 1,}\n",
+        "a: [b, {c: 1}\n",
+        "<<: {a: 1}\n",
+        "a: {<<: {b: 1}}\n",
+        "a: b: c\n",
+        "a: [b, c\n",
+        "a: [b,]\n",
+        "a: \"\\x41\"\n",
+        "plain scalar document\n",
+        "a: 'unclosed\n",
+        "? complex\n: key\n",
+        "a: 1\n b: 2\n",
+        "- - nested\n",
+    ];
+    for t in left {
+        assert!(
+            parse_both(t, 0).0.is_none(),
+            "read by the quick reader: {t:?}"
+        );
+        // And the whole reader still reads it (through tree-sitter).
+        parse(t, 0);
+    }
+}
+
+/// On every YAML text of the real corpus (YAML files, and the frontmatter of Markdown
+/// files), the quick reader answers as tree-sitter does, and it answers for most of them.
+#[test]
+fn quick_reads_as_tree_sitter_reads() {
+    let Some(corpus) = crate::test_corpus::find(env!("CARGO_MANIFEST_DIR")) else {
+        return;
+    };
+    let (mut texts, mut quick) = (0, 0);
+    for p in crate::test_corpus::files_below(&corpus) {
+        let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
+        let Ok(t) = std::fs::read_to_string(&p) else {
+            continue;
+        };
+        let yaml: Option<(&str, usize)> = match ext {
+            "yaml" | "yml" => Some((&t, 0)),
+            "md" => {
+                // After an optional signature comment line, `---` to `---`.
+                let start = t.find("---\n").filter(|s| t[..*s].lines().count() <= 1);
+                start.and_then(|s| {
+                    let body = s + 4;
+                    t[body..]
+                        .find("\n---")
+                        .map(|e| (&t[body..body + e + 1], body))
+                })
+            }
+            _ => None,
+        };
+        let Some((y, base)) = yaml else {
+            continue;
+        };
+        texts += 1;
+        if same_as_tree_sitter(y, base) {
+            quick += 1;
+        }
+    }
+    assert!(texts > 500, "{texts} YAML texts");
+    assert!(
+        quick * 10 > texts * 8,
+        "the quick reader read {quick} of {texts}"
+    );
+}
+
+/// Generated texts of the shapes both readers meet, with the characters and tokens that
+/// end or change a YAML value: wherever the quick reader answers, tree-sitter agrees.
+#[test]
+fn quick_reads_generated_texts_as_tree_sitter_reads() {
+    const KEYS: &[&str] = &[
+        "a", "b c", "\"q\"", "'s k'", "1", "true", "~", "-k", "k-", "a#b", "x.y", "é", "<<", "'<<'",
+    ];
+    const COLONS: &[&str] = &[": ", ":", " : ", ":  ", ": \"", "::"];
+    const VALUES: &[&str] = &[
+        "",
+        "x",
+        "1",
+        "-1",
+        "0x1f",
+        "1.5",
+        "null",
+        "~",
+        "true",
+        "\"d q\"",
+        "'s ''q'''",
+        "\"e \\\\ \\\" \\t\"",
+        "[a, b]",
+        "[]",
+        "[ 'x' , 2 ]",
+        "[a,]",
+        "[a: b]",
+        "x # c",
+        "x#c",
+        "a: b",
+        "http://h/p?q=1#f",
+        "- x",
+        "-",
+        "?x",
+        ":x",
+        ",x",
+        "&a x",
+        "*a",
+        "!t x",
+        "|",
+        ">",
+        "{}",
+        "'multi\n  line'",
+        "\"multi\n\n  line\"",
+        "'bad\nline'",
+        "x  ",
+        "é ü",
+        "@x",
+        "`x`",
+        "%x",
+        "\"unclosed",
+        "'it''s'",
+        "[\"a\", 'b', c d]",
+        "{}",
+        "{a: 1}",
+        "{ a: [b, {c: 'd'}] , \"e\": ~ }",
+        "{a}",
+        "{a: }",
+        "{a: b,}",
+        "[{}]",
+        "{a: b} x",
+        "[a] # c",
+        "{a:b}",
+        "{-a: 1}",
+        "[-1, ?x]",
+        "{a: 1",
+        "[[a], [b, [c]]]",
+    ];
+    const PREFIXES: &[&str] = &["", "- ", "-  ", "- - "];
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let (mut texts, mut quick) = (0, 0);
+    for _ in 0..20_000 {
+        let mut t = String::new();
+        for _ in 0..1 + next(6) {
+            let indent = [0, 0, 0, 1, 2, 2, 4][next(7)];
+            t.push_str(&" ".repeat(indent));
+            match next(10) {
+                0 => t.push_str("# comment"),
+                1 => {}
+                2 => {
+                    t.push_str(PREFIXES[next(PREFIXES.len())]);
+                    t.push_str(VALUES[next(VALUES.len())]);
+                }
+                _ => {
+                    t.push_str(PREFIXES[next(PREFIXES.len())]);
+                    t.push_str(KEYS[next(KEYS.len())]);
+                    t.push_str(COLONS[next(COLONS.len())]);
+                    t.push_str(VALUES[next(VALUES.len())]);
+                }
+            }
+            t.push('\n');
+        }
+        texts += 1;
+        if same_as_tree_sitter(&t, 3) {
+            quick += 1;
+        }
+    }
+    assert!(
+        quick * 10 > texts,
+        "the quick reader read {quick} of {texts}"
+    );
+}
+
+/// Nested documents in the block styles metadata is written in (mappings, sequences, compact
+/// forms, comments and blank lines anywhere), one in three with one character inserted,
+/// removed or replaced: wherever the quick reader answers, tree-sitter agrees; and it answers
+/// for most of the documents left whole.
+#[test]
+fn quick_reads_generated_documents_as_tree_sitter_reads() {
+    const KEYS: &[&str] = &["a", "name", "b c", "\"q k\"", "'s'", "1", "x.y", "é"];
+    const SCALARS: &[&str] = &[
+        "x",
+        "1",
+        "2.5",
+        "~",
+        "true",
+        "\"d q\"",
+        "'s ''q'''",
+        "[a, 'b']",
+        "{a: 1, b: [c]}",
+        "{}",
+        "[]",
+        "http://h/p#f",
+        "x # c",
+        "'multi\n     line'",
+        "é ü",
+    ];
+    const EDITS: &[u8] = b" \n:-#'\"[]{},a";
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    fn block(out: &mut String, indent: usize, depth: usize, next: &mut dyn FnMut(usize) -> usize) {
+        let pad = " ".repeat(indent);
+        let seq = next(3) == 0;
+        for i in 0..1 + next(3) {
+            match next(8) {
+                0 => out.push_str(&format!("{}# note\n", " ".repeat(next(6)))),
+                1 => out.push('\n'),
+                _ => {}
+            }
+            let nested = depth < 3 && next(3) == 0;
+            if seq {
+                out.push_str(&pad);
+                match (nested, next(3)) {
+                    (true, _) => {
+                        out.push_str("-\n");
+                        block(out, indent + 2, depth + 1, next);
+                    }
+                    (false, 0) => {
+                        // A compact mapping: its first pair on the entry's line.
+                        out.push_str("- ");
+                        out.push_str(KEYS[next(KEYS.len())]);
+                        out.push_str(": ");
+                        out.push_str(SCALARS[next(SCALARS.len())]);
+                        out.push('\n');
+                        if next(2) == 0 {
+                            out.push_str(&format!("{pad}  k{i}: v\n"));
+                        }
+                    }
+                    _ => {
+                        out.push_str("- ");
+                        out.push_str(SCALARS[next(SCALARS.len())]);
+                        out.push('\n');
+                    }
+                }
+            } else {
+                out.push_str(&pad);
+                out.push_str(KEYS[next(KEYS.len())]);
+                out.push(':');
+                if nested {
+                    out.push('\n');
+                    // A sequence under a key may sit at the key's indentation.
+                    let deeper = if next(4) == 0 { indent } else { indent + 2 };
+                    block(out, deeper, depth + 1, next);
+                } else if next(6) == 0 {
+                    out.push('\n');
+                } else {
+                    out.push(' ');
+                    out.push_str(SCALARS[next(SCALARS.len())]);
+                    out.push('\n');
+                }
+            }
+        }
+    }
+    let (mut whole, mut whole_read) = (0, 0);
+    for _ in 0..10_000 {
+        let mut t = String::new();
+        block(&mut t, 0, 0, &mut next);
+        let edited = next(3) == 0;
+        if edited && !t.is_empty() {
+            let mut at = next(t.len());
+            while !t.is_char_boundary(at) {
+                at -= 1;
+            }
+            let c = char::from(EDITS[next(EDITS.len())]);
+            match next(3) {
+                0 => t.insert(at, c),
+                1 => {
+                    t.remove(at);
+                }
+                _ => {
+                    t.remove(at);
+                    t.insert(at, c);
+                }
+            }
+        }
+        let read = same_as_tree_sitter(&t, 5);
+        if !edited {
+            whole += 1;
+            whole_read += usize::from(read);
+        }
+    }
+    assert!(
+        whole_read * 10 > whole * 7,
+        "the quick reader read {whole_read} of {whole} whole documents"
+    );
+}
