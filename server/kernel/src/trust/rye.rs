@@ -152,6 +152,12 @@ impl RyeIntegrity {
 /// - SHA-256 of that text's UTF-8, in lower-case hex.
 pub fn rye_integrity(item_type: crate::ids::ItemType, text: &str) -> Option<RyeIntegrity> {
     use crate::ids::ItemType;
+    // The header is on the first line, or a tool's on the second after a shebang: a text
+    // without `rye:signed:` there has none, and is not gone through again (every item's
+    // whole text was, for a `\r`, at every check).
+    if !first_lines(text, 2).contains("rye:signed:") {
+        return None;
+    }
     let norm = universal_newlines(text);
     let (expected, at) = match item_type {
         ItemType::Tool => {
@@ -215,6 +221,24 @@ pub fn rye_integrity(item_type: crate::ids::ItemType, text: &str) -> Option<RyeI
             original_offset(text, at + 64),
         ),
     })
+}
+
+/// The first `n` lines of `text` (universal newlines), without the last one's line break.
+fn first_lines(text: &str, n: usize) -> &str {
+    let b = text.as_bytes();
+    let mut seen = 0;
+    let mut i = 0;
+    while let Some(at) = memchr::memchr2(b'\n', b'\r', &b[i..]).map(|k| i + k) {
+        seen += 1;
+        if seen == n {
+            return &text[..at];
+        }
+        i = at + 1;
+        if b[at] == b'\r' && b.get(i) == Some(&b'\n') {
+            i += 1;
+        }
+    }
+    text
 }
 
 /// Python's universal newlines: `\r\n` and a lone `\r` read as `\n`.

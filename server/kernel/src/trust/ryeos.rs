@@ -112,7 +112,8 @@ fn signature_payload<'a>(line: &'a str, env: &Envelope) -> Option<(&'a str, usiz
 /// hex characters: anything else is no signature kiwi can speak of).
 pub fn ryeos_integrity(path: &Path, text: &str) -> Option<RyeosIntegrity> {
     let env = envelope_for(path)?;
-    let lines: Vec<&str> = text.lines().collect();
+    // The signature is on the first line, or the second after a shebang.
+    let lines: Vec<&str> = text.lines().take(2).collect();
     if lines.is_empty() {
         return None;
     }

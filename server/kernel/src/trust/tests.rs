@@ -505,6 +505,11 @@ fn rye_integrity_follows_ryes_metadata_manager() {
     let r = rye_integrity(ItemType::Tool, &crlf).unwrap();
     assert!(!r.is_stale());
     assert_eq!(&crlf[r.hash_range.start..r.hash_range.end], h);
+    // A lone CR is a line break too: the header is still the second line's.
+    let cr = tool.replace('\n', "\r");
+    let r = rye_integrity(ItemType::Tool, &cr).unwrap();
+    assert!(!r.is_stale());
+    assert_eq!(&cr[r.hash_range.start..r.hash_range.end], h);
     // Edited: stale.
     assert!(rye_integrity(ItemType::Tool, &format!("{tool}y = 2\n"))
         .unwrap()
