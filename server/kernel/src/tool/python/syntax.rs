@@ -216,55 +216,53 @@ const CONDITIONAL_BLOCKS: &[&str] = &[
 /// `def` or `class` body are local names, not metadata, and are left alone.
 pub(crate) fn nested_field_assignments(text: &str) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    for spec in FIELDS {
-        let name = spec.python;
-        for (at, _) in text.match_indices(name) {
-            let b = text.as_bytes();
-            // A whole identifier...
-            if at > 0 && (b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_') {
-                continue;
-            }
+    let b = text.as_bytes();
+    // One pass over the lines (ended by `\n` or `\r`, as `enclosing_header` reads them),
+    // not one search of the whole text per field (a tenth of parsing a Python tool).
+    let mut line_start = 0;
+    loop {
+        let line_end =
+            memchr::memchr2(b'\n', b'\r', &b[line_start..]).map_or(b.len(), |i| line_start + i);
+        let indent = b[line_start..line_end]
+            .iter()
+            .take_while(|c| matches!(c, b' ' | b'\t'))
+            .count();
+        // A field's name first on an indented line, a whole identifier ...
+        let at = line_start + indent;
+        let field = FIELDS.iter().map(|spec| spec.python).find(|name| {
+            b[at..].starts_with(name.as_bytes())
+                && !b
+                    .get(at + name.len())
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+        });
+        if let Some(name) = field.filter(|_| indent > 0) {
             let after = at + name.len();
-            if b.get(after)
-                .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
-            {
-                continue;
-            }
-            // ... first on an indented line ...
-            let line_start = text[..at].rfind(['\n', '\r']).map(|i| i + 1).unwrap_or(0);
-            let indent = &text[line_start..at];
-            if indent.is_empty() || !indent.bytes().all(|c| c == b' ' || c == b'\t') {
-                continue;
-            }
             // ... assigned (`=` not `==`, or an annotation `:`) ...
             let rest = text[after..].trim_start_matches([' ', '\t']);
             let assigns = (rest.starts_with('=') && !rest.starts_with("=="))
                 || (rest.starts_with(':') && !rest.starts_with(":="));
-            if !assigns {
-                continue;
-            }
             // ... in the body of a conditional module-level statement.
-            let Some(header) = enclosing_header(text, line_start) else {
-                continue;
-            };
-            let word: String = header
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            if !CONDITIONAL_BLOCKS.contains(&word.as_str()) {
-                continue;
+            let header = enclosing_header(text, line_start).filter(|_| assigns);
+            let word: Option<String> = header.map(|h| {
+                h.chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect()
+            });
+            if let Some(word) = word.filter(|w| CONDITIONAL_BLOCKS.contains(&w.as_str())) {
+                out.push(Diagnostic::new(
+                    Code::T301,
+                    TextRange::new(at, after),
+                    format!(
+                        "`{name}` is assigned inside an `{word}` block; kiwi reads metadata statically from module-level assignments only, so this value would be ignored: assign `{name}` at the top level of the file"
+                    ),
+                ));
             }
-            out.push(Diagnostic::new(
-                Code::T301,
-                TextRange::new(at, after),
-                format!(
-                    "`{name}` is assigned inside an `{word}` block; kiwi reads metadata statically from module-level assignments only, so this value would be ignored: assign `{name}` at the top level of the file"
-                ),
-            ));
         }
+        if line_end == b.len() {
+            return out;
+        }
+        line_start = line_end + 1;
     }
-    out.sort_by_key(|d| d.range.start);
-    out
 }
 
 /// The nearest line before `line_start` that starts at column 0 with code (not blank, not a
@@ -282,4 +280,97 @@ fn enclosing_header(text: &str, line_start: usize) -> Option<&str> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `nested_field_assignments` found by searching the whole text for each field in
+    /// turn (before it went over the lines once).
+    fn by_search(text: &str) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        let b = text.as_bytes();
+        for spec in FIELDS {
+            let name = spec.python;
+            for (at, _) in text.match_indices(name) {
+                let after = at + name.len();
+                if (at > 0 && (b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_'))
+                    || b.get(after)
+                        .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+                {
+                    continue;
+                }
+                let line_start = text[..at].rfind(['\n', '\r']).map(|i| i + 1).unwrap_or(0);
+                let indent = &text[line_start..at];
+                if indent.is_empty() || !indent.bytes().all(|c| c == b' ' || c == b'\t') {
+                    continue;
+                }
+                let rest = text[after..].trim_start_matches([' ', '\t']);
+                if !((rest.starts_with('=') && !rest.starts_with("=="))
+                    || (rest.starts_with(':') && !rest.starts_with(":=")))
+                {
+                    continue;
+                }
+                let Some(header) = enclosing_header(text, line_start) else {
+                    continue;
+                };
+                let word: String = header
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if CONDITIONAL_BLOCKS.contains(&word.as_str()) {
+                    out.push(Diagnostic::new(
+                        Code::T301,
+                        TextRange::new(at, after),
+                        format!(
+                            "`{name}` is assigned inside an `{word}` block; kiwi reads metadata statically from module-level assignments only, so this value would be ignored: assign `{name}` at the top level of the file"
+                        ),
+                    ));
+                }
+            }
+        }
+        out.sort_by_key(|d| d.range.start);
+        out
+    }
+
+    /// One pass over the lines finds what a search per field found, on odd texts and on
+    /// every Python file of the real corpus.
+    #[test]
+    fn one_pass_finds_what_a_search_per_field_found() {
+        let odd = [
+            "",
+            "CONFIG",
+            "if x:\n    CONFIG = 1",
+            "if x:\r    CONFIG = 1\r\n\tENV_CONFIG: dict = {}\relse:\n  __version__=2\n",
+            "try:\n    CONFIG_SCHEMA = {}\n    CONFIG == 1\n    CONFIG := 2\n    xCONFIG = 3\n    CONFIGx = 4\n",
+            "for a in b:\n    \t CONFIG = {}\n# c\n\n    EXECUTION_ENVIRONMENT = 'x'\ndef f():\n    CONFIG = 1\n",
+            "while 1:\n    é = CONFIG = 1\n    CONFIG\n    CONFIG =",
+        ];
+        for t in odd {
+            assert_eq!(
+                format!("{:?}", nested_field_assignments(t)),
+                format!("{:?}", by_search(t)),
+                "{t:?}"
+            );
+        }
+        let Some(corpus) = crate::test_corpus::find(env!("CARGO_MANIFEST_DIR")) else {
+            return;
+        };
+        let mut files = 0;
+        for p in crate::test_corpus::files_below(&corpus) {
+            if p.extension().is_some_and(|e| e == "py") {
+                if let Ok(t) = std::fs::read_to_string(&p) {
+                    files += 1;
+                    assert_eq!(
+                        format!("{:?}", nested_field_assignments(&t)),
+                        format!("{:?}", by_search(&t)),
+                        "{}",
+                        p.display()
+                    );
+                }
+            }
+        }
+        assert!(files > 100, "{files} Python files");
+    }
 }
