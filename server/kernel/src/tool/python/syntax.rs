@@ -307,9 +307,9 @@ mod tests {
                     continue;
                 }
                 let rest = text[after..].trim_start_matches([' ', '\t']);
-                if !((rest.starts_with('=') && !rest.starts_with("=="))
-                    || (rest.starts_with(':') && !rest.starts_with(":=")))
-                {
+                let assigns = (rest.starts_with('=') && !rest.starts_with("=="))
+                    || (rest.starts_with(':') && !rest.starts_with(":="));
+                if !assigns {
                     continue;
                 }
                 let Some(header) = enclosing_header(text, line_start) else {
