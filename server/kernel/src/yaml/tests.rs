@@ -271,6 +271,8 @@ fn quick_reads_the_usual_shapes() {
         "schema: { type: single, prim: sequence, elements: { type: single, prim: string } }\nroles: {user: user, 'a b': \"c\"}\nnone: {}\n- \n"
             .trim_end_matches("- \n"),
         "- {a: [1, 2], b: []}\n- [x, {y: z}]\n",
+        // A sequence at the indentation of a key that is itself in a sequence's entry.
+        "- a:\n  - x\n  - y\n  b: 1\n- c\n",
     ];
     for t in read {
         assert!(same_as_tree_sitter(t, 7), "left to tree-sitter: {t:?}");
