@@ -1,5 +1,7 @@
-//! YAML to [`Value`] with byte ranges, through tree-sitter-yaml. Used by YAML tools,
-//! knowledge frontmatter and the `config.yaml` files.
+//! YAML to [`Value`] with byte ranges, through tree-sitter-yaml; a text read once (no tree
+//! kept) is first tried by a quick reader of the usual shapes (`quick.rs`), which answers as
+//! tree-sitter does or not at all. Used by YAML tools, knowledge frontmatter and the
+//! `config.yaml` files.
 //! CONTRACT (owned by the tool/knowledge helper; signatures are fixed).
 //!
 //! What is read, and how:
