@@ -353,6 +353,16 @@ fn quick_reads_as_tree_sitter_reads() {
     );
 }
 
+/// A repeatable stream of numbers below `n` (xorshift), for the generated texts.
+fn xorshift(mut seed: u64) -> impl FnMut(usize) -> usize {
+    move |n| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    }
+}
+
 /// Generated texts of the shapes both readers meet, with the characters and tokens that
 /// end or change a YAML value: wherever the quick reader answers, tree-sitter agrees.
 #[test]
@@ -421,13 +431,7 @@ fn quick_reads_generated_texts_as_tree_sitter_reads() {
         "[[a], [b, [c]]]",
     ];
     const PREFIXES: &[&str] = &["", "- ", "-  ", "- - "];
-    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = |n: usize| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % n as u64) as usize
-    };
+    let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
     let (mut texts, mut quick) = (0, 0);
     for _ in 0..20_000 {
         let mut t = String::new();
@@ -486,13 +490,7 @@ fn quick_reads_generated_documents_as_tree_sitter_reads() {
         "é ü",
     ];
     const EDITS: &[u8] = b" \n:-#'\"[]{},a";
-    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-    let mut next = |n: usize| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % n as u64) as usize
-    };
+    let mut next = xorshift(0x2545_f491_4f6c_dd1d);
     fn block(out: &mut String, indent: usize, depth: usize, next: &mut dyn FnMut(usize) -> usize) {
         let pad = " ".repeat(indent);
         let seq = next(3) == 0;
