@@ -150,7 +150,7 @@ pub fn run(paths: &[PathBuf], format: Format, locked: bool) -> Result<ExitCode> 
         // (A project of Agent Skills alone has no `.ai/`: never the user space.)
         let is_user = user_root.is_some()
             && user_root.as_deref() == root.join(".ai").canonicalize().ok().as_deref();
-        let (ws, space) = if is_user {
+        let (mut ws, space) = if is_user {
             (Workspace::load(None, host.clone()), Space::User)
         } else {
             (
@@ -158,6 +158,8 @@ pub fn run(paths: &[PathBuf], format: Format, locked: bool) -> Result<ExitCode> 
                 Space::Project,
             )
         };
+        // Only this space's items are checked: the others' tools need no file checks.
+        ws.check_only(space);
         crate::cmd_env::warn_spaces(&ws);
         let items: Vec<Arc<Item>> = ws
             .items_in(space)

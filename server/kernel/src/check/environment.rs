@@ -3,6 +3,7 @@
 use crate::chain;
 use crate::diag::{self, Code, Diagnostic, Fix, Severity};
 use crate::env::{self, LinkEnv, Origin};
+use crate::ids::ItemType;
 use crate::template::{self, Piece};
 use crate::text::TextRange;
 use crate::tool::Field;
@@ -110,7 +111,7 @@ fn direct_callers(ws: &Workspace, item: &Arc<Item>) -> usize {
 /// Executor id -> the tools (of every space) that name it: one walk of the workspace per
 /// generation, shared by every check (a walk per runtime checked was quadratic, issue 25).
 fn executor_callers(ws: &Workspace) -> Arc<HashMap<String, Vec<Arc<Item>>>> {
-    ws.derived("executor callers", |items| {
+    ws.derived("executor callers", ItemType::Tool, |items| {
         let mut callers: HashMap<String, Vec<Arc<Item>>> = HashMap::new();
         for i in items {
             if let Some(exec) = i.tool().and_then(|t| t.str(Field::ExecutorId)) {

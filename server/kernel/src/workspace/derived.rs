@@ -5,6 +5,7 @@
 
 use super::item::Item;
 use super::Workspace;
+use crate::ids::ItemType;
 use std::any::Any;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -25,12 +26,14 @@ pub(super) struct DerivedCache {
 }
 
 impl Workspace {
-    /// The index `name` of this workspace generation, built by `build` from every item (all
-    /// parsed first) on first use. `name` names one index with one type: asking for it with
-    /// another type is a programming error (a panic).
+    /// The index `name` of this workspace generation, built by `build` from every item of
+    /// type `of` (all parsed first, and only those: an index of tools does not read every
+    /// knowledge entry of every space) on first use. `name` names one index with one type:
+    /// asking for it with another type is a programming error (a panic).
     pub fn derived<T: Any + Send + Sync>(
         &self,
         name: &'static str,
+        of: ItemType,
         build: impl FnOnce(&mut dyn Iterator<Item = &Arc<Item>>) -> T,
     ) -> Arc<T> {
         let slot = {
@@ -43,10 +46,14 @@ impl Workspace {
         // them, and a rule asks once per item it checks (quadratic: an eighth of `check` of
         // 100,000 real-shaped items, issue 25's count).
         if slot.get().is_none() {
-            self.load_all();
+            self.load_all_of(of);
         }
         let built = slot.get_or_init(|| {
-            let mut items = self.items.values().filter_map(|e| e.item.get()?.as_ref());
+            let mut items = self
+                .items
+                .values()
+                .filter(|e| e.found.item_type == of)
+                .filter_map(|e| e.item.get()?.as_ref());
             let index: Arc<dyn Any + Send + Sync> = Arc::new(build(&mut items));
             if let Ok(mut cache) = self.derived.lock() {
                 cache.walks += 1;

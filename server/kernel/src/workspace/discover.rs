@@ -1,7 +1,7 @@
 //! Finding the item files of a space on disk (which files and folders count, sidecar
 //! scripts) and reading one, refused when it resolves outside its space.
 
-use super::item::{parse_item, Item, Parsed};
+use super::item::{parse_item_with, Item, Parsed};
 use crate::diag::{Code, Diagnostic};
 use crate::ids::{self, ItemType, Space};
 use crate::text::{SourceText, TextFile, TextRange};
@@ -136,6 +136,17 @@ pub const MAX_ITEM_BYTES: u64 = 64 << 20;
 /// not reading one larger than [`MAX_ITEM_BYTES`].
 /// The item's text may be let go of ([`SourceText::let_go`]): it is read again the same way.
 pub fn load_file(found: &Found, space: Space, space_root: &Arc<Path>) -> Option<Item> {
+    load_file_with(found, space, space_root, true)
+}
+
+/// [`load_file`], with or without a tool's checks that need only its file (`file_checks`;
+/// see [`crate::tool::parse_yaml_with`]): without them, for a space nothing checks.
+pub(super) fn load_file_with(
+    found: &Found,
+    space: Space,
+    space_root: &Arc<Path>,
+    file_checks: bool,
+) -> Option<Item> {
     let mut item = match read_in_space(space_root, &found.path, MAX_ITEM_BYTES + 1) {
         Ok(bytes) if bytes.len() as u64 > MAX_ITEM_BYTES => unreadable(
             found,
@@ -146,12 +157,14 @@ pub fn load_file(found: &Found, space: Space, space_root: &Arc<Path>) -> Option<
             ),
         ),
         Ok(bytes) => {
-            let mut item = parse_item(
+            let mut item = parse_item_with(
                 found.item_type,
                 found.id.clone(),
                 space,
                 found.path.to_path_buf(),
                 &bytes,
+                None,
+                file_checks && space != Space::Builtin,
             )?;
             if !matches!(item.parsed, Parsed::Unreadable(_)) {
                 item.source =

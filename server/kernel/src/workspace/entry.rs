@@ -1,7 +1,7 @@
 //! A file known to the workspace: where its item comes from, read and parsed on first
 //! use, once.
 
-use super::discover::{load_file, Found};
+use super::discover::{load_file_with, Found};
 use super::item::{parse_item, Item, PromptSummary};
 use crate::ids::{ItemType, Space};
 use std::path::Path;
@@ -13,7 +13,13 @@ pub(super) enum Origin {
     /// A file of a space on disk, read on first use (and refused when it resolves outside
     /// the space root). `let_go`: its text is let go of once parsed, to be read again when
     /// something looks into it ([`Workspace::let_go_of_texts`](super::Workspace::let_go_of_texts)).
-    Disk { root: Arc<Path>, let_go: bool },
+    /// `file_checks`: a tool is parsed with the checks that need only its file (without
+    /// them for a space nothing checks: [`Workspace::check_only`](super::Workspace::check_only)).
+    Disk {
+        root: Arc<Path>,
+        let_go: bool,
+        file_checks: bool,
+    },
     /// A file compiled into the binary.
     Builtin(&'static str),
     /// An item given ready-made (by the language server, from an editor buffer).
@@ -64,7 +70,9 @@ impl Entry {
         self.parses
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         match &self.origin {
-            Origin::Disk { root, .. } => load_file(&self.found, self.space, root),
+            Origin::Disk {
+                root, file_checks, ..
+            } => load_file_with(&self.found, self.space, root, *file_checks),
             Origin::Builtin(text) => {
                 let f = &self.found;
                 parse_item(

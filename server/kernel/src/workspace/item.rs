@@ -141,7 +141,8 @@ pub fn parse_item(
     path: PathBuf,
     bytes: &[u8],
 ) -> Option<Item> {
-    parse_item_with(item_type, id, space, path, bytes, None)
+    let file_checks = space != Space::Builtin;
+    parse_item_with(item_type, id, space, path, bytes, None, file_checks)
 }
 
 /// [`parse_item`] for a text being edited: `syntax` holds the tree-sitter tree of the
@@ -155,18 +156,22 @@ pub fn parse_item_incremental(
     bytes: &[u8],
     syntax: &mut Option<tree_sitter::Tree>,
 ) -> Option<Item> {
-    parse_item_with(item_type, id, space, path, bytes, Some(syntax))
+    let file_checks = space != Space::Builtin;
+    parse_item_with(item_type, id, space, path, bytes, Some(syntax), file_checks)
 }
 
 /// `syntax`: `None` when no tree is wanted (a file read once: Python metadata and YAML of the
 /// common shapes are then read without tree-sitter), else as for [`parse_item_incremental`].
-fn parse_item_with(
+/// `file_checks`: whether a tool's checks that need only its file are made (see
+/// [`crate::tool::parse_yaml_with`]); without them its parse diagnostics are incomplete.
+pub(super) fn parse_item_with(
     item_type: ItemType,
     id: String,
     space: Space,
     path: PathBuf,
     bytes: &[u8],
     mut syntax: Option<&mut Option<tree_sitter::Tree>>,
+    file_checks: bool,
 ) -> Option<Item> {
     let old = syntax.as_mut().and_then(|s| s.take());
     let want_tree = syntax.is_some();
@@ -177,10 +182,9 @@ fn parse_item_with(
         .to_ascii_lowercase();
     let (text, parsed) = match std::str::from_utf8(bytes) {
         Ok(text) => {
-            // The builtin tools are embedded in the binary and checked once and for all by
-            // tests/it/builtin_items.rs: their file checks (a JSON Schema meta-validation,
-            // some 5 M instructions) would otherwise be paid by every `kiwi run`.
-            let file_checks = space != Space::Builtin;
+            // (The builtin tools are embedded in the binary and checked once and for all by
+            // tests/it/builtin_items.rs: their file checks, a JSON Schema meta-validation of
+            // some 5 M instructions, would otherwise be paid by every `kiwi run`.)
             let parsed = match item_type {
                 ItemType::Directive => Parsed::Directive(Box::new(crate::directive::parse(text))),
                 ItemType::Knowledge => Parsed::Knowledge(Box::new(crate::knowledge::parse(text))),

@@ -296,3 +296,147 @@ fn a_check_parses_each_file_of_every_space_once() {
         again.first()
     );
 }
+
+/// `kiwi check` parses the tools of the spaces it does not check without their file checks
+/// ([`Workspace::check_only`]): the checked space's diagnostics are those of a workspace that
+/// made every file check, though its items run through, resolve to and suggest the other
+/// spaces' broken tools; and the other spaces' tools were indeed parsed without them.
+#[test]
+fn a_check_of_one_space_reports_what_a_full_parse_reports() {
+    let spec = r#"//- project/.ai/config.yaml
+spaces:
+  - ../lib
+//- lib/.ai/tools/rt/broken_runtime.py
+__version__ = "1.0.0"
+__tool_type__ = "runtime"
+__executor_id__ = "subprocess"
+CONFIG = {"command": "python3", "args": ["{tool_path}", "{LIB_FLAG}"], "env": {"X": "${LIB_HOME}"}}
+if True:
+    __category__ = "nested"
+def broken(:
+    pass
+//- lib/.ai/tools/x/bad.yaml
+tool_type: python
+executor_id: nowhere/missing
+config: {timeout: "soon"}
+//- user/tools/u/user_broken.py
+__version__ = "1.0.0"
+__tool_type__ = "python"
+__executor_id__ = "rt/broken_runtime"
+def nope(
+//- project/.ai/tools/p/uses.py
+__version__ = "1.0.0"
+__tool_type__ = "python"
+__executor_id__ = "rt/broken_runtime"
+CONFIG = {"timeout": 30}
+//- project/.ai/tools/p/own_broken.py
+__version__ = "1.0.0"
+__tool_type__ = "python"
+__executor_id__ = "rt/broken_runtime"
+def own(:
+    pass
+//- project/.ai/tools/p/through_yaml.py
+__version__ = "1.0.0"
+__tool_type__ = "python"
+__executor_id__ = "x/bad"
+//- lib/.ai/tools/x/caller.py
+__version__ = "1.0.0"
+__tool_type__ = "python"
+__executor_id__ = "p/proj_runtime"
+CONFIG = {"CALLER_KEY": "1"}
+if True:
+    __category__ = "nested"
+//- project/.ai/tools/p/proj_runtime.py
+__version__ = "1.0.0"
+__tool_type__ = "runtime"
+__executor_id__ = "subprocess"
+CONFIG = {"command": "python3", "args": ["{tool_path}", "{CALLER_KEY}", "{NOBODY_GIVES_IT}"]}
+//- lib/.ai/knowledge/k/note.md
+---
+id: k/note
+title: a note nothing names
+---
+Text.
+//- lib/.ai/directives/x/other.md
+# other
+
+```xml
+<directive name="other" version="1.0.0"><process><step name="s"><action>a</action></step></process></directive>
+```
+//- project/.ai/directives/d/calls.md
+# calls
+
+```xml
+<directive name="calls" version="1.0.0">
+  <metadata>
+    <description>calls tools of every space</description>
+    <permissions>
+      <execute><tool>rt.*</tool></execute>
+      <execute><tool>u.*</tool></execute>
+    </permissions>
+  </metadata>
+  <process>
+    <step name="a"><execute item_type="tool" item_id="u/user_broken"/></step>
+    <step name="b"><execute item_type="tool" item_id="rt/broken_runtim"/></step>
+    <step name="c"><execute item_type="tool" item_id="x/bad"/></step>
+  </process>
+</directive>
+```
+"#;
+    let f = Fixture::new(spec);
+    let rendered = |ws: &kiwi_kernel::workspace::Workspace| {
+        let mut items: Vec<_> = ws.items_in(Space::Project);
+        items.sort_by(|a, b| a.path.cmp(&b.path));
+        let mut out = String::new();
+        for item in items {
+            let diags = check::check_item(ws, item);
+            out.push_str(&crate::common::render(item, &diags, f.root()));
+        }
+        out
+    };
+    let full = f.workspace(&[]);
+    let mut only = f.workspace(&[]);
+    only.check_only(Space::Project);
+    let expected = rendered(&full);
+    assert_eq!(rendered(&only), expected);
+    // Only the other spaces' tools were read (the index of who runs through whom is of
+    // tools): no knowledge entry or directive that no checked item names.
+    let read: Vec<String> = only
+        .parse_counts()
+        .into_iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(p, _)| p.strip_prefix(f.root()).unwrap().display().to_string())
+        .filter(|p| !p.starts_with("project/"))
+        .collect();
+    assert_eq!(
+        read,
+        [
+            "lib/.ai/tools/rt/broken_runtime.py",
+            "lib/.ai/tools/x/bad.yaml",
+            "lib/.ai/tools/x/caller.py",
+            "user/tools/u/user_broken.py"
+        ]
+    );
+    // (`{CALLER_KEY}` is given by the tool of another space that runs through the runtime.)
+    assert!(!expected.contains("CALLER_KEY"), "{expected}");
+    for code in ["T301", "T304", "K003", "T307"] {
+        assert!(expected.contains(code), "{code} in:\n{expected}");
+    }
+    assert!(expected.contains("own_broken.py"), "{expected}");
+    // The other spaces' tools: parsed (they were resolved, run through and suggested), with
+    // their file checks in the full workspace only.
+    let t301 = |ws: &kiwi_kernel::workspace::Workspace, id: &str| {
+        let item = ws.peek_id(ItemType::Tool, id).expect(id);
+        item.parse_diagnostics()
+            .iter()
+            .any(|d| d.code == kiwi_kernel::diag::Code::T301)
+    };
+    for id in ["rt/broken_runtime", "u/user_broken", "x/caller"] {
+        assert!(t301(&full, id), "{id}: the full parse checks its syntax");
+        assert!(
+            !t301(&only, id),
+            "{id}: no file checks outside the checked space"
+        );
+    }
+    assert!(t301(&only, "p/own_broken"));
+}
