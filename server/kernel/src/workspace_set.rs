@@ -176,10 +176,13 @@ impl WorkspaceSet {
 
     /// Load a workspace from disk, every item parsed (slow: call it off any lock). The
     /// texts of the items of other spaces than its own are let go of once parsed
-    /// ([`Workspace::let_go_of_texts_once_parsed`]).
+    /// ([`Workspace::let_go_of_texts_once_parsed`]), and their tools' file checks made only
+    /// when something asks ([`Workspace::file_checks_only_in`]).
     pub fn load(key: &Key, host: &Host) -> Workspace {
         let mut ws = Workspace::load(key.clone(), host.clone());
-        ws.let_go_of_texts_once_parsed(Self::own_space(key));
+        let own = Self::own_space(key);
+        ws.let_go_of_texts_once_parsed(own);
+        ws.file_checks_only_in(Some(own));
         ws.load_all();
         ws
     }

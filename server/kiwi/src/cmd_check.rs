@@ -159,7 +159,7 @@ pub fn run(paths: &[PathBuf], format: Format, locked: bool) -> Result<ExitCode> 
             )
         };
         // Only this space's items are checked: the others' tools need no file checks.
-        ws.check_only(space);
+        ws.file_checks_only_in(Some(space));
         crate::cmd_env::warn_spaces(&ws);
         let items: Vec<Arc<Item>> = ws
             .items_in(space)

@@ -50,7 +50,10 @@ impl Projects {
     /// since that walk began (before the watch could see it) makes it walk again.
     pub(super) fn load(&mut self, key: &Key) {
         let walked = std::time::SystemTime::now();
-        let ws = Workspace::load(key.clone(), self.set.host().clone());
+        let mut ws = Workspace::load(key.clone(), self.set.host().clone());
+        // The server checks what it is asked to (an item validated, the chain of a tool run):
+        // no tool's file checks are made before something asks for them.
+        ws.file_checks_only_in(None);
         self.set.set_loaded(key, ws);
         // Where watching is not possible the files are stated.
         let _ = self.set.watch_queued(key, false);

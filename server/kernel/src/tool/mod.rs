@@ -203,9 +203,57 @@ pub struct ToolFile {
     /// Every string of a YAML tool's document that is a path into one person's home folder
     /// (E412), found while the document is parsed: the check reads them from here.
     pub home_paths: Vec<Value>,
+    /// How the file was read, and whether with the checks that need only it (see
+    /// [`ToolFile::checked_diagnostics`]).
+    checks: FileChecks,
+}
+
+/// Whether a tool file was parsed with the checks that need only it (a whole-file Python
+/// syntax check, the field checks): a tool of a space nothing checks is parsed without them,
+/// and they are made the first time something asks for its diagnostics.
+#[derive(Debug, Clone, Default)]
+struct FileChecks {
+    /// The reader that parsed the file (a ryeos Python tool's metadata is YAML, read by the
+    /// Python reader from its comment header).
+    reader: Option<ToolFormat>,
+    /// The diagnostics with the file checks, made late (`reader` is `Some`: they were left
+    /// out of the parse).
+    late: std::sync::OnceLock<Vec<Diagnostic>>,
+}
+
+/// The file checks are no part of what a tool file is: two parses of one text are equal
+/// whether or not they were checked.
+impl PartialEq for FileChecks {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl FileChecks {
+    fn made(file_checks: bool, reader: ToolFormat) -> FileChecks {
+        FileChecks {
+            reader: (!file_checks).then_some(reader),
+            late: std::sync::OnceLock::new(),
+        }
+    }
 }
 
 impl ToolFile {
+    /// The diagnostics of this file with the checks that need only it: those of the parse,
+    /// or, for a tool parsed without them (a space nothing checked, see
+    /// [`crate::workspace::Workspace::file_checks_only_in`]), those of a parse of `text` (the
+    /// file's text) with them, made once.
+    pub fn checked_diagnostics(&self, text: &str) -> &[Diagnostic] {
+        let Some(reader) = self.checks.reader else {
+            return &self.diagnostics;
+        };
+        self.checks.late.get_or_init(|| match reader {
+            ToolFormat::Python => parse_python_with(text, None, false, true).0.diagnostics,
+            ToolFormat::Yaml => parse_yaml_with(text, None, false, true).0.diagnostics,
+            ToolFormat::Javascript => parse_javascript_with(text, true).diagnostics,
+        })
+    }
+
     pub fn get(&self, field: Field) -> Option<&FieldEntry> {
         self.fields.iter().rev().find(|e| e.field == field)
     }
@@ -301,12 +349,14 @@ pub(crate) fn parse_python_with(
         ryeos_header: false,
         anchor: None,
         home_paths: Vec::new(),
+        checks: FileChecks::made(file_checks, ToolFormat::Python),
     };
     if !tool.declares_anything() {
         if let Some(header) = ryeos_tool_header(text) {
             // ryeos's tools keep their metadata as YAML in a `# ryeos-tool:` comment block.
             let (mut meta, _) = parse_yaml_with(&header, None, false, file_checks);
             meta.ryeos_header = true;
+            meta.checks = FileChecks::made(file_checks, ToolFormat::Python);
             drop_python_era_requirements(&mut meta);
             if file_checks {
                 meta.diagnostics.extend(python::syntax_errors(text));
@@ -396,6 +446,7 @@ pub(crate) fn parse_javascript_with(text: &str, file_checks: bool) -> ToolFile {
         ryeos_header: false,
         anchor: None,
         home_paths: Vec::new(),
+        checks: FileChecks::made(file_checks, ToolFormat::Javascript),
     };
     if file_checks && tool.declares_anything() {
         let unreadable: Vec<TextRange> = tool
@@ -508,6 +559,7 @@ pub(crate) fn parse_yaml_with(
         ryeos_header: false,
         anchor,
         home_paths,
+        checks: FileChecks::made(file_checks, ToolFormat::Yaml),
     };
     if file_checks {
         checks::check(&mut tool, text, &unreadable);

@@ -14,7 +14,7 @@ pub(super) enum Origin {
     /// the space root). `let_go`: its text is let go of once parsed, to be read again when
     /// something looks into it ([`Workspace::let_go_of_texts`](super::Workspace::let_go_of_texts)).
     /// `file_checks`: a tool is parsed with the checks that need only its file (without
-    /// them for a space nothing checks: [`Workspace::check_only`](super::Workspace::check_only)).
+    /// them for a space nothing checks: [`Workspace::file_checks_only_in`](super::Workspace::file_checks_only_in)).
     Disk {
         root: Arc<Path>,
         let_go: bool,

@@ -85,11 +85,15 @@ impl Item {
             d.drop_tree();
         }
     }
-    /// The diagnostics found while reading and parsing this file alone.
+    /// The diagnostics found while reading and parsing this file alone: a tool's with the
+    /// checks that need only its file, made now when its parse left them out
+    /// ([`ToolFile::checked_diagnostics`]), except for a builtin tool's (checked once and for
+    /// all by tests/it/builtin_items.rs).
     pub fn parse_diagnostics(&self) -> &[Diagnostic] {
         match &self.parsed {
             Parsed::Directive(d) => &d.diagnostics,
-            Parsed::Tool(t) => &t.diagnostics,
+            Parsed::Tool(t) if self.space == Space::Builtin => &t.diagnostics,
+            Parsed::Tool(t) => t.checked_diagnostics(self.text()),
             Parsed::Knowledge(k) => &k.diagnostics,
             Parsed::Skill(s) => &s.diagnostics,
             Parsed::Unreadable(d) => std::slice::from_ref(d),

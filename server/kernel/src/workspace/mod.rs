@@ -250,17 +250,18 @@ impl Workspace {
         }
     }
 
-    /// For a workspace that serves nothing but the check of the items of `space` (`kiwi
-    /// check`), called before they are parsed: the tools of the other spaces are parsed
-    /// without the checks that need only their file (a whole-file Python syntax check, the
-    /// field checks), whose diagnostics nothing would read. A rule reads another item's
-    /// fields, never its diagnostics; running a tool checks its chain with `check_item`,
-    /// which a workspace made this way must not serve. At 10,000 real-shaped items the
-    /// other spaces' Python syntax checks were a tenth of `kiwi check`'s time.
-    pub fn check_only(&mut self, space: Space) {
+    /// For a workspace whose checks are of the items of `space` (`kiwi check`, the language
+    /// server's own space) or of none (`None`: the MCP server, which checks what it runs),
+    /// called before they are parsed: the tools of the other spaces are parsed without the
+    /// checks that need only their file (a whole-file Python syntax check, the field
+    /// checks). A rule reads another item's fields, never its diagnostics; what asks for a
+    /// tool's diagnostics (a check of it, as before a run checks every link of a chain)
+    /// gets them whole, made then ([`Item::parse_diagnostics`]). At 10,000 real-shaped
+    /// items the other spaces' Python syntax checks were a tenth of `kiwi check`'s time.
+    pub fn file_checks_only_in(&mut self, space: Option<Space>) {
         for (_, entry) in self.items.iter_mut() {
             if let Some(entry) = Arc::get_mut(entry) {
-                let own = entry.space == space;
+                let own = Some(entry.space) == space;
                 if let Origin::Disk { file_checks, .. } = &mut entry.origin {
                     *file_checks = own;
                 }

@@ -298,9 +298,11 @@ fn a_check_parses_each_file_of_every_space_once() {
 }
 
 /// `kiwi check` parses the tools of the spaces it does not check without their file checks
-/// ([`Workspace::check_only`]): the checked space's diagnostics are those of a workspace that
-/// made every file check, though its items run through, resolve to and suggest the other
-/// spaces' broken tools; and the other spaces' tools were indeed parsed without them.
+/// ([`Workspace::file_checks_only_in`]): the checked space's diagnostics are those of a
+/// workspace that made every file check, though its items run through, resolve to and
+/// suggest the other spaces' broken tools; the other spaces' tools were indeed parsed without
+/// them; and what asks for one of those tools' diagnostics (a run checks every link of its
+/// chain) gets them whole.
 #[test]
 fn a_check_of_one_space_reports_what_a_full_parse_reports() {
     let spec = r#"//- project/.ai/config.yaml
@@ -396,7 +398,7 @@ Text.
     };
     let full = f.workspace(&[]);
     let mut only = f.workspace(&[]);
-    only.check_only(Space::Project);
+    only.file_checks_only_in(Some(Space::Project));
     let expected = rendered(&full);
     assert_eq!(rendered(&only), expected);
     // Only the other spaces' tools were read (the index of who runs through whom is of
@@ -424,19 +426,28 @@ Text.
     }
     assert!(expected.contains("own_broken.py"), "{expected}");
     // The other spaces' tools: parsed (they were resolved, run through and suggested), with
-    // their file checks in the full workspace only.
-    let t301 = |ws: &kiwi_kernel::workspace::Workspace, id: &str| {
-        let item = ws.peek_id(ItemType::Tool, id).expect(id);
-        item.parse_diagnostics()
-            .iter()
-            .any(|d| d.code == kiwi_kernel::diag::Code::T301)
+    // their file checks in the full workspace only; asked for, their diagnostics are whole.
+    let t301 = |d: &[kiwi_kernel::diag::Diagnostic]| {
+        d.iter().any(|d| d.code == kiwi_kernel::diag::Code::T301)
+    };
+    let tool = |ws: &kiwi_kernel::workspace::Workspace, id: &str| {
+        ws.peek_id(ItemType::Tool, id).expect(id)
     };
     for id in ["rt/broken_runtime", "u/user_broken", "x/caller"] {
-        assert!(t301(&full, id), "{id}: the full parse checks its syntax");
+        let (a, b) = (tool(&full, id), tool(&only, id));
+        assert!(t301(&a.tool().unwrap().diagnostics), "{id}: checked");
         assert!(
-            !t301(&only, id),
+            !t301(&b.tool().unwrap().diagnostics),
             "{id}: no file checks outside the checked space"
         );
+        assert_eq!(b.parse_diagnostics(), a.parse_diagnostics(), "{id}");
+        assert_eq!(
+            check::check_item(&only, &b),
+            check::check_item(&full, &a),
+            "{id}"
+        );
     }
-    assert!(t301(&only, "p/own_broken"));
+    assert!(t301(
+        &tool(&only, "p/own_broken").tool().unwrap().diagnostics
+    ));
 }
