@@ -3,18 +3,35 @@
 
 use super::{Parser, Tok, MAX_INDENT, MAX_NESTING};
 
-const OPS3: [&str; 5] = ["**=", "//=", ">>=", "<<=", "..."];
-const OPS2: [&str; 18] = [
-    "->", "**", "//", ">>", "<<", "<=", ">=", "==", "!=", "+=", "-=", "*=", "/=", "%=", "&=", "|=",
-    "^=", "@=",
-];
 const OPS1: &[u8] = b"+-*/%@&|^~<>()[]{},:.;=";
+
+/// The length of the operator at `i` (the longest: `**=`, `**`, `*`), or `None` when no
+/// operator starts there. The three-character ones: `**=` `//=` `>>=` `<<=` `...`; the
+/// two-character ones: `->` `**` `//` `>>` `<<`, and `=` after one of `<>=!+-*/%&|^@`.
+fn operator_len(b: &[u8], i: usize) -> Option<usize> {
+    let c = b[i];
+    let (n1, n2) = (b.get(i + 1).copied(), b.get(i + 2).copied());
+    let doubled = matches!(c, b'*' | b'/' | b'>' | b'<') && n1 == Some(c);
+    if (doubled && n2 == Some(b'=')) || (c == b'.' && n1 == Some(b'.') && n2 == Some(b'.')) {
+        return Some(3);
+    }
+    let assign = n1 == Some(b'=') && b"<>=!+-*/%&|^@".contains(&c);
+    if doubled || assign || (c == b'-' && n1 == Some(b'>')) {
+        return Some(2);
+    }
+    OPS1.contains(&c).then_some(1)
+}
+
+/// Past the end of the line `i` is on (at its line break, or the end of the text).
+fn line_end(b: &[u8], i: usize) -> usize {
+    memchr::memchr(b'\n', &b[i..]).map_or(b.len(), |k| i + k)
+}
 
 /// The tokens of `text` (`expr`: an f-string's expression, a single logical line), or `None`
 /// when unsure.
 pub(super) fn tokenize(text: &str, expr: bool) -> Option<Vec<Tok<'_>>> {
     let b = text.as_bytes();
-    if b.iter().any(|c| matches!(c, b'\r' | 0 | 0x0c)) || text.starts_with('\u{feff}') {
+    if memchr::memchr3(b'\r', 0, 0x0c, b).is_some() || text.starts_with('\u{feff}') {
         return None;
     }
     let mut out = Vec::with_capacity(b.len() / 3);
@@ -37,9 +54,7 @@ pub(super) fn tokenize(text: &str, expr: bool) -> Option<Vec<Tok<'_>>> {
                     continue;
                 }
                 Some(b'#') => {
-                    while i < b.len() && b[i] != b'\n' {
-                        i += 1;
-                    }
+                    i = line_end(b, i);
                     continue;
                 }
                 Some(b'\t') | Some(b'\\') => return None,
@@ -70,9 +85,7 @@ pub(super) fn tokenize(text: &str, expr: bool) -> Option<Vec<Tok<'_>>> {
                 if expr {
                     return None;
                 }
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
+                i = line_end(b, i);
             }
             b'\\' => {
                 // A continuation: a backslash right before the line break.
@@ -128,16 +141,8 @@ pub(super) fn tokenize(text: &str, expr: bool) -> Option<Vec<Tok<'_>>> {
             }
             c if c >= 0x80 => return None,
             _ => {
-                let op = OPS3
-                    .iter()
-                    .chain(OPS2.iter())
-                    .find(|o| b[i..].starts_with(o.as_bytes()))
-                    .copied();
-                let op = match op {
-                    Some(o) => o,
-                    None if OPS1.contains(&c) => &text[i..i + 1],
-                    None => return None,
-                };
+                // (An operator is ASCII: its end is a character boundary.)
+                let op = &text[i..i + operator_len(b, i)?];
                 match c {
                     b'(' | b'[' | b'{' => {
                         if brackets.len() >= MAX_NESTING {
@@ -241,12 +246,20 @@ fn string(text: &str, start: usize, q: usize, in_expr: bool) -> Option<usize> {
     let quote = b[q];
     let triple = b.get(q + 1) == Some(&quote) && b.get(q + 2) == Some(&quote);
     let open = if triple { 3 } else { 1 };
-    let prefix = text[start..q].to_ascii_lowercase();
+    let fstring = b[start..q].iter().any(|c| matches!(c, b'f' | b'F'));
     let mut i = q + open;
     let body_start = i;
     let body_end;
     loop {
-        let c = *b.get(i)?;
+        // To the next byte that matters: a backslash, the quote, a line break (which ends a
+        // one-line string).
+        let rest = b.get(i..)?;
+        i += if triple {
+            memchr::memchr2(b'\\', quote, rest)
+        } else {
+            memchr::memchr3(b'\\', b'\n', quote, rest)
+        }?;
+        let c = b[i];
         match c {
             b'\\' => {
                 if in_expr {
@@ -271,7 +284,7 @@ fn string(text: &str, start: usize, q: usize, in_expr: bool) -> Option<usize> {
             _ => i += 1,
         }
     }
-    if prefix.contains('f') {
+    if fstring {
         // Inside a one-line f-string, an expression may hold strings in the other quote.
         let other = (!triple).then_some(if quote == b'"' { b'\'' } else { b'"' });
         fstring_body(text.get(body_start..body_end)?, other)?;
