@@ -213,11 +213,9 @@ pub struct ToolFile {
 /// and they are made the first time something asks for its diagnostics.
 #[derive(Debug, Clone, Default)]
 struct FileChecks {
-    /// The reader that parsed the file (a ryeos Python tool's metadata is YAML, read by the
-    /// Python reader from its comment header).
-    reader: Option<ToolFormat>,
-    /// The diagnostics with the file checks, made late (`reader` is `Some`: they were left
-    /// out of the parse).
+    /// They were left out of the parse.
+    left: bool,
+    /// The diagnostics with them, made late (only when `left`).
     late: std::sync::OnceLock<Vec<Diagnostic>>,
 }
 
@@ -230,9 +228,9 @@ impl PartialEq for FileChecks {
 }
 
 impl FileChecks {
-    fn made(file_checks: bool, reader: ToolFormat) -> FileChecks {
+    fn made(file_checks: bool) -> FileChecks {
         FileChecks {
-            reader: (!file_checks).then_some(reader),
+            left: !file_checks,
             late: std::sync::OnceLock::new(),
         }
     }
@@ -244,11 +242,16 @@ impl ToolFile {
     /// [`crate::workspace::Workspace::file_checks_only_in`]), those of a parse of `text` (the
     /// file's text) with them, made once.
     pub fn checked_diagnostics(&self, text: &str) -> &[Diagnostic] {
-        let Some(reader) = self.checks.reader else {
+        if !self.checks.left {
             return &self.diagnostics;
-        };
-        self.checks.late.get_or_init(|| match reader {
+        }
+        // (A ryeos Python tool's metadata is YAML, read from its comment header by the
+        // Python reader.)
+        self.checks.late.get_or_init(|| match self.format {
             ToolFormat::Python => parse_python_with(text, None, false, true).0.diagnostics,
+            ToolFormat::Yaml if self.ryeos_header => {
+                parse_python_with(text, None, false, true).0.diagnostics
+            }
             ToolFormat::Yaml => parse_yaml_with(text, None, false, true).0.diagnostics,
             ToolFormat::Javascript => parse_javascript_with(text, true).diagnostics,
         })
@@ -349,14 +352,13 @@ pub(crate) fn parse_python_with(
         ryeos_header: false,
         anchor: None,
         home_paths: Vec::new(),
-        checks: FileChecks::made(file_checks, ToolFormat::Python),
+        checks: FileChecks::made(file_checks),
     };
     if !tool.declares_anything() {
         if let Some(header) = ryeos_tool_header(text) {
             // ryeos's tools keep their metadata as YAML in a `# ryeos-tool:` comment block.
             let (mut meta, _) = parse_yaml_with(&header, None, false, file_checks);
             meta.ryeos_header = true;
-            meta.checks = FileChecks::made(file_checks, ToolFormat::Python);
             drop_python_era_requirements(&mut meta);
             if file_checks {
                 meta.diagnostics.extend(python::syntax_errors(text));
@@ -446,7 +448,7 @@ pub(crate) fn parse_javascript_with(text: &str, file_checks: bool) -> ToolFile {
         ryeos_header: false,
         anchor: None,
         home_paths: Vec::new(),
-        checks: FileChecks::made(file_checks, ToolFormat::Javascript),
+        checks: FileChecks::made(file_checks),
     };
     if file_checks && tool.declares_anything() {
         let unreadable: Vec<TextRange> = tool
@@ -559,7 +561,7 @@ pub(crate) fn parse_yaml_with(
         ryeos_header: false,
         anchor,
         home_paths,
-        checks: FileChecks::made(file_checks, ToolFormat::Yaml),
+        checks: FileChecks::made(file_checks),
     };
     if file_checks {
         checks::check(&mut tool, text, &unreadable);

@@ -912,3 +912,36 @@ fn python_compiles(text: &str) -> bool {
         .expect("write");
     child.wait().expect("python3").success()
 }
+
+/// A tool parsed without its file checks gives, asked, the diagnostics of the parse that made
+/// them, for every reader: Python, a ryeos Python tool (YAML from its comment header, read by
+/// the Python reader), YAML and JavaScript; and the parse left them out indeed.
+#[test]
+fn file_checks_left_out_are_made_when_asked() {
+    let python = "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"python_runtime\"\nif True:\n    __category__ = \"x\"\ndef f(:\n    pass\n";
+    let ryeos = "#!/usr/bin/env python3\n# ryeos-tool:\n#   version: \"1.0.0\"\n#   executor_id: \"tool:ryeos/core/runtimes/python/function\"\n#   config: {timeout: soon}\n\ndef execute(params:\n    return {}\n";
+    let yaml = "tool_type: python\nexecutor_id: x/y\n";
+    let js = "export const __version__ = \"1.0.0\";\nexport const __tool_type__ = \"javascript\";\nexport const __executor_id__ = 3;\n";
+    type Parse = fn(&str, bool) -> ToolFile;
+    let cases: [(&str, Parse); 4] = [
+        (python, |t, c| parse_python_with(t, None, false, c).0),
+        (ryeos, |t, c| parse_python_with(t, None, false, c).0),
+        (yaml, |t, c| parse_yaml_with(t, None, false, c).0),
+        (js, |t, c| parse_javascript_with(t, c)),
+    ];
+    for (text, parse) in cases {
+        let (checked, left) = (parse(text, true), parse(text, false));
+        assert_eq!(checked.checked_diagnostics(text), &checked.diagnostics[..]);
+        assert!(
+            checked.diagnostics.len() > left.diagnostics.len(),
+            "{text}: the checks find something the parse alone does not: {:?}",
+            checked.diagnostics
+        );
+        assert_eq!(
+            left.checked_diagnostics(text),
+            &checked.diagnostics[..],
+            "{text}"
+        );
+    }
+    assert!(parse_python_with(ryeos, None, false, true).0.ryeos_header);
+}

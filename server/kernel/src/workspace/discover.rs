@@ -164,7 +164,7 @@ pub(super) fn load_file_with(
                 found.path.to_path_buf(),
                 &bytes,
                 None,
-                file_checks && space != Space::Builtin,
+                file_checks,
             )?;
             if !matches!(item.parsed, Parsed::Unreadable(_)) {
                 item.source =

@@ -145,8 +145,7 @@ pub fn parse_item(
     path: PathBuf,
     bytes: &[u8],
 ) -> Option<Item> {
-    let file_checks = space != Space::Builtin;
-    parse_item_with(item_type, id, space, path, bytes, None, file_checks)
+    parse_item_with(item_type, id, space, path, bytes, None, true)
 }
 
 /// [`parse_item`] for a text being edited: `syntax` holds the tree-sitter tree of the
@@ -160,14 +159,14 @@ pub fn parse_item_incremental(
     bytes: &[u8],
     syntax: &mut Option<tree_sitter::Tree>,
 ) -> Option<Item> {
-    let file_checks = space != Space::Builtin;
-    parse_item_with(item_type, id, space, path, bytes, Some(syntax), file_checks)
+    parse_item_with(item_type, id, space, path, bytes, Some(syntax), true)
 }
 
 /// `syntax`: `None` when no tree is wanted (a file read once: Python metadata and YAML of the
 /// common shapes are then read without tree-sitter), else as for [`parse_item_incremental`].
 /// `file_checks`: whether a tool's checks that need only its file are made (see
-/// [`crate::tool::parse_yaml_with`]); without them its parse diagnostics are incomplete.
+/// [`crate::tool::parse_yaml_with`]; never for a builtin tool); without them they are made
+/// when asked for ([`Item::parse_diagnostics`]).
 pub(super) fn parse_item_with(
     item_type: ItemType,
     id: String,
@@ -186,9 +185,10 @@ pub(super) fn parse_item_with(
         .to_ascii_lowercase();
     let (text, parsed) = match std::str::from_utf8(bytes) {
         Ok(text) => {
-            // (The builtin tools are embedded in the binary and checked once and for all by
-            // tests/it/builtin_items.rs: their file checks, a JSON Schema meta-validation of
-            // some 5 M instructions, would otherwise be paid by every `kiwi run`.)
+            // The builtin tools are embedded in the binary and checked once and for all by
+            // tests/it/builtin_items.rs: their file checks (a JSON Schema meta-validation,
+            // some 5 M instructions) would otherwise be paid by every `kiwi run`.
+            let file_checks = file_checks && space != Space::Builtin;
             let parsed = match item_type {
                 ItemType::Directive => Parsed::Directive(Box::new(crate::directive::parse(text))),
                 ItemType::Knowledge => Parsed::Knowledge(Box::new(crate::knowledge::parse(text))),
